@@ -1,0 +1,82 @@
+// `build`: compile every kernel's artifacts that the cache lacks, in parallel,
+// and publish each as a cache entry.
+#pragma once
+
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/export.hpp"
+#include "cunumpy_kernels/package.hpp"
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// What happened to one job (one kernel, one target).
+enum class JobState {
+    hit,          ///< a complete entry with this key was already published
+    built,        ///< compiled and published now
+    failed,       ///< the compiler rejected it; `log` holds its diagnostics
+    would_build,  ///< --dry-run: a miss that a build would compile
+};
+
+CK_API const char* to_string(JobState state);
+
+/// One job's outcome, as `--json` reports it.
+struct JobResult {
+    std::string module;      ///< dotted kernel module
+    std::string kernel;      ///< kernel name
+    std::string target;      ///< `sm_90` (cubin) or `compute_90` (PTX)
+    std::string key;         ///< cache key (64 hex digits)
+    JobState state = JobState::failed;
+    std::filesystem::path entry;                  ///< entry folder (hit, built)
+    std::vector<std::filesystem::path> artifacts; ///< absolute artifact paths (hit, built)
+    double seconds = 0;      ///< wall time of this job in this run
+    std::string log;         ///< compiler diagnostics, whole (built, failed)
+    std::string reason;      ///< why it compiles (would_build, built): "no entry", or the changed input
+};
+
+/// Receives progress; called from worker threads, one call at a time.
+class CK_API BuildObserver {
+public:
+    virtual ~BuildObserver() = default;
+    /// Called once, before any job runs, with the number of jobs.
+    virtual void planned(std::size_t /*jobs*/, std::size_t /*misses*/) {}
+    /// A compile of `job` starts (misses only).
+    virtual void started(const JobResult& /*job*/) {}
+    /// A job is done: hit, built, failed, or would_build under --dry-run.
+    virtual void finished(const JobResult& /*job*/) {}
+};
+
+/// Knobs of one build run beyond the tree's Config.
+struct BuildRequest {
+    std::vector<std::filesystem::path> paths;  ///< kernel trees; empty means the current folder
+    Config config;                              ///< options, already merged with flags
+    bool dry_run = false;                       ///< plan and explain, compile nothing
+};
+
+/// The whole run.
+struct CK_API BuildReport {
+    std::vector<KernelSource> kernels;   ///< every kernel found, ported or not
+    std::vector<JobResult> jobs;         ///< sorted by module, then target
+    std::vector<std::string> warnings;   ///< walk and cache warnings
+    double seconds = 0;
+
+    bool ok() const;                     ///< no job failed
+    std::size_t count(JobState state) const;
+};
+
+/// Runs a build: finds kernels, computes each job's key, publishes every miss.
+/// Every job is attempted even when others fail.
+///
+/// Throws UsageError for bad paths or options, ToolchainError when the selected
+/// compiler cannot be loaded and some job needs it, CacheError when no cache
+/// root is writable. Per-kernel compile errors do not throw: they are failed
+/// jobs with the compiler's log.
+CK_API BuildReport run_build(const BuildRequest& request, BuildObserver* observer = nullptr);
+
+/// The JSON report of `--json`: {"ok", "seconds", "kernels": [...], "jobs": [...]}.
+CK_API nlohmann::json to_json(const BuildReport& report);
+
+}  // namespace ck

@@ -1,0 +1,163 @@
+// The artifact cache: where it lives, how entries are keyed, published and
+// found.
+//
+// Layout under the root (the directory cunumpy's PyccelCache(name) uses):
+//
+//   CACHEDIR.TAG                      marks the folder for backup tools (bford.info/cachedir)
+//   cuda/<k0k1>/<key>/manifest.json   one entry: key inputs, artifacts, log
+//   cuda/<k0k1>/<key>/<artifact>      cubins and PTX named in the manifest
+//   cuda-last/<module>@<target>       key of the latest entry of a kernel and target
+//   .cunumpy-kernels-tmp/<host>.<pid>.<n>/   entries being written
+//
+// cunumpy's own host builds sit beside these as `<stem>-<20 hex digits>/`.
+#pragma once
+
+#include "cunumpy_kernels/export.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// Where a cache lives and how it was chosen.
+struct CacheLocation {
+    std::filesystem::path root;  ///< the folder holding entries
+    std::string name;            ///< the PyccelCache name it belongs to
+    bool fallback = false;       ///< true when the preferred root was not writable
+    std::filesystem::path preferred;  ///< the root that was asked for
+};
+
+/// The environment prefix cunumpy derives from a cache name: upper case, every
+/// character outside [0-9A-Za-z] replaced by `_` ("my-sim" -> "MY_SIM").
+CK_API std::string env_prefix_of(const std::string& cache_name);
+
+/// Resolves the root as PyccelCache(name) does: `$<PREFIX>_KERNEL_CACHE`, else
+/// `~/.cache/<name>/kernels`; if that cannot be created or written,
+/// `<tmp>/<name>-kernels` (`$TMPDIR`, else /tmp) with `fallback` set. An
+/// explicit `override_root` (--cache-dir) is used as is, without fallback.
+/// With `for_writing` false the preferred root is returned even when it is not
+/// writable (readers never fall back to another folder that exists).
+///
+/// Throws CacheError when no candidate is writable and `for_writing` is true,
+/// naming every folder tried and why.
+CK_API CacheLocation resolve_cache_location(const std::string& cache_name,
+                                            const std::optional<std::filesystem::path>& override_root,
+                                            bool for_writing);
+
+/// SHA-256 of `data` as 64 lowercase hex digits (OpenSSL's libcrypto).
+CK_API std::string sha256_hex(const std::string& data);
+
+/// SHA-256 of a file's content. Throws SourceError when it cannot be read.
+CK_API std::string sha256_file(const std::filesystem::path& file);
+
+/// The cache key of an entry: the SHA-256 of the canonical JSON of its inputs
+/// (sorted keys, no whitespace). Inputs hold everything that can change the
+/// artifact and nothing else: no absolute path, no timestamp.
+CK_API std::string cache_key(const nlohmann::json& inputs);
+
+/// One artifact of an entry.
+struct Artifact {
+    std::string file;    ///< name inside the entry folder
+    std::string target;  ///< `sm_90`, `compute_90`, ...
+    std::string sha256;  ///< of the file's bytes
+    std::uint64_t size = 0;
+};
+
+/// The manifest.json of an entry, parsed narrowly.
+struct CK_API Manifest {
+    std::string key;
+    std::string kind;            ///< "cuda"
+    std::string module;          ///< dotted kernel module, e.g. my_sim.kernels.push
+    std::string kernel;          ///< function name
+    std::string entry_symbol;    ///< lowered (mangled) name of the entry in the cubin
+    std::string target;          ///< `sm_90` or `compute_90`
+    nlohmann::json inputs;       ///< the key's inputs, readable
+    std::vector<Artifact> artifacts;
+    std::string built_at;        ///< ISO 8601, UTC
+    double seconds = 0;          ///< compile time
+    std::string log;             ///< the compiler's log, whole
+
+    nlohmann::json to_json() const;
+    /// Throws CacheError naming `where` when a field is missing or mistyped.
+    static Manifest from_json(const nlohmann::json& j, const std::string& where);
+};
+
+/// Writes one entry into a private temporary folder inside the root; commit()
+/// publishes it with one rename. Destroyed without commit(), it removes the
+/// folder: a failed or interrupted build leaves nothing a reader could see.
+class CK_API EntryWriter {
+public:
+    /// Creates the temporary folder. Throws CacheError when it cannot.
+    EntryWriter(const std::filesystem::path& root, std::string kind, std::string key);
+    ~EntryWriter();
+    EntryWriter(const EntryWriter&) = delete;
+    EntryWriter& operator=(const EntryWriter&) = delete;
+
+    /// Writes `bytes` as `name` (fsynced) and returns its artifact record.
+    Artifact add_file(const std::string& name, const std::string& target, const std::string& bytes);
+
+    /// Writes the manifest, fsyncs, renames the folder into place and fsyncs the
+    /// parent. When another process published the same key first, its entry is
+    /// kept and ours dropped: both builders succeed. Returns the entry folder.
+    /// Throws CacheError on I/O failure, leaving no entry behind.
+    std::filesystem::path commit(const Manifest& manifest);
+
+private:
+    std::filesystem::path root_;
+    std::string kind_;
+    std::string key_;
+    std::filesystem::path staging_;
+    bool committed_ = false;
+};
+
+/// Reads and finds entries of one cache root.
+class CK_API EntryStore {
+public:
+    explicit EntryStore(std::filesystem::path root);
+
+    const std::filesystem::path& root() const { return root_; }
+
+    /// The folder of entry `key` of `kind` ("cuda"), whether or not it exists.
+    std::filesystem::path entry_dir(const std::string& kind, const std::string& key) const;
+
+    /// The manifest of entry `key`, or nothing when there is no complete entry.
+    /// An entry whose manifest is unreadable or whose artifacts are missing or
+    /// of the wrong size counts as absent (and is reported through `problem`).
+    std::optional<Manifest> find(const std::string& kind, const std::string& key,
+                                 std::string* problem = nullptr) const;
+
+    /// Records `key` as the latest entry of kernel `module` for `target`, so a
+    /// later build can say which input changed. Best effort: a failure to write
+    /// the record is ignored (it only serves explanations).
+    void remember_latest(const std::string& kind, const std::string& module, const std::string& target,
+                         const std::string& key) const;
+
+    /// The latest entry recorded for `module` and `target`, if it still exists.
+    std::optional<Manifest> latest(const std::string& kind, const std::string& module,
+                                   const std::string& target) const;
+
+    /// Every entry of `kind`, complete or not, for `cache` inspection.
+    std::vector<std::filesystem::path> entry_dirs(const std::string& kind) const;
+
+    /// Writes CACHEDIR.TAG when missing. Throws CacheError when it cannot.
+    void ensure_tagged() const;
+
+    /// Removes temporary folders left by builders that died: those of a process
+    /// on this host that no longer runs, and any older than `max_age_seconds`.
+    /// Returns how many were removed.
+    int remove_stale_temporaries(double max_age_seconds = 24 * 3600) const;
+
+private:
+    std::filesystem::path root_;
+};
+
+/// Names the first input that differs between two key-input documents, in
+/// words ("header my_sim/common.cuh changed", "compiler: nvrtc 12.4 -> nvrtc
+/// 13.0"), or "" when they are equal.
+CK_API std::string describe_input_change(const nlohmann::json& before, const nlohmann::json& after);
+
+}  // namespace ck

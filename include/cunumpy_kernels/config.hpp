@@ -1,0 +1,67 @@
+// Options of a kernel tree: defaults, `[tool.cunumpy-kernels]` in the nearest
+// pyproject.toml, then command-line flags, each overriding the one before.
+#pragma once
+
+#include "cunumpy_kernels/export.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// Which CUDA compiler builds the cubins.
+enum class CudaCompilerKind { nvrtc, nvcc };
+
+/// The default architectures: A100 (sm_80) and H100/H200 (sm_90) cubins, plus
+/// PTX of the newest so that later GPUs JIT-compile it. CUDA 13 dropped
+/// everything below sm_75, so older defaults would not build.
+inline const std::vector<std::string> default_architectures = {"sm_80", "sm_90"};
+
+/// Every option a kernel tree can set. The field comment names its key in
+/// `[tool.cunumpy-kernels]`; man/cunumpy-kernels.5.scd documents them all.
+struct Config {
+    std::string host_suffix = "_kernels";           ///< host-suffix: `<name><suffix>.py` is the host kernel
+    std::string cuda_suffix = "_cuda";               ///< cuda-suffix: `<name><suffix>.cu` is the CUDA kernel
+    std::vector<std::string> architectures = default_architectures;  ///< arch: `sm_XX` cubin targets
+    bool ptx = true;                                 ///< ptx: also emit PTX of the newest arch
+    CudaCompilerKind compiler = CudaCompilerKind::nvrtc;  ///< compiler: "nvrtc" or "nvcc"
+    std::vector<std::string> options;                ///< options: extra compiler options (`-D...`, `-std=...`)
+    std::vector<std::filesystem::path> include_dirs; ///< include-dirs: searched after the package's own
+    std::optional<std::filesystem::path> cache_dir;  ///< cache-dir: the cache root, overriding cunumpy's
+    std::optional<std::string> cache_name;           ///< cache-name: PyccelCache name; default: top-level package
+    std::optional<int> jobs;                         ///< jobs: parallel compilations; default: cores
+    std::string python = "python3";                  ///< python: interpreter that finds cunumpy's headers
+    std::optional<std::filesystem::path> cunumpy_include_dir;  ///< cunumpy-include-dir: skip the Python probe
+    bool check_name_length = true;                   ///< check-name-length: warn on names over 48 characters
+    std::filesystem::path cuda_root;  ///< cuda-root: toolkit of nvcc/NVRTC; empty: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda
+
+    /// The pyproject.toml the values came from; empty when none was found.
+    std::filesystem::path source_file;
+};
+
+/// Finds the pyproject.toml nearest to `start` (in its folder or an ancestor,
+/// as pip and pre-commit do) and returns the defaults overridden by its
+/// `[tool.cunumpy-kernels]` table. Relative paths in the table are resolved
+/// against the file's folder. No file, or one without the table: the defaults.
+///
+/// Throws ConfigError naming the file and key for an unknown key, a value of the
+/// wrong type, an unknown architecture or compiler name, and for TOML syntax
+/// errors (with line and column).
+CK_API Config load_config(const std::filesystem::path& start);
+
+/// Parses `[tool.cunumpy-kernels]` of one pyproject.toml, as load_config does.
+CK_API Config load_config_file(const std::filesystem::path& pyproject);
+
+/// Checks `arch` is `sm_<digits>` or `compute_<digits>`; throws UsageError
+/// naming `where` (a flag or file:key) otherwise.
+CK_API void validate_architecture(const std::string& arch, const std::string& where);
+
+/// Parses "nvrtc" or "nvcc"; throws UsageError naming `where` otherwise.
+CK_API CudaCompilerKind parse_compiler_kind(const std::string& name, const std::string& where);
+
+/// "nvrtc" or "nvcc".
+CK_API std::string to_string(CudaCompilerKind kind);
+
+}  // namespace ck

@@ -1,0 +1,56 @@
+// Errors raised at the library surface.
+//
+// Every error carries a message a user can act on: what failed, on which file,
+// kernel or cache path, and why. The CLI maps the types to exit codes in one
+// place (tools/exit_codes.cpp): UsageError -> 2, everything else -> 1.
+#pragma once
+
+#include "cunumpy_kernels/export.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace ck {
+
+/// Base of every error the library throws.
+class CK_API Error : public std::runtime_error {
+public:
+    explicit Error(const std::string& message) : std::runtime_error(message) {}
+};
+
+/// The caller asked for something malformed: an unknown option, a wrong value
+/// type in `pyproject.toml`, a path that does not exist. Fix the invocation.
+class CK_API UsageError : public Error {
+public:
+    using Error::Error;
+};
+
+/// A configuration file is invalid. The message names the file and the key
+/// (and line where the parser knows it). A kind of UsageError.
+class CK_API ConfigError : public UsageError {
+public:
+    using UsageError::UsageError;
+};
+
+/// A source file (kernel, header, module) could not be read or parsed.
+class CK_API SourceError : public Error {
+public:
+    using Error::Error;
+};
+
+/// The cache could not be read or written: no writable root, a failed rename,
+/// a corrupt manifest. Entries already published are never touched by a
+/// failure.
+class CK_API CacheError : public Error {
+public:
+    using Error::Error;
+};
+
+/// A compiler could not be found, loaded or started (not: a kernel that does
+/// not compile, which is reported per kernel with the compiler's log).
+class CK_API ToolchainError : public Error {
+public:
+    using Error::Error;
+};
+
+}  // namespace ck

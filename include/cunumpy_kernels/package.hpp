@@ -1,0 +1,72 @@
+// The kernel model: which folders are kernels, what implementations each has,
+// and where its includes are searched. One model serves every command and the
+// runtime library.
+//
+// The rules are cunumpy's (KernelCatalog.from_package and Kernel.from_folder in
+// the cunumpy kernels guide): subfolder `<name>` is a kernel when it holds
+// `<name><host_suffix>.py` (default `_kernels`), or one of the from_folder
+// implementations `<name>_pyccel.py`, `<name>_numba.py`, `<name>_numpy.py`;
+// `<name><cuda_suffix>.cu` (default `_cuda`) in it is the CUDA kernel, whose
+// entry is `__global__ void <name>(...)`.
+#pragma once
+
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/export.hpp"
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// One host implementation file of a kernel.
+struct HostImplementation {
+    std::string kind;              ///< "pyccel", "numba" or "numpy" (cunumpy's implementation names)
+    std::filesystem::path file;    ///< the module's path
+};
+
+/// A kernel folder as found on disk.
+struct CK_API KernelSource {
+    std::string name;                          ///< the folder name, also the function name on both sides
+    std::filesystem::path folder;              ///< absolute, symlinks as walked
+    std::filesystem::path source_root;         ///< folder holding the top-level Python package
+    std::string top_package;                   ///< name of the top-level package (default cache name)
+    std::string module;                        ///< dotted name of the folder, e.g. my_sim.kernels.push
+    std::vector<HostImplementation> host;      ///< in cunumpy's preference order: pyccel, numba, numpy
+    std::optional<std::filesystem::path> cuda_file;  ///< `<name><cuda_suffix>.cu`, when ported
+
+    /// The include search path of the CUDA kernel, in order: the kernel's own
+    /// folder, the source root, then `config.include_dirs`. cunumpy's header
+    /// folder is searched last and is added by the compiler layer (it needs a
+    /// Python probe, done only when an include is not found here).
+    std::vector<std::filesystem::path> include_dirs(const Config& config) const;
+};
+
+/// The longest kernel name Pyccel's Fortran backend compiles: the wrapper
+/// module `bind_c_<name>_kernels` must fit Fortran's 63 characters.
+inline constexpr std::size_t max_kernel_name_length = 48;
+
+/// Called for each problem that does not stop the walk (a long name, a symlink
+/// loop); the message names the folder.
+using WalkWarning = std::function<void(const std::string& message)>;
+
+/// Finds every kernel under `paths`. Each path is one kernel folder, a kernel
+/// package (a folder whose subfolders are kernels) or any tree holding kernel
+/// packages at any depth. Hidden folders, `__pycache__` and `__pyccel__` are
+/// skipped; symlinked folders are followed, each real folder visited once.
+/// A kernel found through two paths is listed once. The result is sorted by
+/// module name.
+///
+/// Throws UsageError when a path does not exist or is not a folder, and
+/// SourceError when a folder cannot be listed.
+CK_API std::vector<KernelSource> find_kernels(const std::vector<std::filesystem::path>& paths,
+                                              const Config& config,
+                                              WalkWarning warn = {});
+
+/// The kernel `file` belongs to (its host module, CUDA source, or any file in
+/// its folder), or nothing.
+CK_API std::optional<KernelSource> kernel_of_file(const std::filesystem::path& file, const Config& config);
+
+}  // namespace ck

@@ -1,0 +1,77 @@
+// Choosing the cache root exactly as cunumpy's PyccelCache(name) does, so that
+// both tools read and write one folder.
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string env(const std::string& name)
+{
+    const char* value = std::getenv(name.c_str());
+    return value ? value : "";
+}
+
+// Python's tempfile.gettempdir() order: TMPDIR, TEMP, TMP, then /tmp.
+fs::path temporary_dir()
+{
+    for (const char* name : {"TMPDIR", "TEMP", "TMP"}) {
+        std::string value = env(name);
+        if (!value.empty()) return value;
+    }
+    return "/tmp";
+}
+
+fs::path preferred_root(const std::string& name)
+{
+    std::string from_env = env(env_prefix_of(name) + "_KERNEL_CACHE");
+    if (!from_env.empty()) return from_env;
+    std::string home = env("HOME");
+    if (home.empty()) return {};
+    return fs::path(home) / ".cache" / name / "kernels";
+}
+
+}  // namespace
+
+std::string env_prefix_of(const std::string& cache_name)
+{
+    std::string prefix;
+    for (unsigned char c : cache_name) prefix.push_back(std::isalnum(c) && c < 128 ? static_cast<char>(std::toupper(c)) : '_');
+    return prefix;
+}
+
+CacheLocation resolve_cache_location(const std::string& cache_name, const std::optional<fs::path>& override_root,
+                                     bool for_writing)
+{
+    CacheLocation location;
+    location.name = cache_name;
+    if (override_root) {
+        location.root = location.preferred = fs::absolute(*override_root);
+        std::string why;
+        if (for_writing && !util::make_writable_dir(location.root, &why))
+            throw CacheError("cache folder " + location.root.string() + " is not writable: " + why);
+        return location;
+    }
+    location.preferred = preferred_root(cache_name);
+    location.root = location.preferred;
+    if (!for_writing) return location;
+    std::string preferred_problem = "HOME is not set";
+    if (!location.preferred.empty() && util::make_writable_dir(location.preferred, &preferred_problem))
+        return location;
+    location.root = temporary_dir() / (cache_name + "-kernels");
+    location.fallback = true;
+    std::string fallback_problem;
+    if (util::make_writable_dir(location.root, &fallback_problem)) return location;
+    throw CacheError("no writable kernel cache: " + location.preferred.string() + " (" + preferred_problem + "), " +
+                     location.root.string() + " (" + fallback_problem + "); set " + env_prefix_of(cache_name) +
+                     "_KERNEL_CACHE or pass --cache-dir");
+}
+
+}  // namespace ck

@@ -1,0 +1,130 @@
+// Finding entries, the latest-entry records behind --dry-run's explanations,
+// and the removal of dead writers' temporary folders.
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "cache/temporary_name.hpp"
+#include "util/file_util.hpp"
+
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* cachedir_tag =
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by cunumpy-kernels.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n";
+
+bool process_is_gone(long pid)
+{
+    return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
+}
+
+double age_seconds(const fs::path& path)
+{
+    std::error_code error;
+    auto written = fs::last_write_time(path, error);
+    if (error) return 0;
+    return std::chrono::duration<double>(fs::file_time_type::clock::now() - written).count();
+}
+
+}  // namespace
+
+EntryStore::EntryStore(fs::path root) : root_(std::move(root)) {}
+
+fs::path EntryStore::entry_dir(const std::string& kind, const std::string& key) const
+{
+    return root_ / kind / key.substr(0, 2) / key;
+}
+
+std::optional<Manifest> EntryStore::find(const std::string& kind, const std::string& key, std::string* problem) const
+{
+    fs::path dir = entry_dir(kind, key);
+    fs::path manifest_file = dir / "manifest.json";
+    std::error_code error;
+    if (!fs::exists(manifest_file, error)) return std::nullopt;
+    try {
+        Manifest manifest = Manifest::from_json(nlohmann::json::parse(util::read_file(manifest_file)),
+                                                manifest_file.string());
+        for (const auto& artifact : manifest.artifacts) {
+            auto size = fs::file_size(dir / artifact.file, error);
+            if (error || size != artifact.size)
+                throw CacheError(dir.string() + ": artifact " + artifact.file + " is missing or truncated");
+        }
+        return manifest;
+    } catch (const std::exception& e) {  // parse errors, CacheError, SourceError alike: an unusable entry
+        if (problem) *problem = e.what();
+        return std::nullopt;
+    }
+}
+
+void EntryStore::remember_latest(const std::string& kind, const std::string& module, const std::string& target,
+                                 const std::string& key) const
+{
+    fs::path dir = root_ / (kind + "-last");
+    std::error_code error;
+    fs::create_directories(dir, error);
+    try {
+        util::replace_file_atomically(dir / (module + "@" + target), key + "\n");
+    } catch (const CacheError&) {
+        // Only explanations depend on it.
+    }
+}
+
+std::optional<Manifest> EntryStore::latest(const std::string& kind, const std::string& module,
+                                           const std::string& target) const
+{
+    try {
+        std::string key = util::read_file(root_ / (kind + "-last") / (module + "@" + target));
+        while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
+        if (key.size() < 2) return std::nullopt;
+        return find(kind, key);
+    } catch (const SourceError&) {
+        return std::nullopt;
+    }
+}
+
+std::vector<fs::path> EntryStore::entry_dirs(const std::string& kind) const
+{
+    std::vector<fs::path> dirs;
+    std::error_code error;
+    for (fs::directory_iterator shard(root_ / kind, error), end; !error && shard != end; shard.increment(error)) {
+        std::error_code inner;
+        for (fs::directory_iterator entry(shard->path(), inner); !inner && entry != end; entry.increment(inner))
+            dirs.push_back(entry->path());
+    }
+    std::sort(dirs.begin(), dirs.end());
+    return dirs;
+}
+
+void EntryStore::ensure_tagged() const
+{
+    fs::path tag = root_ / "CACHEDIR.TAG";
+    std::error_code error;
+    if (fs::exists(tag, error)) return;
+    util::replace_file_atomically(tag, cachedir_tag);
+}
+
+int EntryStore::remove_stale_temporaries(double max_age_seconds) const
+{
+    int removed = 0;
+    std::string this_host = host_name();
+    std::error_code error;
+    for (fs::directory_iterator it(root_ / temporary_folder_name, error), end; !error && it != end;
+         it.increment(error)) {
+        auto owner = owner_of_temporary(it->path().filename().string());
+        bool dead_here = owner && owner->host == this_host && process_is_gone(owner->pid);
+        if (!dead_here && age_seconds(it->path()) < max_age_seconds) continue;
+        std::error_code ignored;
+        if (fs::remove_all(it->path(), ignored) > 0) ++removed;
+    }
+    return removed;
+}
+
+}  // namespace ck

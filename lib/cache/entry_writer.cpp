@@ -1,0 +1,58 @@
+// Publishing an entry: write everything into a private folder inside the
+// root, fsync, then one rename(2). Readers see the whole entry or none.
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "cache/temporary_name.hpp"
+#include "util/file_util.hpp"
+
+#include <cerrno>
+#include <cstdio>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+EntryWriter::EntryWriter(const fs::path& root, std::string kind, std::string key)
+    : root_(root), kind_(std::move(kind)), key_(std::move(key))
+{
+    fs::path temporaries = root_ / temporary_folder_name;
+    std::error_code error;
+    fs::create_directories(temporaries, error);
+    staging_ = temporaries / unique_temporary_name();
+    if (error || !fs::create_directory(staging_, error) || error)
+        throw CacheError("cannot create " + staging_.string() + ": " + (error ? error.message() : "it exists"));
+}
+
+EntryWriter::~EntryWriter()
+{
+    if (committed_) return;
+    std::error_code ignored;
+    fs::remove_all(staging_, ignored);
+}
+
+Artifact EntryWriter::add_file(const std::string& name, const std::string& target, const std::string& bytes)
+{
+    util::write_file_synced(staging_ / name, bytes);
+    return Artifact{name, target, sha256_hex(bytes), bytes.size()};
+}
+
+fs::path EntryWriter::commit(const Manifest& manifest)
+{
+    util::write_file_synced(staging_ / "manifest.json", manifest.to_json().dump(2) + "\n");
+    util::fsync_dir(staging_);
+    fs::path final_dir = EntryStore(root_).entry_dir(kind_, key_);
+    std::error_code error;
+    fs::create_directories(final_dir.parent_path(), error);
+    if (error) throw CacheError("cannot create " + final_dir.parent_path().string() + ": " + error.message());
+    if (std::rename(staging_.c_str(), final_dir.c_str()) != 0) {
+        // rename(2) onto a non-empty folder fails: another builder won the race
+        // and its entry, with the same key, stays. Ours is dropped by the destructor.
+        if (errno == ENOTEMPTY || errno == EEXIST) return final_dir;
+        throw CacheError("cannot publish " + final_dir.string() + ": " + util::errno_message(errno));
+    }
+    committed_ = true;
+    util::fsync_dir(final_dir.parent_path());
+    return final_dir;
+}
+
+}  // namespace ck

@@ -1,0 +1,67 @@
+// manifest.json of an entry: written whole, read narrowly.
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+
+namespace ck {
+
+using nlohmann::json;
+
+namespace {
+
+template <typename T>
+T field(const json& j, const char* name, const std::string& where)
+{
+    auto it = j.find(name);
+    if (it == j.end()) throw CacheError(where + ": manifest has no '" + name + "'");
+    try {
+        return it->get<T>();
+    } catch (const json::exception&) {
+        throw CacheError(where + ": manifest field '" + name + "' has the wrong type");
+    }
+}
+
+}  // namespace
+
+json Manifest::to_json() const
+{
+    json artifact_list = json::array();
+    for (const auto& a : artifacts)
+        artifact_list.push_back({{"file", a.file}, {"target", a.target}, {"sha256", a.sha256}, {"size", a.size}});
+    return {
+        {"format", 1},       {"key", key},         {"kind", kind},         {"module", module},
+        {"kernel", kernel},  {"entry_symbol", entry_symbol},               {"target", target},
+        {"inputs", inputs},  {"artifacts", artifact_list},                 {"built_at", built_at},
+        {"seconds", seconds}, {"log", log},
+    };
+}
+
+Manifest Manifest::from_json(const json& j, const std::string& where)
+{
+    if (!j.is_object()) throw CacheError(where + ": manifest is not a JSON object");
+    if (field<int>(j, "format", where) != 1)
+        throw CacheError(where + ": manifest format is not 1; it was written by another version of cunumpy-kernels");
+    Manifest m;
+    m.key = field<std::string>(j, "key", where);
+    m.kind = field<std::string>(j, "kind", where);
+    m.module = field<std::string>(j, "module", where);
+    m.kernel = field<std::string>(j, "kernel", where);
+    m.entry_symbol = field<std::string>(j, "entry_symbol", where);
+    m.target = field<std::string>(j, "target", where);
+    m.inputs = field<json>(j, "inputs", where);
+    m.built_at = field<std::string>(j, "built_at", where);
+    m.seconds = field<double>(j, "seconds", where);
+    m.log = field<std::string>(j, "log", where);
+    for (const auto& a : field<json>(j, "artifacts", where)) {
+        Artifact artifact;
+        artifact.file = field<std::string>(a, "file", where);
+        artifact.target = field<std::string>(a, "target", where);
+        artifact.sha256 = field<std::string>(a, "sha256", where);
+        artifact.size = field<std::uint64_t>(a, "size", where);
+        if (artifact.file.empty() || artifact.file.find('/') != std::string::npos || artifact.file[0] == '.')
+            throw CacheError(where + ": artifact name '" + artifact.file + "' is not a plain file name");
+        m.artifacts.push_back(std::move(artifact));
+    }
+    return m;
+}
+
+}  // namespace ck

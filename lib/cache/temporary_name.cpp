@@ -1,0 +1,41 @@
+#include "cache/temporary_name.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <random>
+
+namespace ck {
+
+std::string host_name()
+{
+    char name[256] = {};
+    if (::gethostname(name, sizeof name - 1) != 0) return "unknown";
+    return name;
+}
+
+std::string unique_temporary_name()
+{
+    static std::atomic<unsigned long> counter{0};
+    std::random_device random;
+    return host_name() + "." + std::to_string(::getpid()) + "." + std::to_string(counter++) + "." +
+           std::to_string(random());
+}
+
+std::optional<TemporaryOwner> owner_of_temporary(const std::string& name)
+{
+    // Host names may hold dots: the pid is the third field from the end.
+    auto last = name.rfind('.');
+    if (last == std::string::npos || last == 0) return std::nullopt;
+    auto counter = name.rfind('.', last - 1);
+    if (counter == std::string::npos || counter == 0) return std::nullopt;
+    auto pid = name.rfind('.', counter - 1);
+    if (pid == std::string::npos) return std::nullopt;
+    try {
+        return TemporaryOwner{name.substr(0, pid), std::stol(name.substr(pid + 1, counter - pid - 1))};
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
+}  // namespace ck

@@ -1,0 +1,27 @@
+// Names of the temporary folders that entries are written in. The name holds
+// the host and pid of the writer so that a later run can tell a dead writer's
+// leftovers from a live one's.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace ck {
+
+inline constexpr const char* temporary_folder_name = ".cunumpy-kernels-tmp";
+
+/// `<host>.<pid>.<counter>.<random>`, unique within and across processes.
+std::string unique_temporary_name();
+
+struct TemporaryOwner {
+    std::string host;
+    long pid = 0;
+};
+
+/// The writer named in a temporary folder's name, if the name has that form.
+std::optional<TemporaryOwner> owner_of_temporary(const std::string& name);
+
+/// This machine's host name.
+std::string host_name();
+
+}  // namespace ck

@@ -1,0 +1,22 @@
+// Finding a kernel's entry symbol in what nvcc wrote: nvcc, unlike NVRTC,
+// does not report lowered names.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// Names of the function symbols of an ELF64 file (a cubin). Empty when the
+/// bytes are not ELF64.
+std::vector<std::string> elf_function_symbols(const std::string& elf);
+
+/// Names of the `.entry` functions of a PTX text.
+std::vector<std::string> ptx_entries(const std::string& ptx);
+
+/// The symbol among `symbols` that is `kernel`: the plain name (extern "C"),
+/// or an Itanium-mangled `_Z<length><kernel>...` of a free function. Empty
+/// when none or more than one match.
+std::string pick_entry_symbol(const std::vector<std::string>& symbols, const std::string& kernel);
+
+}  // namespace ck

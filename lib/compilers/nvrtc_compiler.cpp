@@ -1,0 +1,182 @@
+// NVRTC, loaded with dlopen so that the library and CLI start on machines
+// without the toolkit. Compiles in-process: no fork next to MPI memory.
+#include "compilers/cuda_compiler.hpp"
+#include "compilers/nvrtc_compiler.hpp"
+#include "compilers/tool_probe.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+#include "util/dynamic_library.hpp"
+
+#include <nvrtc.h>
+
+#include <mutex>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The sonames this build knows, newest first.
+const std::vector<std::string> nvrtc_sonames = {"libnvrtc.so.13", "libnvrtc.so.12"};
+
+fs::path find_nvrtc_file(const fs::path& cuda_root)
+{
+    for (const char* lib : {"lib64", "lib"})
+        for (const auto& soname : nvrtc_sonames) {
+            std::error_code error;
+            fs::path candidate = cuda_root / lib / soname;
+            if (fs::exists(candidate, error)) return candidate;
+        }
+    return {};
+}
+
+struct NvrtcApi {
+    decltype(&nvrtcVersion) version = nullptr;
+    decltype(&nvrtcCreateProgram) create = nullptr;
+    decltype(&nvrtcDestroyProgram) destroy = nullptr;
+    decltype(&nvrtcAddNameExpression) add_name = nullptr;
+    decltype(&nvrtcCompileProgram) compile = nullptr;
+    decltype(&nvrtcGetProgramLogSize) log_size = nullptr;
+    decltype(&nvrtcGetProgramLog) log = nullptr;
+    decltype(&nvrtcGetCUBINSize) cubin_size = nullptr;
+    decltype(&nvrtcGetCUBIN) cubin = nullptr;
+    decltype(&nvrtcGetPTXSize) ptx_size = nullptr;
+    decltype(&nvrtcGetPTX) ptx = nullptr;
+    decltype(&nvrtcGetLoweredName) lowered_name = nullptr;
+    decltype(&nvrtcGetErrorString) error_string = nullptr;
+};
+
+template <typename F>
+void resolve(const util::DynamicLibrary& library, F& function, const char* name)
+{
+    function = reinterpret_cast<F>(library.symbol(name));
+    if (!function) throw ToolchainError(library.path() + " has no " + name + "; is it NVRTC?");
+}
+
+// Destroys the program on every path out of a compile.
+class Program {
+public:
+    Program(const NvrtcApi& api, nvrtcProgram program) : api_(api), program_(program) {}
+    ~Program() { api_.destroy(&program_); }
+    Program(const Program&) = delete;
+    Program& operator=(const Program&) = delete;
+    nvrtcProgram get() const { return program_; }
+
+private:
+    const NvrtcApi& api_;
+    nvrtcProgram program_;
+};
+
+}  // namespace
+
+struct NvrtcCompiler::Loaded {
+    util::DynamicLibrary library;
+    NvrtcApi api;
+};
+
+NvrtcCompiler::NvrtcCompiler(fs::path cuda_root, const ToolProbe* probe)
+    : cuda_root_(std::move(cuda_root)), probe_(probe), file_(find_nvrtc_file(cuda_root_))
+{
+}
+
+NvrtcCompiler::~NvrtcCompiler() = default;
+
+const NvrtcCompiler::Loaded& NvrtcCompiler::loaded() const
+{
+    std::call_once(load_once_, [this] {
+        std::vector<std::string> names;
+        if (!file_.empty()) names.push_back(file_.string());
+        names.insert(names.end(), nvrtc_sonames.begin(), nvrtc_sonames.end());
+        std::string error;
+        auto loaded = std::make_unique<Loaded>();
+        loaded->library = util::DynamicLibrary::open_first(names, &error);
+        if (!loaded->library.loaded())
+            throw ToolchainError("NVRTC not found (" + error + "); install the CUDA toolkit, set cuda-root, or use --compiler nvcc");
+        auto& api = loaded->api;
+        const auto& lib = loaded->library;
+        resolve(lib, api.version, "nvrtcVersion");
+        resolve(lib, api.create, "nvrtcCreateProgram");
+        resolve(lib, api.destroy, "nvrtcDestroyProgram");
+        resolve(lib, api.add_name, "nvrtcAddNameExpression");
+        resolve(lib, api.compile, "nvrtcCompileProgram");
+        resolve(lib, api.log_size, "nvrtcGetProgramLogSize");
+        resolve(lib, api.log, "nvrtcGetProgramLog");
+        resolve(lib, api.cubin_size, "nvrtcGetCUBINSize");
+        resolve(lib, api.cubin, "nvrtcGetCUBIN");
+        resolve(lib, api.ptx_size, "nvrtcGetPTXSize");
+        resolve(lib, api.ptx, "nvrtcGetPTX");
+        resolve(lib, api.lowered_name, "nvrtcGetLoweredName");
+        resolve(lib, api.error_string, "nvrtcGetErrorString");
+        loaded_ = std::move(loaded);
+    });
+    return *loaded_;
+}
+
+std::string NvrtcCompiler::version_now() const
+{
+    const auto& api = loaded().api;
+    int major = 0, minor = 0;
+    api.version(&major, &minor);
+    std::string file = loaded().library.path();
+    std::error_code error;
+    auto size = fs::file_size(file, error);
+    return "nvrtc " + std::to_string(major) + "." + std::to_string(minor) + " (" + fs::path(file).filename().string() +
+           ", " + std::to_string(error ? 0 : size) + " bytes)";
+}
+
+std::string NvrtcCompiler::identity() const
+{
+    std::call_once(identity_once_, [this] {
+        identity_ = (probe_ && !file_.empty()) ? probe_->answer(file_, "nvrtc-identity", [this] { return version_now(); })
+                                               : version_now();
+    });
+    return identity_;
+}
+
+CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) const
+{
+    const NvrtcApi& api = loaded().api;
+    nvrtcProgram raw = nullptr;
+    nvrtcResult status = api.create(&raw, request.source.c_str(), request.source_file.string().c_str(), 0, nullptr, nullptr);
+    if (status != NVRTC_SUCCESS) throw ToolchainError(std::string("nvrtcCreateProgram: ") + api.error_string(status));
+    Program program(api, raw);
+    api.add_name(program.get(), request.kernel.c_str());
+
+    std::vector<std::string> options = {"-arch=" + request.target};
+    options.insert(options.end(), request.options.begin(), request.options.end());
+    for (const auto& dir : request.include_dirs) options.push_back("-I" + dir.string());
+    options.push_back("-I" + (cuda_root_ / "include").string());
+    std::vector<const char*> option_pointers;
+    for (const auto& option : options) option_pointers.push_back(option.c_str());
+
+    CudaCompileOutput output;
+    status = api.compile(program.get(), static_cast<int>(option_pointers.size()), option_pointers.data());
+    std::size_t log_size = 0;
+    api.log_size(program.get(), &log_size);
+    std::string log(log_size, '\0');
+    if (log_size > 0) api.log(program.get(), log.data());
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    output.log = to_file_line_diagnostics(log);
+    if (status != NVRTC_SUCCESS) {
+        if (output.log.empty()) output.log = api.error_string(status);
+        return output;
+    }
+    const char* lowered = nullptr;
+    if (api.lowered_name(program.get(), request.kernel.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
+        output.log += "\nentry " + request.kernel + " not found in " + request.source_file.string();
+        return output;
+    }
+    output.entry_symbol = lowered;
+    std::size_t size = 0;
+    bool cubin = artifact_extension(request.target) == "cubin";
+    (cubin ? api.cubin_size : api.ptx_size)(program.get(), &size);
+    output.artifact.resize(size);
+    (cubin ? api.cubin : api.ptx)(program.get(), output.artifact.data());
+    if (!cubin)
+        while (!output.artifact.empty() && output.artifact.back() == '\0') output.artifact.pop_back();
+    output.ok = true;
+    return output;
+}
+
+}  // namespace ck

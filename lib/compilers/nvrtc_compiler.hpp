@@ -1,0 +1,35 @@
+// NVRTC behind the CudaCompiler interface.
+#pragma once
+
+#include "compilers/cuda_compiler.hpp"
+
+#include <memory>
+#include <mutex>
+
+namespace ck {
+
+class NvrtcCompiler : public CudaCompiler {
+public:
+    /// Looks for libnvrtc in `cuda_root` (lib64/, lib/), else by soname.
+    /// `probe` may be null (no caching of the version).
+    NvrtcCompiler(std::filesystem::path cuda_root, const ToolProbe* probe);
+    ~NvrtcCompiler() override;
+
+    std::string identity() const override;
+    CudaCompileOutput compile(const CudaCompileRequest& request) const override;
+
+private:
+    struct Loaded;
+    const Loaded& loaded() const;
+    std::string version_now() const;
+
+    std::filesystem::path cuda_root_;
+    const ToolProbe* probe_;
+    std::filesystem::path file_;
+    mutable std::once_flag load_once_;
+    mutable std::unique_ptr<Loaded> loaded_;
+    mutable std::once_flag identity_once_;
+    mutable std::string identity_;
+};
+
+}  // namespace ck

@@ -1,0 +1,20 @@
+// Where the Python environment's cunumpy keeps its CUDA headers
+// (`<site-packages>/cunumpy/cuda/include`, what cunumpy.cuda.cuda_include_dir()
+// returns), found without importing cunumpy.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace ck {
+
+class ToolProbe;
+
+/// Asks `python` (a name in PATH or a path) through importlib's find_spec,
+/// which reads the environment's paths but imports nothing. The answer is kept
+/// in `probe` per interpreter file; a kept answer whose folder has vanished
+/// is asked again. Nothing when Python or cunumpy is missing.
+std::optional<std::filesystem::path> find_cunumpy_include_dir(const std::string& python, const ToolProbe& probe);
+
+}  // namespace ck

@@ -1,0 +1,48 @@
+#include "compilers/tool_probe.hpp"
+
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
+
+#include <sys/stat.h>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+std::optional<std::string> ToolProbe::record_name(const fs::path& tool, const std::string& question) const
+{
+    std::error_code error;
+    fs::path real = fs::canonical(tool, error);
+    struct stat info {};
+    if (error || ::stat(real.c_str(), &info) != 0) return std::nullopt;
+    return sha256_hex(question + "\n" + real.string() + "\n" + std::to_string(info.st_size) + "\n" +
+                      std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec))
+        .substr(0, 32);
+}
+
+std::string ToolProbe::answer(const fs::path& tool, const std::string& question,
+                              const std::function<std::string()>& ask) const
+{
+    auto name = record_name(tool, question);
+    if (name) {
+        try {
+            return util::read_file(dir_ / *name);
+        } catch (const SourceError&) {
+            // Not asked yet.
+        }
+    }
+    std::string value = ask();
+    if (name && !value.empty()) {
+        std::error_code error;
+        fs::create_directories(dir_, error);
+        try {
+            util::replace_file_atomically(dir_ / *name, value);
+        } catch (const CacheError&) {
+            // A read-only cache asks again next time; nothing else depends on it.
+        }
+    }
+    return value;
+}
+
+}  // namespace ck

@@ -1,0 +1,28 @@
+// Remembers facts about tools (a compiler's version, where a Python finds
+// cunumpy) keyed by the tool file's path, size and modification time, so a
+// warm build starts no process and loads no library to learn them again.
+// The records sit in `<cache root>/.probes/`, one small file each.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace ck {
+
+class ToolProbe {
+public:
+    explicit ToolProbe(std::filesystem::path dir) : dir_(std::move(dir)) {}
+
+    /// The value recorded for `question` about `tool`, or the result of `ask`
+    /// (recorded when it is not empty). An unreadable tool file is asked every time.
+    std::string answer(const std::filesystem::path& tool, const std::string& question,
+                       const std::function<std::string()>& ask) const;
+
+private:
+    std::optional<std::string> record_name(const std::filesystem::path& tool, const std::string& question) const;
+    std::filesystem::path dir_;
+};
+
+}  // namespace ck

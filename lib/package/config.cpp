@@ -1,0 +1,175 @@
+// [tool.cunumpy-kernels] in pyproject.toml, parsed with toml++ into Config.
+#include "cunumpy_kernels/config.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+
+#include <toml++/toml.h>
+
+#include <functional>
+#include <map>
+#include <regex>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* table_name = "tool.cunumpy-kernels";
+
+struct KeyContext {
+    const fs::path& file;
+    const std::string& key;
+    const toml::node& node;
+
+    [[noreturn]] void fail(const std::string& what) const
+    {
+        throw ConfigError(file.string() + ":" + std::to_string(node.source().begin.line) + ": [" +
+                          table_name + "] " + key + ": " + what);
+    }
+
+    std::string string() const
+    {
+        auto value = node.value<std::string>();
+        if (!value || !node.is_string()) fail("expected a string");
+        return *value;
+    }
+
+    bool boolean() const
+    {
+        if (!node.is_boolean()) fail("expected true or false");
+        return *node.value<bool>();
+    }
+
+    std::vector<std::string> strings() const
+    {
+        const toml::array* array = node.as_array();
+        if (!array) fail("expected an array of strings");
+        std::vector<std::string> values;
+        for (const auto& item : *array) {
+            if (!item.is_string()) fail("expected an array of strings");
+            values.push_back(*item.value<std::string>());
+        }
+        return values;
+    }
+
+    fs::path path() const { return file.parent_path() / string(); }
+};
+
+using KeyHandler = std::function<void(Config&, const KeyContext&)>;
+
+const std::map<std::string, KeyHandler>& key_handlers()
+{
+    static const std::map<std::string, KeyHandler> handlers = {
+        {"host-suffix", [](Config& c, const KeyContext& k) { c.host_suffix = k.string(); }},
+        {"cuda-suffix", [](Config& c, const KeyContext& k) { c.cuda_suffix = k.string(); }},
+        {"arch",
+         [](Config& c, const KeyContext& k) {
+             c.architectures = k.strings();
+             if (c.architectures.empty()) k.fail("needs at least one architecture such as \"sm_90\"");
+             for (const auto& arch : c.architectures)
+                 validate_architecture(arch, k.file.string() + ": [" + table_name + "] arch");
+         }},
+        {"ptx", [](Config& c, const KeyContext& k) { c.ptx = k.boolean(); }},
+        {"compiler",
+         [](Config& c, const KeyContext& k) {
+             c.compiler = parse_compiler_kind(k.string(), k.file.string() + ": [" + table_name + "] compiler");
+         }},
+        {"options", [](Config& c, const KeyContext& k) { c.options = k.strings(); }},
+        {"include-dirs",
+         [](Config& c, const KeyContext& k) {
+             for (const auto& dir : k.strings()) c.include_dirs.push_back(k.file.parent_path() / dir);
+         }},
+        {"cache-dir", [](Config& c, const KeyContext& k) { c.cache_dir = k.path(); }},
+        {"cache-name",
+         [](Config& c, const KeyContext& k) {
+             c.cache_name = k.string();
+             if (c.cache_name->empty()) k.fail("must not be empty");
+         }},
+        {"jobs",
+         [](Config& c, const KeyContext& k) {
+             auto value = k.node.value<int64_t>();
+             if (!k.node.is_integer() || !value || *value < 1 || *value > 4096) k.fail("expected an integer from 1 to 4096");
+             c.jobs = static_cast<int>(*value);
+         }},
+        {"python", [](Config& c, const KeyContext& k) { c.python = k.string(); }},
+        {"cunumpy-include-dir", [](Config& c, const KeyContext& k) { c.cunumpy_include_dir = k.path(); }},
+        {"check-name-length", [](Config& c, const KeyContext& k) { c.check_name_length = k.boolean(); }},
+        {"cuda-root", [](Config& c, const KeyContext& k) { c.cuda_root = k.path(); }},
+    };
+    return handlers;
+}
+
+const toml::table* find_tool_table(const toml::table& document)
+{
+    const toml::table* tool = document["tool"].as_table();
+    return tool ? (*tool)["cunumpy-kernels"].as_table() : nullptr;
+}
+
+toml::table parse_toml(const fs::path& file)
+{
+    try {
+        return toml::parse_file(file.string());
+    } catch (const toml::parse_error& error) {
+        const auto& where = error.source().begin;
+        throw ConfigError(file.string() + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
+                          ": invalid TOML: " + std::string(error.description()));
+    }
+}
+
+}  // namespace
+
+void validate_architecture(const std::string& arch, const std::string& where)
+{
+    static const std::regex pattern("(sm|compute)_[0-9]{2,3}[af]?");
+    if (!std::regex_match(arch, pattern))
+        throw UsageError(where + ": '" + arch + "' is not a CUDA architecture; write sm_90 for a cubin or compute_90 for PTX");
+}
+
+CudaCompilerKind parse_compiler_kind(const std::string& name, const std::string& where)
+{
+    if (name == "nvrtc") return CudaCompilerKind::nvrtc;
+    if (name == "nvcc") return CudaCompilerKind::nvcc;
+    throw UsageError(where + ": unknown compiler '" + name + "'; choose nvrtc or nvcc");
+}
+
+std::string to_string(CudaCompilerKind kind)
+{
+    return kind == CudaCompilerKind::nvrtc ? "nvrtc" : "nvcc";
+}
+
+Config load_config_file(const fs::path& pyproject)
+{
+    Config config;
+    toml::table document = parse_toml(pyproject);
+    const toml::table* table = find_tool_table(document);
+    if (!table) return config;
+    config.source_file = pyproject;
+    for (const auto& [key, node] : *table) {
+        std::string name(key.str());
+        auto handler = key_handlers().find(name);
+        KeyContext context{pyproject, name, node};
+        if (handler == key_handlers().end()) {
+            context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, "
+                         "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
+                         "check-name-length, cuda-root (see cunumpy-kernels(5))");
+        }
+        handler->second(config, context);
+    }
+    return config;
+}
+
+Config load_config(const fs::path& start)
+{
+    std::error_code error;
+    fs::path dir = fs::absolute(start, error);
+    if (fs::is_regular_file(dir, error)) dir = dir.parent_path();
+    for (; !dir.empty(); dir = dir.parent_path()) {
+        fs::path candidate = dir / "pyproject.toml";
+        if (fs::is_regular_file(candidate, error)) return load_config_file(candidate);
+        if (dir == dir.root_path()) break;
+    }
+    return Config{};
+}
+
+}  // namespace ck

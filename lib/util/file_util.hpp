@@ -1,0 +1,46 @@
+// Small file helpers with errors that name the path and the OS's reason.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+namespace ck::util {
+
+/// Owns a file descriptor; closes it once.
+class UniqueFd {
+public:
+    explicit UniqueFd(int fd = -1) : fd_(fd) {}
+    ~UniqueFd();
+    UniqueFd(UniqueFd&& other) noexcept : fd_(other.release()) {}
+    UniqueFd& operator=(UniqueFd&& other) noexcept;
+    UniqueFd(const UniqueFd&) = delete;
+    UniqueFd& operator=(const UniqueFd&) = delete;
+
+    int get() const { return fd_; }
+    bool valid() const { return fd_ >= 0; }
+    int release();
+
+private:
+    int fd_;
+};
+
+/// The whole file. Throws SourceError "cannot read PATH: REASON".
+std::string read_file(const std::filesystem::path& path);
+
+/// Writes `bytes` to a new file and fsyncs it. Throws CacheError naming the path.
+void write_file_synced(const std::filesystem::path& path, const std::string& bytes);
+
+/// Writes `bytes` to `path` through a temporary file and a rename, so readers
+/// see the old or the new content. Throws CacheError naming the path.
+void replace_file_atomically(const std::filesystem::path& path, const std::string& bytes);
+
+/// fsyncs a folder so that renames inside it survive a crash. Best effort.
+void fsync_dir(const std::filesystem::path& dir);
+
+/// strerror(errno) as a string.
+std::string errno_message(int error);
+
+/// Whether the current user may create files in `dir` (creating it if needed).
+bool make_writable_dir(const std::filesystem::path& dir, std::string* why);
+
+}  // namespace ck::util

@@ -1,0 +1,103 @@
+#include "util/subprocess.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <sstream>
+
+extern char** environ;
+
+namespace ck::util {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// posix_spawn_file_actions_t owner, so every exit path destroys it.
+class SpawnActions {
+public:
+    SpawnActions() { posix_spawn_file_actions_init(&actions_); }
+    ~SpawnActions() { posix_spawn_file_actions_destroy(&actions_); }
+    SpawnActions(const SpawnActions&) = delete;
+    SpawnActions& operator=(const SpawnActions&) = delete;
+    posix_spawn_file_actions_t* get() { return &actions_; }
+
+private:
+    posix_spawn_file_actions_t actions_;
+};
+
+std::string read_all(int fd)
+{
+    std::string output;
+    char buffer[65536];
+    for (;;) {
+        ssize_t n = ::read(fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        output.append(buffer, static_cast<std::size_t>(n));
+    }
+    return output;
+}
+
+int wait_for(pid_t pid)
+{
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) return -1;
+    }
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
+}
+
+}  // namespace
+
+fs::path find_in_path(const std::string& program)
+{
+    if (program.find('/') != std::string::npos) return fs::exists(program) ? fs::path(program) : fs::path();
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "/usr/bin:/bin");
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+        fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return {};
+}
+
+ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& cwd)
+{
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw ToolchainError("cannot create a pipe: " + errno_message(errno));
+    UniqueFd read_end(pipe_fds[0]);
+    UniqueFd write_end(pipe_fds[1]);
+
+    SpawnActions actions;
+    posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), 1);
+    posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), 2);
+    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(actions.get(), cwd.c_str());
+
+    std::vector<char*> args;
+    for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
+    args.push_back(nullptr);
+
+    pid_t pid = 0;
+    int error = ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ);
+    if (error != 0) throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
+    write_end = UniqueFd();
+
+    ProcessResult result;
+    result.output = read_all(read_end.get());
+    result.exit_code = wait_for(pid);
+    return result;
+}
+
+}  // namespace ck::util

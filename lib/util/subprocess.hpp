@@ -1,0 +1,23 @@
+// Runs a child process and collects its output. Used by the CLI's compilers
+// (nvcc, the Python probe); the runtime library never starts processes.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ck::util {
+
+struct ProcessResult {
+    int exit_code = -1;    ///< exit status, or 128 + signal when killed
+    std::string output;    ///< stdout and stderr, interleaved as written
+};
+
+/// Runs argv[0] (searched in PATH) in `cwd` (empty: the current folder) with
+/// stdin from /dev/null. Throws ToolchainError when it cannot be started.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {});
+
+/// Searches PATH for `program`; empty when not found.
+std::filesystem::path find_in_path(const std::string& program);
+
+}  // namespace ck::util

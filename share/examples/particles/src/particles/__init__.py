@@ -1,0 +1,1 @@
+"""A 1D electrostatic particle-in-cell code: push markers, deposit charge, sort by cell."""

@@ -1,0 +1,172 @@
+// `cunumpy-kernels build`: flags in, run_build, progress and report out.
+#include "commands.hpp"
+#include "tree_options.hpp"
+
+#include "cunumpy_kernels/build.hpp"
+#include "cunumpy_kernels/error.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+#include <memory>
+#include <sstream>
+
+namespace ck::cli {
+
+namespace {
+
+struct BuildFlags {
+    TreeOptions tree;
+    std::optional<int> jobs;
+    std::vector<std::string> architectures;
+    bool no_ptx = false;
+    std::optional<std::string> compiler;
+    std::vector<std::string> options;
+    bool dry_run = false;
+    bool json = false;
+};
+
+std::vector<std::string> split_commas(const std::vector<std::string>& values)
+{
+    std::vector<std::string> out;
+    for (const auto& value : values) {
+        std::stringstream stream(value);
+        for (std::string item; std::getline(stream, item, ',');)
+            if (!item.empty()) out.push_back(item);
+    }
+    return out;
+}
+
+Config build_config(const BuildFlags& flags)
+{
+    Config config = flags.tree.resolve();
+    if (!flags.architectures.empty()) {
+        config.architectures = split_commas(flags.architectures);
+        for (const auto& arch : config.architectures) validate_architecture(arch, "--arch");
+    }
+    if (flags.no_ptx) config.ptx = false;
+    if (flags.compiler) config.compiler = parse_compiler_kind(*flags.compiler, "--compiler");
+    config.options.insert(config.options.end(), flags.options.begin(), flags.options.end());
+    if (flags.jobs) {
+        if (*flags.jobs < 1) throw UsageError("--jobs: expected a positive number, got " + std::to_string(*flags.jobs));
+        config.jobs = flags.jobs;
+    }
+    return config;
+}
+
+std::string label(const JobResult& job)
+{
+    return job.module + " [" + job.target + "]";
+}
+
+// Progress: a live line on a terminal, one line per finished compile off it.
+class BuildDisplay : public BuildObserver {
+public:
+    BuildDisplay(Terminal& terminal, bool dry_run) : terminal_(terminal), dry_run_(dry_run) {}
+
+    void planned(std::size_t jobs, std::size_t misses) override
+    {
+        total_ = jobs;
+        if (!dry_run_ && misses > 0) terminal_.note(fmt::format("{} jobs, {} to compile", jobs, misses), 1);
+    }
+
+    void started(const JobResult& job) override
+    {
+        current_ = label(job);
+        show();
+    }
+
+    void finished(const JobResult& job) override
+    {
+        ++done_;
+        switch (job.state) {
+        case JobState::hit:
+            terminal_.note(fmt::format("cached  {}", label(job)), 1);
+            break;
+        case JobState::built:
+            terminal_.note(fmt::format("{}   {} ({:.2f} s{})", terminal_.green("built"), label(job), job.seconds,
+                                       job.reason == "no entry" ? "" : ", " + job.reason),
+                           terminal_.interactive() ? 1 : 0);
+            break;
+        case JobState::failed:
+            terminal_.note(fmt::format("{}  {}\n{}", terminal_.red("failed"), label(job), job.log), -1);
+            break;
+        case JobState::would_build:
+            break;
+        }
+        show();
+    }
+
+private:
+    void show()
+    {
+        double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        terminal_.progress(fmt::format("[{}/{}] {} ({:.1f} s)", done_, total_, current_, elapsed));
+    }
+
+    Terminal& terminal_;
+    bool dry_run_;
+    std::size_t total_ = 0;
+    std::size_t done_ = 0;
+    std::string current_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+void print_dry_run(Terminal& terminal, const BuildReport& report)
+{
+    std::string out;
+    for (const auto& job : report.jobs)
+        if (job.state == JobState::would_build) out += fmt::format("would build {}: {}\n", label(job), job.reason);
+    out += fmt::format("{} to build, {} cached\n", report.count(JobState::would_build), report.count(JobState::hit));
+    terminal.result(out);
+}
+
+void print_summary(Terminal& terminal, const BuildReport& report)
+{
+    std::size_t ported = 0;
+    for (const auto& kernel : report.kernels) ported += kernel.cuda_file ? 1 : 0;
+    std::string line = fmt::format("{} kernels ({} with CUDA): {} built, {} cached, {} failed in {:.2f} s\n",
+                                   report.kernels.size(), ported, report.count(JobState::built),
+                                   report.count(JobState::hit), report.count(JobState::failed), report.seconds);
+    if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
+}
+
+int run_build_command(const BuildFlags& flags, Terminal& terminal)
+{
+    BuildRequest request;
+    request.paths = flags.tree.path_list();
+    request.config = build_config(flags);
+    request.dry_run = flags.dry_run;
+    BuildDisplay display(terminal, flags.dry_run);
+    BuildReport report = run_build(request, flags.json ? nullptr : &display);
+    terminal.clear_progress();
+    for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
+    if (flags.json) {
+        terminal.result(to_json(report).dump(2) + "\n");
+    } else if (flags.dry_run) {
+        print_dry_run(terminal, report);
+    } else {
+        print_summary(terminal, report);
+    }
+    return report.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner setup_build(CLI::App& command)
+{
+    auto flags = std::make_shared<BuildFlags>();
+    flags->tree.add_to(command);
+    command.add_option("-j,--jobs", flags->jobs, "Parallel compilations (default: number of cores)");
+    command.add_option("--arch", flags->architectures, "Targets, e.g. sm_80,sm_90 (default sm_80,sm_90)")->delimiter(',');
+    command.add_flag("--no-ptx", flags->no_ptx, "Do not emit PTX of the newest architecture");
+    command.add_option("--compiler", flags->compiler, "nvrtc (in-process, default) or nvcc");
+    command.add_option("-X,--compiler-option", flags->options, "Extra compiler option, e.g. -X=-DNDEBUG (repeatable)")
+        ->allow_extra_args(false);
+    command.add_flag("-n,--dry-run", flags->dry_run, "List what would compile and why; compile nothing");
+    command.add_flag("--json", flags->json, "Print one JSON report on stdout");
+    return [flags](Terminal& terminal) { return run_build_command(*flags, terminal); };
+}
+
+}  // namespace ck::cli

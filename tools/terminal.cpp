@@ -1,0 +1,84 @@
+#include "terminal.hpp"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+namespace ck::cli {
+
+namespace {
+
+bool color_allowed(ColorMode mode, bool interactive)
+{
+    if (mode != ColorMode::automatic) return mode == ColorMode::always;
+    const char* no_color = std::getenv("NO_COLOR");  // no-color.org: any non-empty value
+    if (no_color && *no_color) return false;
+    const char* term = std::getenv("TERM");
+    if (term && std::string(term) == "dumb") return false;
+    return interactive;
+}
+
+void configure_logger(bool colored, int verbosity)
+{
+    auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(colored ? spdlog::color_mode::always
+                                                                              : spdlog::color_mode::never);
+    auto logger = std::make_shared<spdlog::logger>("cunumpy-kernels", sink);
+    logger->set_pattern("cunumpy-kernels: %^%l%$: %v");
+    logger->set_level(verbosity < 0 ? spdlog::level::err : verbosity > 0 ? spdlog::level::debug : spdlog::level::info);
+    spdlog::set_default_logger(logger);
+}
+
+}  // namespace
+
+Terminal::Terminal(int verbosity, ColorMode color)
+    : verbosity_(verbosity), interactive_(::isatty(STDERR_FILENO) == 1), colored_(color_allowed(color, interactive_))
+{
+    configure_logger(colored_, verbosity_);
+}
+
+void Terminal::progress(const std::string& line)
+{
+    if (!interactive_ || verbosity_ < 0) return;
+    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    std::fflush(stderr);
+    progress_shown_ = true;
+}
+
+void Terminal::clear_progress()
+{
+    if (!progress_shown_) return;
+    std::fprintf(stderr, "\r\033[K");
+    std::fflush(stderr);
+    progress_shown_ = false;
+}
+
+void Terminal::note(const std::string& line, int level)
+{
+    if (verbosity_ < level) return;
+    clear_progress();
+    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fflush(stderr);
+}
+
+void Terminal::result(const std::string& text)
+{
+    clear_progress();
+    std::cout << text << std::flush;
+}
+
+std::string Terminal::paint(const char* code, const std::string& text) const
+{
+    return colored_ ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
+}
+
+std::string Terminal::bold(const std::string& text) const { return paint("1", text); }
+std::string Terminal::red(const std::string& text) const { return paint("31", text); }
+std::string Terminal::green(const std::string& text) const { return paint("32", text); }
+std::string Terminal::yellow(const std::string& text) const { return paint("33", text); }
+
+}  // namespace ck::cli

@@ -1,0 +1,41 @@
+#include "tree_options.hpp"
+
+namespace ck::cli {
+
+namespace fs = std::filesystem;
+
+void TreeOptions::add_to(CLI::App& command)
+{
+    command.add_option("paths", paths, "Kernel trees, kernel packages or kernel folders (default: .)");
+    command.add_option("--host-suffix", host_suffix, "Host kernel file suffix: <name><suffix>.py (default _kernels)");
+    command.add_option("--cuda-suffix", cuda_suffix, "CUDA kernel file suffix: <name><suffix>.cu (default _cuda)");
+    command.add_option("--cache-dir", cache_dir, "Cache root, instead of cunumpy's ~/.cache/<name>/kernels");
+    command.add_option("--cache-name", cache_name, "PyccelCache name (default: the top-level package)");
+    command.add_option("-I,--include-dir", include_dirs, "Extra CUDA include folder (repeatable)");
+    command.add_option("--python", python, "Python interpreter that locates cunumpy's headers (default python3)");
+    command.add_option("--cunumpy-include-dir", cunumpy_include_dir, "cunumpy's CUDA header folder (skips the Python probe)");
+    command.add_option("--cuda-root", cuda_root, "CUDA toolkit folder (default $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
+    command.add_flag("--no-name-check", no_name_check, "Do not warn about kernel names over 48 characters");
+}
+
+std::vector<fs::path> TreeOptions::path_list() const
+{
+    return {paths.begin(), paths.end()};
+}
+
+Config TreeOptions::resolve() const
+{
+    Config config = load_config(paths.empty() ? fs::current_path() : fs::path(paths.front()));
+    if (host_suffix) config.host_suffix = *host_suffix;
+    if (cuda_suffix) config.cuda_suffix = *cuda_suffix;
+    if (cache_dir) config.cache_dir = fs::path(*cache_dir);
+    if (cache_name) config.cache_name = *cache_name;
+    for (const auto& dir : include_dirs) config.include_dirs.push_back(fs::absolute(dir));
+    if (python) config.python = *python;
+    if (cunumpy_include_dir) config.cunumpy_include_dir = fs::absolute(*cunumpy_include_dir);
+    if (cuda_root) config.cuda_root = *cuda_root;
+    if (no_name_check) config.check_name_length = false;
+    return config;
+}
+
+}  // namespace ck::cli
