@@ -159,10 +159,12 @@ CommandRunner setup_build(CLI::App& command)
     auto flags = std::make_shared<BuildFlags>();
     flags->tree.add_to(command);
     command.add_option("-j,--jobs", flags->jobs, "Parallel compilations (default: number of cores)");
-    command.add_option("--arch", flags->architectures, "Targets, e.g. sm_80,sm_90 (default sm_80,sm_90)")->delimiter(',');
+    command.add_option("--arch", flags->architectures, "Targets, e.g. sm_80,sm_90 (default sm_80,sm_90)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
     command.add_flag("--no-ptx", flags->no_ptx, "Do not emit PTX of the newest architecture");
     command.add_option("--compiler", flags->compiler, "nvrtc (in-process, default) or nvcc");
-    command.add_option("-X,--compiler-option", flags->options, "Extra compiler option, e.g. -X=-DNDEBUG (repeatable)")
+    command.add_option("-X,--compiler-option", flags->options, "Extra compiler option, e.g. --compiler-option=-DNDEBUG (repeatable)")
         ->allow_extra_args(false);
     command.add_flag("-n,--dry-run", flags->dry_run, "List what would compile and why; compile nothing");
     command.add_flag("--json", flags->json, "Print one JSON report on stdout");

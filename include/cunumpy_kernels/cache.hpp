@@ -140,6 +140,18 @@ public:
     std::optional<Manifest> latest(const std::string& kind, const std::string& module,
                                    const std::string& target) const;
 
+    /// Records that building `key` for `module` and `target` failed, with the
+    /// compiler's log, so `status` can say "failed last time". Best effort.
+    void remember_failure(const std::string& kind, const std::string& module, const std::string& target,
+                          const std::string& key, const std::string& log) const;
+
+    /// Drops the failure record of `module` and `target` (after a success).
+    void forget_failure(const std::string& kind, const std::string& module, const std::string& target) const;
+
+    /// The failure recorded for `module` and `target`: {"key", "log", "at"}.
+    std::optional<nlohmann::json> failure(const std::string& kind, const std::string& module,
+                                          const std::string& target) const;
+
     /// Every entry of `kind`, complete or not, for `cache` inspection.
     std::vector<std::filesystem::path> entry_dirs(const std::string& kind) const;
 

@@ -54,7 +54,8 @@ using WalkWarning = std::function<void(const std::string& message)>;
 
 /// Finds every kernel under `paths`. Each path is one kernel folder, a kernel
 /// package (a folder whose subfolders are kernels) or any tree holding kernel
-/// packages at any depth. Hidden folders, `__pycache__` and `__pyccel__` are
+/// packages at any depth. A folder that holds kernel folders below it is a
+/// package, never a kernel itself, even when it holds `<name>_kernels.py`. Hidden folders, `__pycache__` and `__pyccel__` are
 /// skipped; symlinked folders are followed, each real folder visited once.
 /// A kernel found through two paths is listed once. The result is sorted by
 /// module name.

@@ -9,6 +9,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 
 namespace ck {
 
@@ -88,6 +89,38 @@ std::optional<Manifest> EntryStore::latest(const std::string& kind, const std::s
     } catch (const SourceError&) {
         return std::nullopt;
     }
+}
+
+void EntryStore::remember_failure(const std::string& kind, const std::string& module, const std::string& target,
+                                  const std::string& key, const std::string& log) const
+{
+    fs::path dir = root_ / (kind + "-failed");
+    std::error_code error;
+    fs::create_directories(dir, error);
+    nlohmann::json record = {{"key", key}, {"log", log}, {"at", std::time(nullptr)}};
+    try {
+        util::replace_file_atomically(dir / (module + "@" + target), record.dump() + "\n");
+    } catch (const CacheError&) {
+        // Only status reports depend on it.
+    }
+}
+
+void EntryStore::forget_failure(const std::string& kind, const std::string& module, const std::string& target) const
+{
+    std::error_code ignored;
+    fs::remove(root_ / (kind + "-failed") / (module + "@" + target), ignored);
+}
+
+std::optional<nlohmann::json> EntryStore::failure(const std::string& kind, const std::string& module,
+                                                  const std::string& target) const
+{
+    try {
+        auto record = nlohmann::json::parse(util::read_file(root_ / (kind + "-failed") / (module + "@" + target)));
+        if (record.is_object() && record.contains("key") && record["key"].is_string()) return record;
+    } catch (const std::exception&) {
+        // No record, or an unreadable one: nothing to report.
+    }
+    return std::nullopt;
 }
 
 std::vector<fs::path> EntryStore::entry_dirs(const std::string& kind) const

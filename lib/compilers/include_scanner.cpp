@@ -110,20 +110,27 @@ std::optional<fs::path> IncludeScanner::resolve(const std::string& name, bool qu
                                                 const std::vector<SearchDir>& dirs, std::string& label)
 {
     std::error_code error;
+    // Named relative to the search folder that holds it, so moving the tree keeps the name.
+    auto label_within = [](const SearchDir& search, const fs::path& file) {
+        std::string relative = file.lexically_relative(search.dir).string();
+        return search.label.empty() ? relative : search.label + "/" + relative;
+    };
     auto found_in = [&](const SearchDir& search) -> std::optional<fs::path> {
         fs::path candidate = (search.dir / name).lexically_normal();
         if (!fs::is_regular_file(candidate, error)) return std::nullopt;
-        // Named relative to the search folder that holds it, so moving the tree keeps the name.
-        label = search.label.empty() ? candidate.lexically_relative(search.dir).string()
-                                     : search.label + "/" + candidate.lexically_relative(search.dir).string();
+        label = label_within(search, candidate);
         return candidate;
     };
     if (quoted) {
         fs::path beside = (including_dir / name).lexically_normal();
         if (fs::is_regular_file(beside, error)) {
-            for (const auto& search : dirs)
-                if (is_within(beside, search.dir)) return found_in(SearchDir{search.dir, search.label});
             label = beside.string();
+            for (const auto& search : dirs)
+                if (is_within(beside, search.dir)) {
+                    label = label_within(search, beside);
+                    break;
+                }
+            if (late_dir_ && is_within(beside, *late_dir_)) label = label_within(SearchDir{*late_dir_, "<cunumpy>"}, beside);
             return beside;
         }
     }

@@ -89,9 +89,7 @@ public:
         if (!path.has_filename()) path = path.parent_path();
         if (!fs::exists(path, error)) throw UsageError(given.string() + ": no such file or folder");
         if (!fs::is_directory(path, error)) throw UsageError(given.string() + ": not a folder of kernels");
-        if (!first_visit(path)) return;
-        if (auto kernel = kernel_in(path, config_)) return add_kernel(std::move(*kernel));
-        walk(path);
+        if (first_visit(path)) visit_folder(path);
     }
 
     std::vector<KernelSource> take()
@@ -131,8 +129,18 @@ private:
                 warn_(child.string() + ": symlink to a folder already walked; not followed again");
             return;
         }
-        if (auto kernel = kernel_in(child, config_)) return add_kernel(std::move(*kernel));
-        walk(child);
+        visit_folder(child);
+    }
+
+    // A folder holding kernel folders is a package, not a kernel, even when it
+    // holds `<name>_kernels.py` (Struphy's bsplines/bsplines_kernels.py is a
+    // module beside the kernel package bsplines/kernels/).
+    void visit_folder(const fs::path& dir)
+    {
+        auto candidate = kernel_in(dir, config_);
+        std::size_t found_before = found_.size();
+        walk(dir);
+        if (candidate && found_.size() == found_before) add_kernel(std::move(*candidate));
     }
 
     void add_kernel(KernelSource kernel)

@@ -1,0 +1,102 @@
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ck;
+
+TEST_CASE("no pyproject.toml gives the defaults")
+{
+    test::TempTree tree;
+    Config config = load_config(tree.root());
+    CHECK(config.host_suffix == "_kernels");
+    CHECK(config.cuda_suffix == "_cuda");
+    CHECK(config.architectures == default_architectures);
+    CHECK(config.ptx);
+    CHECK(config.compiler == CudaCompilerKind::nvrtc);
+    CHECK(config.source_file.empty());
+}
+
+TEST_CASE("the nearest pyproject.toml's table overrides the defaults")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", R"([tool.cunumpy-kernels]
+host-suffix = "_pyccel"
+arch = ["sm_90"]
+ptx = false
+compiler = "nvcc"
+options = ["-DNDEBUG"]
+include-dirs = ["include"]
+cache-name = "my-sim"
+jobs = 3
+check-name-length = false
+)");
+    tree.write("src/pkg/__init__.py", "");
+    Config config = load_config(tree / "src/pkg");
+    CHECK(config.host_suffix == "_pyccel");
+    CHECK(config.architectures == std::vector<std::string>{"sm_90"});
+    CHECK_FALSE(config.ptx);
+    CHECK(config.compiler == CudaCompilerKind::nvcc);
+    CHECK(config.options == std::vector<std::string>{"-DNDEBUG"});
+    REQUIRE(config.include_dirs.size() == 1);
+    CHECK(config.include_dirs[0] == tree / "include");
+    CHECK(config.cache_name == "my-sim");
+    CHECK(config.jobs == 3);
+    CHECK_FALSE(config.check_name_length);
+    CHECK(config.source_file == tree / "pyproject.toml");
+}
+
+TEST_CASE("a nearer pyproject.toml without the table stops the search")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nptx = false\n");
+    tree.write("inner/pyproject.toml", "[project]\nname = 'inner'\n");
+    CHECK(load_config(tree / "inner").ptx);
+}
+
+TEST_CASE("an unknown key is an error naming the file, line and key")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\n\narchs = [\"sm_90\"]\n");
+    try {
+        load_config(tree.root());
+        FAIL("expected a ConfigError");
+    } catch (const ConfigError& error) {
+        std::string message = error.what();
+        CHECK(message.find((tree / "pyproject.toml").string() + ":3:") != std::string::npos);
+        CHECK(message.find("archs") != std::string::npos);
+        CHECK(message.find("unknown key") != std::string::npos);
+    }
+}
+
+TEST_CASE("a wrong type is an error naming the key")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nptx = \"yes\"\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("ptx: expected true or false"), ConfigError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\narch = \"sm_90\"\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("arch: expected an array"), ConfigError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\njobs = 0\n");
+    CHECK_THROWS_AS(load_config(tree.root()), ConfigError);
+}
+
+TEST_CASE("bad values and bad TOML are errors")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\narch = [\"hopper\"]\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("not a CUDA architecture"), UsageError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ncompiler = \"clang\"\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("unknown compiler 'clang'"), UsageError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels\nptx = true\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("invalid TOML"), ConfigError);
+}
+
+TEST_CASE("architecture names")
+{
+    CHECK_NOTHROW(validate_architecture("sm_90", "--arch"));
+    CHECK_NOTHROW(validate_architecture("sm_90a", "--arch"));
+    CHECK_NOTHROW(validate_architecture("compute_80", "--arch"));
+    CHECK_THROWS_AS(validate_architecture("sm90", "--arch"), UsageError);
+    CHECK_THROWS_AS(validate_architecture("", "--arch"), UsageError);
+}

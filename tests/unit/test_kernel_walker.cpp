@@ -1,0 +1,204 @@
+#include "cunumpy_kernels/error.hpp"
+#include "cunumpy_kernels/package.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<std::string> modules(const std::vector<KernelSource>& kernels)
+{
+    std::vector<std::string> names;
+    for (const auto& k : kernels) names.push_back(k.module);
+    return names;
+}
+
+// Every folder of `dir` below `base` is a Python package.
+void make_package(const test::TempTree& tree, const std::string& base, const std::string& dir)
+{
+    fs::path path = base;
+    for (const auto& part : fs::path(dir)) {
+        path /= part;
+        tree.write((path / "__init__.py").string(), "");
+    }
+}
+
+}  // namespace
+
+TEST_CASE("a kernel package: subfolders with <name>_kernels.py are kernels")
+{
+    test::TempTree tree;
+    make_package(tree, "src", "my_sim/kernels");
+    tree.kernel("src/my_sim/kernels", "push", "__global__ void push(double* x, long n) {}\n");
+    tree.kernel("src/my_sim/kernels", "sort");
+    tree.write("src/my_sim/kernels/helpers/utils.py", "");  // not a kernel: no helpers_kernels.py
+    auto kernels = find_kernels({tree / "src/my_sim/kernels"}, Config{});
+    REQUIRE(modules(kernels) == std::vector<std::string>{"my_sim.kernels.push", "my_sim.kernels.sort"});
+    const auto& push = kernels[0];
+    CHECK(push.name == "push");
+    CHECK(push.top_package == "my_sim");
+    CHECK(push.source_root == tree / "src");
+    REQUIRE(push.cuda_file);
+    CHECK(*push.cuda_file == tree / "src/my_sim/kernels/push/push_cuda.cu");
+    REQUIRE(push.host.size() == 1);
+    CHECK(push.host[0].kind == "pyccel");
+    CHECK_FALSE(kernels[1].cuda_file);
+}
+
+TEST_CASE("a whole tree with kernel packages at several depths")
+{
+    test::TempTree tree;
+    make_package(tree, "src", "code/geometry/kernels");
+    make_package(tree, "src", "code/pic/pushing/kernels");
+    tree.kernel("src/code/geometry/kernels", "evaluate");
+    tree.kernel("src/code/pic/pushing/kernels", "push_eta");
+    auto kernels = find_kernels({tree / "src"}, Config{});
+    CHECK(modules(kernels) ==
+          std::vector<std::string>{"code.geometry.kernels.evaluate", "code.pic.pushing.kernels.push_eta"});
+}
+
+TEST_CASE("one kernel folder given directly")
+{
+    test::TempTree tree;
+    make_package(tree, "", "pkg/kernels");
+    auto folder = tree.kernel("pkg/kernels", "push");
+    auto kernels = find_kernels({folder}, Config{});
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].module == "pkg.kernels.push");
+}
+
+TEST_CASE("from_folder layouts: _pyccel, _numba and _numpy implementations")
+{
+    test::TempTree tree;
+    make_package(tree, "", "pkg/kernels");
+    tree.write("pkg/kernels/push/push_pyccel.py", "def push(x): pass\n");
+    tree.write("pkg/kernels/push/push_numba.py", "def push(x): pass\n");
+    tree.write("pkg/kernels/push/push_numpy.py", "def push(x): pass\n");
+    tree.write("pkg/kernels/gather/gather_numpy.py", "def gather(x): pass\n");
+    auto kernels = find_kernels({tree / "pkg"}, Config{});
+    REQUIRE(kernels.size() == 2);
+    CHECK(kernels[0].name == "gather");
+    REQUIRE(kernels[1].host.size() == 3);
+    CHECK(kernels[1].host[0].kind == "pyccel");
+    CHECK(kernels[1].host[1].kind == "numba");
+    CHECK(kernels[1].host[2].kind == "numpy");
+}
+
+TEST_CASE("suffixes are configurable")
+{
+    test::TempTree tree;
+    tree.write("pkg/kernels/push/push_host.py", "def push(x): pass\n");
+    tree.write("pkg/kernels/push/push_gpu.cu", "__global__ void push(double* x) {}\n");
+    Config config;
+    config.host_suffix = "_host";
+    config.cuda_suffix = "_gpu";
+    auto kernels = find_kernels({tree / "pkg"}, config);
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].cuda_file);
+    CHECK(find_kernels({tree / "pkg"}, Config{}).empty());
+}
+
+TEST_CASE("hidden folders, __pycache__ and __pyccel__ are skipped")
+{
+    test::TempTree tree;
+    tree.kernel("pkg/.hidden", "push");
+    tree.kernel("pkg/__pycache__", "push");
+    tree.kernel("pkg/__pyccel__", "push");
+    tree.kernel("pkg/kernels", "deposit");
+    auto kernels = find_kernels({tree / "pkg"}, Config{});
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].name == "deposit");
+}
+
+TEST_CASE("symlinked folders are followed once, loops are not followed")
+{
+    test::TempTree tree;
+    tree.kernel("real/kernels", "push");
+    fs::create_directory_symlink(tree / "real/kernels", tree / "real/alias");
+    fs::create_directory_symlink(tree / "real", tree / "real/kernels/loop");
+    std::vector<std::string> warnings;
+    auto kernels = find_kernels({tree / "real"}, Config{}, [&](const std::string& w) { warnings.push_back(w); });
+    REQUIRE(kernels.size() == 1);
+    CHECK_FALSE(warnings.empty());
+
+    test::TempTree other;
+    other.kernel("elsewhere/kernels", "deposit");
+    fs::create_directory_symlink(other / "elsewhere", tree / "real/linked");
+    kernels = find_kernels({tree / "real"}, Config{});
+    CHECK(kernels.size() == 2);
+}
+
+TEST_CASE("names over 48 characters get the guide's warning unless disabled")
+{
+    test::TempTree tree;
+    std::string long_name(49, 'k');
+    tree.kernel("pkg/kernels", long_name);
+    std::vector<std::string> warnings;
+    auto warn = [&](const std::string& w) { warnings.push_back(w); };
+    find_kernels({tree / "pkg"}, Config{}, warn);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("48") != std::string::npos);
+    CHECK(warnings[0].find("63") != std::string::npos);
+    warnings.clear();
+    Config quiet;
+    quiet.check_name_length = false;
+    find_kernels({tree / "pkg"}, quiet, warn);
+    CHECK(warnings.empty());
+}
+
+TEST_CASE("a missing path is a usage error naming it")
+{
+    test::TempTree tree;
+    CHECK_THROWS_WITH_AS(find_kernels({tree / "nope"}, Config{}), doctest::Contains("nope: no such file"), UsageError);
+}
+
+TEST_CASE("two paths reaching one kernel list it once")
+{
+    test::TempTree tree;
+    auto folder = tree.kernel("pkg/kernels", "push");
+    CHECK(find_kernels({tree / "pkg", folder}, Config{}).size() == 1);
+}
+
+TEST_CASE("include folders: the kernel's own, the source root, then configured ones")
+{
+    test::TempTree tree;
+    make_package(tree, "src", "sim/kernels");
+    tree.kernel("src/sim/kernels", "push", "__global__ void push() {}\n");
+    Config config;
+    config.include_dirs = {tree / "include"};
+    auto kernels = find_kernels({tree / "src"}, config);
+    REQUIRE(kernels.size() == 1);
+    auto dirs = kernels[0].include_dirs(config);
+    REQUIRE(dirs.size() == 3);
+    CHECK(dirs[0] == tree / "src/sim/kernels/push");
+    CHECK(dirs[1] == tree / "src");
+    CHECK(dirs[2] == tree / "include");
+}
+
+TEST_CASE("kernel_of_file maps sources, stubs and other files to their kernel")
+{
+    test::TempTree tree;
+    auto folder = tree.kernel("pkg/kernels", "push", "__global__ void push() {}\n");
+    tree.write("pkg/kernels/push/__pyccel__/push_kernels.pyi", "");
+    CHECK(kernel_of_file(folder / "push_cuda.cu", Config{})->name == "push");
+    CHECK(kernel_of_file(folder / "push_kernels.py", Config{})->name == "push");
+    CHECK(kernel_of_file(folder / "__pyccel__/push_kernels.pyi", Config{})->name == "push");
+    CHECK_FALSE(kernel_of_file(tree / "pkg/kernels/__init__.py", Config{}));
+}
+
+TEST_CASE("a folder holding kernels is a package even with <name>_kernels.py in it")
+{
+    test::TempTree tree;
+    tree.write("code/bsplines/bsplines_kernels.py", "def eval(x): pass\n");
+    tree.kernel("code/bsplines/kernels", "eval_spline");
+    tree.kernel("code/other", "lonely");  // a real kernel folder: nothing below it
+    auto kernels = find_kernels({tree / "code"}, Config{});
+    REQUIRE(kernels.size() == 2);
+    CHECK(kernels[0].name == "eval_spline");
+    CHECK(kernels[1].name == "lonely");
+}
