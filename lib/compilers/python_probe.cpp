@@ -29,16 +29,31 @@ std::string ask_python(const fs::path& python)
     }
 }
 
+// The question names the interpreter's own path: a virtual environment's
+// python is a symlink to the base interpreter but sees other packages.
+std::string question_for(const fs::path& interpreter)
+{
+    return "cunumpy-include-dir " + fs::absolute(interpreter).string();
+}
+
 }  // namespace
+
+std::optional<fs::path> find_remembered_cunumpy_include_dir(const std::string& python, const ToolProbe& probe)
+{
+    fs::path interpreter = util::find_in_path(python);
+    if (interpreter.empty()) return std::nullopt;
+    std::error_code error;
+    std::string dir = probe.answer(interpreter, question_for(interpreter), [] { return std::string(); });
+    if (dir.empty() || !fs::is_directory(dir, error)) return std::nullopt;
+    return fs::path(dir);
+}
 
 std::optional<fs::path> find_cunumpy_include_dir(const std::string& python, const ToolProbe& probe)
 {
     fs::path interpreter = util::find_in_path(python);
     if (interpreter.empty()) return std::nullopt;
     std::error_code error;
-    // The question names the interpreter's own path: a virtual environment's
-    // python is a symlink to the base interpreter but sees other packages.
-    std::string dir = probe.answer(interpreter, "cunumpy-include-dir " + fs::absolute(interpreter).string(), [&] { return ask_python(interpreter); });
+    std::string dir = probe.answer(interpreter, question_for(interpreter), [&] { return ask_python(interpreter); });
     if (!dir.empty() && !fs::is_directory(dir, error)) dir = ask_python(interpreter);
     if (dir.empty() || !fs::is_directory(dir, error)) return std::nullopt;
     return fs::path(dir);

@@ -17,4 +17,9 @@ class ToolProbe;
 /// is asked again. Nothing when Python or cunumpy is missing.
 std::optional<std::filesystem::path> find_cunumpy_include_dir(const std::string& python, const ToolProbe& probe);
 
+/// The answer `find_cunumpy_include_dir` remembered for `python`, without
+/// starting any process; nothing when it never asked or the folder vanished.
+std::optional<std::filesystem::path> find_remembered_cunumpy_include_dir(const std::string& python,
+                                                                         const ToolProbe& probe);
+
 }  // namespace ck
