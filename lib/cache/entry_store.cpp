@@ -151,6 +151,7 @@ void EntryStore::ensure_tagged() const
     fs::path tag = root_ / "CACHEDIR.TAG";
     std::error_code error;
     if (fs::exists(tag, error)) return;
+    fs::create_directories(root_, error);
     util::replace_file_atomically(tag, cachedir_tag);
 }
 
