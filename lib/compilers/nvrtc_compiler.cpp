@@ -90,7 +90,7 @@ const NvrtcCompiler::Loaded& NvrtcCompiler::loaded() const
         names.insert(names.end(), nvrtc_sonames.begin(), nvrtc_sonames.end());
         std::string error;
         auto loaded = std::make_unique<Loaded>();
-        loaded->library = util::DynamicLibrary::open_first(names, &error);
+        loaded->library = util::DynamicLibrary::open_first(names, &error, /*keep_loaded=*/true);
         if (!loaded->library.loaded())
             throw ToolchainError("NVRTC not found (" + error + "); install the CUDA toolkit, set cuda-root, or use --compiler nvcc");
         auto& api = loaded->api;
