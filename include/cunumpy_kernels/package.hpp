@@ -66,8 +66,10 @@ CK_API std::vector<KernelSource> find_kernels(const std::vector<std::filesystem:
                                               const Config& config,
                                               WalkWarning warn = {});
 
-/// The kernel `file` belongs to (its host module, CUDA source, or any file in
-/// its folder), or nothing.
+/// The kernel `file` belongs to (its host module, CUDA source, a stub in its
+/// `__pyccel__/`, or any file in its folder), or nothing. A folder that holds
+/// kernel folders below it is a package, as for find_kernels: its files belong
+/// to no kernel.
 CK_API std::optional<KernelSource> kernel_of_file(const std::filesystem::path& file, const Config& config);
 
 }  // namespace ck
