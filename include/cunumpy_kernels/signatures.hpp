@@ -138,10 +138,13 @@ CK_API KernelSignatures check_kernel_signatures(const KernelSource& kernel, cons
 CK_API std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths,
                                                   const Config& config, WalkWarning warn = {});
 
-/// The report of `check-signatures --format json`: {"ok", "kernels",
-/// "compared", "findings": [{"kind", "module", "kernel", "message",
-/// "declarations": [{"role", "file", "line", "parameters", "reason"}]}]}.
-/// Paths are written as `display` returns them.
+/// The report of `check-signatures --format json`:
+/// {"ok", "summary": {"kernels", "match", "mismatch", "unreadable",
+/// "nothing_to_compare"}, "kernels": [{"module", "kernel", "agreement",
+/// "declarations": [{"role", "file", "line", "parameters" | "reason"}]}],
+/// "findings": [{"kind": "mismatch" | "unreadable" | "unreadable-file",
+/// "module", "kernel", "message", "declarations": [...]}]}. Paths are
+/// written as `display` returns them.
 CK_API nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
                               const std::function<std::string(const std::filesystem::path&)>& display);
 

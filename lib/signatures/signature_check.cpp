@@ -186,20 +186,35 @@ nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
                        const std::function<std::string(const fs::path&)>& display)
 {
     nlohmann::json findings = nlohmann::json::array();
-    std::size_t compared = 0;
+    nlohmann::json rows = nlohmann::json::array();
+    std::map<std::string, std::size_t> counts;
     for (const auto& kernel : kernels) {
-        compared += kernel.agreement() != SignatureAgreement::nothing_to_compare ? 1 : 0;
+        ++counts[to_string(kernel.agreement())];
+        nlohmann::json declarations = nlohmann::json::array();
+        for (const auto& d : kernel.declarations) declarations.push_back(declaration_json(d, display));
+        rows.push_back({{"module", kernel.module},
+                        {"kernel", kernel.name},
+                        {"agreement", to_string(kernel.agreement())},
+                        {"declarations", declarations}});
         for (const auto& finding : kernel.findings) {
-            nlohmann::json declarations = nlohmann::json::array();
-            for (const auto& d : finding.declarations) declarations.push_back(declaration_json(d, display));
+            nlohmann::json concerned = nlohmann::json::array();
+            for (const auto& d : finding.declarations) concerned.push_back(declaration_json(d, display));
             findings.push_back({{"kind", to_string(finding.kind)},
                                 {"module", kernel.module},
                                 {"kernel", kernel.name},
                                 {"message", finding.message},
-                                {"declarations", declarations}});
+                                {"declarations", concerned}});
         }
     }
-    return {{"ok", findings.empty()}, {"kernels", kernels.size()}, {"compared", compared}, {"findings", findings}};
+    return {{"ok", findings.empty()},
+            {"summary",
+             {{"kernels", kernels.size()},
+              {"match", counts["match"]},
+              {"mismatch", counts["mismatch"]},
+              {"unreadable", counts["unreadable"]},
+              {"nothing_to_compare", counts["-"]}}},
+            {"kernels", rows},
+            {"findings", findings}};
 }
 
 }  // namespace ck
