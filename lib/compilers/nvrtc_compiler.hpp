@@ -16,6 +16,7 @@ public:
     ~NvrtcCompiler() override;
 
     std::string identity() const override;
+    std::optional<std::string> remembered_identity() const override;
     CudaCompileOutput compile(const CudaCompileRequest& request) const override;
 
 private:
