@@ -24,6 +24,7 @@ struct CommandSpec {
 
 const CommandSpec command_table[] = {
     {"build", "Compile every kernel's CUDA artifacts that the cache lacks", setup_build},
+    {"status", "Show which kernels have CUDA, whether signatures agree, and the cache state of every artifact", setup_status},
     {"check-signatures", "Check that each kernel's host and CUDA versions take the same parameters (files or trees)", setup_check_signatures},
 };
 
