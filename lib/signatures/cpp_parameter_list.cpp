@@ -103,7 +103,8 @@ public:
         if (q.empty()) return fail("is empty");
         if (q.size() == 1 && is(tokens_[q[0]], "...")) return fail("is variadic (...), which a kernel cannot take");
         strip_trailing_arrays(q);
-        if (!q.empty() && is(tokens_[q.back()], ")")) return parenthesized(q);
+        if (q.empty()) return fail("has no name", true);  // only array bounds: `[3][3]`
+        if (is(tokens_[q.back()], ")")) return parenthesized(q);
         return plain(q);
     }
 
@@ -248,7 +249,7 @@ std::string spell(const std::vector<CppToken>& tokens, std::size_t begin, std::s
     for (std::size_t i = begin; i < end && i < tokens.size(); ++i) {
         const std::string& word = tokens[i].text;
         bool tight = text.empty() || word == "," || word == ")" || word == "]" || word == ">" || word == "::" ||
-                     word == "*" || word == "&" || word == "<" || text.back() == '(' || text.back() == '[' || text.back() == '<' ||
+                     word == "*" || word == "&" || word == "<" || word == "[" || text.back() == '(' || text.back() == '[' || text.back() == '<' ||
                      text.ends_with("::");
         text += (tight ? "" : " ") + word;
         if (text.size() > 120) return text.substr(0, 117) + "...";

@@ -133,6 +133,8 @@ TEST_CASE("what cannot be read is reported with the line and why, never guessed"
     check_unreadable("__global__ void push(MarkerArgs) {}\n", "parameter 1 (MarkerArgs) has no name", 1);
     check_unreadable("__global__ void push(ARRAY_ARG(x), int n) {}\n", "macro call", 1);
     check_unreadable("__global__ void push(double* x, int n\n", "no closing parenthesis", 1);
+    // found by libFuzzer (tests/fuzz/regressions/cuda/parameter_of_only_array_bounds)
+    check_unreadable("__global__ void push([3][3], double* x) {}\n", "parameter 1 ([3][3]) has no name", 1);
     check_unreadable("#define ARGS(T) T* x, int n\n__global__ void push(ARGS(double)) {}\n", "macro call", 2);
 }
 
