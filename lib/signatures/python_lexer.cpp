@@ -84,10 +84,10 @@ private:
 
     // `token_line_begin_` is where the token's own line began: a string may
     // end lines later, after line_begin_ moved on.
-    void emit(PythonToken::Kind kind, std::string text, int line, std::size_t start)
+    void emit(PythonToken::Kind kind, std::string_view text, int line, std::size_t start)
     {
         int column = static_cast<int>(start - token_line_begin_);
-        tokens_.push_back({kind, std::move(text), line, column, logical_start_});
+        tokens_.push_back({kind, text, line, column, logical_start_});
         logical_start_ = false;
     }
 
@@ -105,13 +105,13 @@ private:
                 at_ = string_end(at_, raw, formatted, 0);
                 return emit(PythonToken::Kind::string, "", line, start);
             }
-            return emit(PythonToken::Kind::name, std::string(word), line, start);
+            return emit(PythonToken::Kind::name, word, line, start);
         }
         if (is_digit(c) || (c == '.' && is_digit(peek(1)))) {
             while (at_ < s_.size() && (is_name_char(s_[at_]) || s_[at_] == '.' ||
                                        ((s_[at_] == '+' || s_[at_] == '-') && (s_[at_ - 1] | 0x20) == 'e')))
                 ++at_;
-            return emit(PythonToken::Kind::number, std::string(s_.substr(start, at_ - start)), line, start);
+            return emit(PythonToken::Kind::number, s_.substr(start, at_ - start), line, start);
         }
         if (c == '"' || c == '\'') {
             at_ = string_end(at_, false, false, 0);
@@ -126,13 +126,13 @@ private:
             std::string_view text(op);
             if (s_.compare(at_, text.size(), text) == 0) {
                 at_ += text.size();
-                return emit(PythonToken::Kind::op, std::string(text), line, start);
+                return emit(PythonToken::Kind::op, s_.substr(start, text.size()), line, start);
             }
         }
         char c = s_[at_++];
         if (c == '(' || c == '[' || c == '{') ++depth_;
         if ((c == ')' || c == ']' || c == '}') && depth_ > 0) --depth_;
-        emit(PythonToken::Kind::op, std::string(1, c), line, start);
+        emit(PythonToken::Kind::op, s_.substr(start, 1), line, start);
     }
 
     // The position after the string whose opening quote is at `i`.

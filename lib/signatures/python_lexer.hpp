@@ -14,13 +14,14 @@ namespace ck::signatures {
 struct PythonToken {
     enum class Kind { name, number, string, op, newline };
     Kind kind;
-    std::string text;         ///< name, number, op; empty for strings and newlines
+    std::string_view text;    ///< name, number, op (a view into the source); empty for strings and newlines
     int line = 1;             ///< 1-based line where the token starts
     int column = 0;           ///< 0-based byte column
     bool line_start = false;  ///< first token of a logical line
 };
 
 /// The tokens of `source`; each logical line ends with a `newline` token.
+/// Token texts point into `source`, which must outlive them.
 std::vector<PythonToken> lex_python(std::string_view source);
 
 }  // namespace ck::signatures

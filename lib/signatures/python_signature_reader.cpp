@@ -75,11 +75,11 @@ std::vector<std::pair<std::size_t, std::size_t>> split_parameters(const std::vec
 SignatureRead read_parameters(const std::vector<PythonToken>& tokens, std::size_t name_at)
 {
     const PythonToken& name = tokens[name_at];
-    std::string function = "'" + name.text + "'";
+    std::string function = "'" + std::string(name.text) + "'";
     std::size_t open = name_at + 1;
     if (open < tokens.size() && is_op(tokens[open], "[")) open = match(tokens, open) + 1;  // def f[T](...)
     if (open >= tokens.size() || !is_op(tokens[open], "("))
-        return make(Status::unreadable, name.line, "expected '(' after def " + name.text);
+        return make(Status::unreadable, name.line, "expected '(' after def " + std::string(name.text));
     std::size_t close = match(tokens, open);
     if (close >= tokens.size())
         return make(Status::unreadable, name.line, "the parameter list of " + function + " is not closed");
@@ -100,7 +100,7 @@ SignatureRead read_parameters(const std::vector<PythonToken>& tokens, std::size_
             // **kwargs: not positional; `/`: positional-only marker
         } else if (first.kind == Kind::name &&
                    (end - begin == 1 || is_op(tokens[begin + 1], ":") || is_op(tokens[begin + 1], "="))) {
-            if (!keyword_only) names.push_back(first.text);
+            if (!keyword_only) names.emplace_back(first.text);
         } else {
             return make(Status::unreadable, first.line, number + " is not `name[: annotation][= default]`");
         }
