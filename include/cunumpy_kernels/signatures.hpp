@@ -109,6 +109,7 @@ enum class SignatureAgreement {
     unreadable,          ///< some could not be read (and none differ among those read)
 };
 
+/// "-", "match", "mismatch" or "unreadable", as `status` and the JSON reports write it.
 CK_API const char* to_string(SignatureAgreement agreement);
 
 /// The declarations of one kernel and their problems.
@@ -118,6 +119,8 @@ struct CK_API KernelSignatures {
     std::vector<Signature> declarations;     ///< the host kernel's first, in the order compared
     std::vector<SignatureFinding> findings;  ///< every problem, not just the first
 
+    /// mismatch when any finding is one, else unreadable when any declaration
+    /// could not be read, else match, or nothing_to_compare for a host kernel alone.
     SignatureAgreement agreement() const;
 };
 
@@ -127,16 +130,6 @@ struct CK_API KernelSignatures {
 /// compared with it. A kernel with nothing but a host module is not read.
 /// Never throws: unreadable files are findings.
 CK_API KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config);
-
-/// The kernels that `paths` name, as `check-signatures` takes them: a folder
-/// is walked as find_kernels walks it; a file stands for the kernel it
-/// belongs to (a host module, a CUDA source, a stub in `__pyccel__/`, any
-/// file of a kernel folder), and a file that belongs to no kernel is
-/// skipped. Each kernel once, sorted by module.
-///
-/// Throws UsageError when a path does not exist.
-CK_API std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths,
-                                                  const Config& config, WalkWarning warn = {});
 
 /// The report of `check-signatures --format json`:
 /// {"ok", "summary": {"kernels", "match", "mismatch", "unreadable",

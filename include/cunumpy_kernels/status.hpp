@@ -36,6 +36,7 @@ enum class ArtifactState {
     unknown,  ///< the key needs a fact status may not learn (see BuildRequest::start_tools); `reason` says which
 };
 
+/// "built", "stale", "missing", "failed" or "unknown", as `status` writes it.
 CK_API const char* to_string(ArtifactState state);
 
 struct ArtifactStatus {

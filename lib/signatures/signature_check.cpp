@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <map>
-#include <set>
 
 namespace ck {
 
@@ -157,29 +156,6 @@ SignatureAgreement KernelSignatures::agreement() const
 KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config&)
 {
     return KernelCheck(kernel).run();
-}
-
-std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn)
-{
-    std::vector<fs::path> folders, files;
-    for (const auto& path : paths) {
-        std::error_code error;
-        if (!fs::exists(path, error)) throw UsageError(path.string() + ": no such file or folder");
-        (fs::is_directory(path, error) ? folders : files).push_back(path);
-    }
-    std::map<std::string, KernelSource> found;
-    if (!folders.empty() || files.empty())
-        for (auto& kernel : find_kernels(folders, config, warn)) found.emplace(kernel.module, std::move(kernel));
-    std::set<fs::path> asked;
-    for (const auto& file : files) {
-        std::error_code error;
-        fs::path folder = fs::absolute(file, error).lexically_normal().parent_path();
-        if (!asked.insert(folder).second) continue;
-        if (auto kernel = kernel_of_file(file, config)) found.emplace(kernel->module, std::move(*kernel));
-    }
-    std::vector<KernelSource> kernels;
-    for (auto& [module, kernel] : found) kernels.push_back(std::move(kernel));
-    return kernels;
 }
 
 nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
