@@ -4,6 +4,7 @@
 #include "path_display.hpp"
 #include "tree_options.hpp"
 
+#include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/signatures.hpp"
 
 #include <fmt/format.h>
@@ -105,7 +106,12 @@ int exit_code(const std::vector<KernelSignatures>& kernels)
 int run_check(const CheckFlags& flags, Terminal& terminal)
 {
     Config config = flags.tree.resolve();
-    auto kernels = kernels_of_paths(flags.tree.path_list(), config, [](const std::string& w) { spdlog::warn("{}", w); });
+    std::vector<KernelSource> kernels;
+    try {
+        kernels = kernels_of_paths(flags.tree.path_list(), config, [](const std::string& w) { spdlog::warn("{}", w); });
+    } catch (const SourceError& error) {
+        throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
+    }
     std::vector<KernelSignatures> results;
     results.reserve(kernels.size());
     for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config));

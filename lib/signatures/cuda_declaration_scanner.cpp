@@ -150,6 +150,9 @@ void CudaDeclarationScanner::record_macro_use(const std::vector<CppToken>& token
     std::size_t open = tokens.size();
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         if (depths[i] == 0 && is(tokens[i], "(")) open = i;
+        bool declared = depths[i] == 0 && tokens[i].kind == Kind::identifier && tokens[i].text == name_ &&
+                        i > 0 && i + 1 < tokens.size() && is(tokens[i + 1], "(");
+        if (declared && line_without_global_ == 0) line_without_global_ = tokens[i].line;
         if (depths[i] == 0 || tokens[i].kind != Kind::identifier || tokens[i].text != name_) continue;
         if (open == 0 || open >= tokens.size() || tokens[open - 1].kind != Kind::identifier) continue;
         if (!seen_.insert("macro|" + std::to_string(statement[i].serial)).second) continue;

@@ -41,6 +41,9 @@ public:
     /// Every declaration found, in source order, each once.
     const std::vector<CudaDeclaration>& declarations() const { return declarations_; }
     const std::vector<MacroUse>& macro_uses() const { return macro_uses_; }
+    /// The first line that declares the name at namespace level without
+    /// `__global__` (e.g. behind a qualifier macro from another file); 0: none.
+    int line_without_global() const { return line_without_global_; }
 
 private:
     struct Entry {
@@ -82,6 +85,7 @@ private:
     std::set<std::string> seen_;
     std::vector<CudaDeclaration> declarations_;
     std::vector<MacroUse> macro_uses_;
+    int line_without_global_ = 0;
 };
 
 }  // namespace ck::signatures

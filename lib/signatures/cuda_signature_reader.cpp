@@ -62,6 +62,10 @@ SignatureRead without_declaration(const signatures::CudaDeclarationScanner& scan
             return make(Status::unreadable, macro.line,
                         quoted + " is declared only inside the function-like macro " + macro_name +
                             ", whose parameters cannot be read: write the declaration out");
+    if (int line = scanner.line_without_global())
+        return make(Status::not_found, line,
+                    "no __global__ function " + quoted + " found in the CUDA source; this line declares " + quoted +
+                        " without __global__ (behind a macro from another file?)");
     return make(Status::not_found, 0, "no __global__ function " + quoted + " found in the CUDA source");
 }
 

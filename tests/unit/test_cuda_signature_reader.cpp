@@ -143,7 +143,10 @@ TEST_CASE("no declaration at all")
     SignatureRead r = read("__global__ void pull(double* x) {}\n");
     CHECK(r.status == Status::not_found);
     CHECK(r.reason == "no __global__ function 'push' found in the CUDA source");
-    CHECK(read("__device__ void push(double* x) {}\n").status == Status::not_found);
+    SignatureRead device = read("#include \"kernel.cuh\"\n__device__ void push(double* x) {}\nCK_KERNEL void push(double* x);\n");
+    CHECK(device.status == Status::not_found);
+    CHECK(device.line == 2);
+    CHECK(device.reason.find("this line declares 'push' without __global__") != std::string::npos);
     CHECK(read("").status == Status::not_found);
 }
 
