@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <set>
 
 namespace ck {
 
@@ -50,6 +51,21 @@ bool same_inputs_but_compiler(nlohmann::json a, nlohmann::json b)
     return a == b;
 }
 
+// Every target whose artifact can run on a device of compute capability
+// major.minor: its own cubin, the cubins of lower minors, and PTX of any
+// architecture up to its own (the known ones and those the config names).
+std::vector<std::string> serving_targets(const Config& config, int major, int minor)
+{
+    int device = major * 10 + minor;
+    std::vector<std::string> targets;
+    for (int m = minor; m >= 0; --m) targets.push_back("sm_" + std::to_string(major) + std::to_string(m));
+    std::set<int> ptx = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+    for (const auto& arch : config.architectures) ptx.insert(parse_target(arch).number);
+    for (auto n = ptx.rbegin(); n != ptx.rend(); ++n)
+        if (*n <= device && *n > 0) targets.push_back("compute_" + std::to_string(*n));
+    return targets;
+}
+
 std::string short_key(const std::string& key)
 {
     return key.substr(0, 16);
@@ -81,35 +97,55 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
         if (!nvcc.empty()) identity = probe_->answer(nvcc, "nvcc-identity", [] { return std::string(); });
     }
     identity_known_ = !identity.empty();
-    planner_ = std::make_unique<CudaPlanner>(config_, identity, cunumpy_dir_resolver(config_, *probe_, false));
+    identity_ = identity;
 }
 
 ArtifactCache::~ArtifactCache() = default;
 
-const std::vector<CudaJob>& ArtifactCache::jobs_of(const KernelSource& kernel)
+const std::vector<CudaJob>& ArtifactCache::jobs_of(const KernelSource& kernel, int cc_major, int cc_minor)
 {
+    std::string name = kernel.module + "@" + std::to_string(cc_major) + std::to_string(cc_minor);
     std::lock_guard lock(mutex_);
-    auto it = plans_.find(kernel.module);
+    auto it = plans_.find(name);
     if (it != plans_.end()) return it->second;
-    return plans_.emplace(kernel.module, planner_->plan(kernel)).first->second;
+    Config config = config_;
+    config.architectures = serving_targets(config_, cc_major, cc_minor);
+    config.ptx = false;
+    CudaPlanner planner(config, identity_, cunumpy_dir_resolver(config, *probe_, false));
+    return plans_.emplace(name, planner.plan(kernel)).first->second;
 }
 
-std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::string& report) const
+std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::string& problem) const
 {
-    std::string problem;
-    report = job.target + ": ";
     if (identity_known_) {
         if (auto manifest = store_.find("cuda", job.key, &problem))
             return ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), ""};
-        report += problem.empty() ? "no entry (key " + short_key(job.key) + "...)" : "unusable entry: " + problem;
         return std::nullopt;
     }
+    // Without the compiler's identity, only the latest build of the kernel
+    // for this target can be matched, by all its other inputs.
     auto latest = store_.latest("cuda", job.kernel->module, job.target);
     if (latest && same_inputs_but_compiler(latest->inputs, job.inputs))
         return ArtifactCandidate{*latest, store_.entry_dir("cuda", latest->key), ""};
-    report += "no entry built from these sources (the compiler's identity is unknown here, so only the latest "
-              "build of this kernel can match)";
     return std::nullopt;
+}
+
+std::vector<std::string> ArtifactCache::held(const KernelSource& kernel) const
+{
+    std::vector<std::string> lines;
+    std::error_code error;
+    std::string prefix = kernel.module + "@";
+    for (const auto& entry : fs::directory_iterator(location_.root / "cuda-last", error)) {
+        std::string name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        std::string target = name.substr(prefix.size());
+        if (auto manifest = store_.latest("cuda", kernel.module, target))
+            lines.push_back(target + ": an entry built " + manifest->built_at + " from other inputs (key " +
+                            short_key(manifest->key) + "...)");
+    }
+    if (lines.empty()) lines.push_back("no entry of " + kernel.module + " (run cunumpy-kernels build)");
+    std::sort(lines.begin(), lines.end());
+    return lines;
 }
 
 std::vector<ArtifactCandidate> ArtifactCache::candidates(const KernelSource& kernel, int cc_major, int cc_minor,
@@ -122,27 +158,31 @@ std::vector<ArtifactCandidate> ArtifactCache::candidates(const KernelSource& ker
         const CudaJob* job;
     };
     std::vector<Ranked> fitting;
-    for (const auto& job : jobs_of(kernel)) {
+    for (const auto& job : jobs_of(kernel, cc_major, cc_minor)) {
         Target t = parse_target(job.target);
         if (t.cubin && t.number == device) fitting.push_back({0, t.number, &job});
         else if (t.cubin && t.number / 10 == cc_major && t.number % 10 < cc_minor) fitting.push_back({1, t.number, &job});
         else if (!t.cubin && t.number <= device) fitting.push_back({2, t.number, &job});
-        else report.push_back(job.target + ": does not run on sm_" + std::to_string(device));
     }
     std::sort(fitting.begin(), fitting.end(),
               [](const Ranked& a, const Ranked& b) { return a.rank != b.rank ? a.rank < b.rank : a.number > b.number; });
     static const char* const how[] = {"cubin", "compatible cubin", "ptx"};
     std::vector<ArtifactCandidate> found;
+    std::string missing;
     for (const auto& f : fitting) {
-        std::string line;
-        auto candidate = lookup(*f.job, line);
+        std::string problem;
+        auto candidate = lookup(*f.job, problem);
         if (!candidate) {
-            report.push_back(line);
+            if (problem.empty()) missing += (missing.empty() ? "" : ", ") + f.job->target;
+            else report.push_back(f.job->target + ": unusable entry: " + problem);
             continue;
         }
         candidate->how = how[f.rank];
         found.push_back(std::move(*candidate));
     }
+    if (!missing.empty()) report.push_back("no entry of the current inputs for " + missing);
+    if (found.empty())
+        for (auto& line : held(kernel)) report.push_back(std::move(line));
     return found;
 }
 

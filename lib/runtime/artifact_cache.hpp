@@ -53,8 +53,11 @@ public:
     /// The entries that may serve a device of compute capability
     /// `cc_major`.`cc_minor`, best first: the cubin of its architecture, a
     /// compatible cubin (same major, lower minor), then the newest PTX not
-    /// newer than the device. `report` gets one line per target looked at
-    /// ("sm_90: no entry (key 1a2b3c4d...)"), for the error when nothing fits.
+    /// newer than the device. Every target that could serve is looked up,
+    /// whatever the config's `arch` names, so a cache built with other
+    /// `--arch` flags is found too. `report` gets lines for the error when
+    /// nothing fits: the targets without entry, unusable entries, and the
+    /// entries the cache holds for the kernel from other inputs.
     std::vector<ArtifactCandidate> candidates(const KernelSource& kernel, int cc_major, int cc_minor,
                                               std::vector<std::string>& report);
 
@@ -70,8 +73,9 @@ public:
 
 private:
     struct Plans;
-    const std::vector<CudaJob>& jobs_of(const KernelSource& kernel);
-    std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& report) const;
+    const std::vector<CudaJob>& jobs_of(const KernelSource& kernel, int cc_major, int cc_minor);
+    std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& problem) const;
+    std::vector<std::string> held(const KernelSource& kernel) const;
     CudaJob nvrtc_job(const KernelSource& kernel, const std::string& target);
     bool publish(const CudaJob& job, const std::string& entry_symbol, const std::string& bytes, const std::string& log,
                  double seconds, std::filesystem::path& artifact);
@@ -85,8 +89,8 @@ private:
     WarningSink warn_;
     bool identity_known_ = true;  ///< false: keys are matched against latest records minus the compiler
     std::mutex mutex_;            ///< guards the planners and the plans (CudaPlanner is not thread-safe)
-    std::unique_ptr<CudaPlanner> planner_;
-    std::map<std::string, std::vector<CudaJob>> plans_;       ///< by module
+    std::string identity_;        ///< of the configured compiler; "" when unknown
+    std::map<std::string, std::vector<CudaJob>> plans_;       ///< by module@cc
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time
 };

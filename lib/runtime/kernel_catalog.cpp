@@ -112,7 +112,7 @@ std::string KernelCatalog::summary(std::size_t max_missing) const
     if (missing.empty()) return text;
     std::string names;
     for (std::size_t i = 0; i < missing.size() && i < max_missing; ++i) names += (i ? ", " : "") + missing[i];
-    if (missing.size() > max_missing) names += ", ...";
+    if (missing.size() > max_missing) names += names.empty() ? "..." : ", ...";
     return text + " (missing: " + names + ")";
 }
 
