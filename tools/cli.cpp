@@ -24,6 +24,7 @@ struct CommandSpec {
 
 const CommandSpec command_table[] = {
     {"build", "Compile every kernel's CUDA artifacts that the cache lacks", setup_build},
+    {"cache", "Inspect, verify, prune, export and import the cache", setup_cache},
 };
 
 constexpr int exit_failure = 1;

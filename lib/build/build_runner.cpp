@@ -89,14 +89,28 @@ private:
         for (const auto& kernel : report_.kernels) {
             if (!kernel.cuda_file) continue;
             CacheContext& context = context_for(kernel);
-            for (auto& job : context.planner->plan(kernel)) {
-                if (auto manifest = context.store.find("cuda", job.key)) {
-                    report_.jobs.push_back(hit_result(job, context.store, *manifest));
+            auto jobs = context.planner->plan(kernel);
+            if (!jobs.empty()) warn_if_cunumpy_missing(kernel, jobs.front());
+            for (auto& job : jobs) {
+                if (context.store.has_entry("cuda", job.key, {job.artifact_file()})) {
+                    report_.jobs.push_back(hit_result(job, context.store));
                     continue;
                 }
                 misses_.push_back(Miss{std::move(job), &context, ""});
                 misses_.back().reason = explain_miss(misses_.back());
             }
+        }
+    }
+
+    void warn_if_cunumpy_missing(const KernelSource& kernel, const CudaJob& job)
+    {
+        for (const auto& name : job.inputs.value("unresolved_includes", nlohmann::json::array())) {
+            if (cunumpy_warned_ || name.get<std::string>().rfind("cunumpy/", 0) != 0) continue;
+            cunumpy_warned_ = true;
+            report_.warnings.push_back(kernel.cuda_file->string() + " includes " + name.get<std::string>() +
+                                       " but cunumpy's CUDA headers were not found: install cunumpy for " +
+                                       config().python + " (pip install cunumpy), or pass --python or "
+                                       "--cunumpy-include-dir");
         }
     }
 
@@ -147,6 +161,7 @@ private:
     BuildReport report_;
     std::map<std::string, std::unique_ptr<CacheContext>> contexts_;
     std::vector<Miss> misses_;
+    bool cunumpy_warned_ = false;
     std::mutex mutex_;
 };
 

@@ -55,7 +55,7 @@ std::vector<std::string> cuda_targets(const Config& config)
     return targets;
 }
 
-json cuda_key_inputs(const KernelSource& kernel, const std::string& source, const IncludeScan& scan,
+json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
                      const std::string& compiler_identity, const std::string& target,
                      const std::vector<std::string>& options)
 {
@@ -64,7 +64,7 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source, cons
     json inputs = {
         {"format", cuda_key_format},
         {"kernel", kernel.name},
-        {"source", {{"file", kernel.cuda_file->filename().string()}, {"sha256", sha256_hex(source)}}},
+        {"source", {{"file", kernel.cuda_file->filename().string()}, {"sha256", source_sha256}}},
         {"headers", headers},
         {"compiler", compiler_identity},
         {"target", target},
@@ -74,12 +74,17 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source, cons
     return inputs;
 }
 
-JobResult hit_result(const CudaJob& job, const EntryStore& store, const Manifest& manifest)
+std::string CudaJob::artifact_file() const
+{
+    return kernel->name + "." + target + "." + artifact_extension(target);
+}
+
+JobResult hit_result(const CudaJob& job, const EntryStore& store)
 {
     JobResult result = base_result(job);
     result.state = JobState::hit;
     result.entry = store.entry_dir("cuda", job.key);
-    for (const auto& artifact : manifest.artifacts) result.artifacts.push_back(result.entry / artifact.file);
+    result.artifacts.push_back(result.entry / job.artifact_file());
     return result;
 }
 
@@ -107,9 +112,7 @@ JobResult run_cuda_job(const CudaJob& job, const CudaCompiler& compiler, const E
         manifest.entry_symbol = output.entry_symbol;
         manifest.target = job.target;
         manifest.inputs = job.inputs;
-        manifest.artifacts.push_back(writer.add_file(job.kernel->name + "." + job.target + "." +
-                                                         artifact_extension(job.target),
-                                                     job.target, output.artifact));
+        manifest.artifacts.push_back(writer.add_file(job.artifact_file(), job.target, output.artifact));
         manifest.built_at = utc_now();
         manifest.seconds = result.seconds;
         manifest.log = output.log;

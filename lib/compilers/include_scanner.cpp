@@ -157,7 +157,8 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
             std::string label;
             auto path = resolve(name, quoted, dir, dirs, label);
             if (!path) {
-                if (quoted) unresolved.insert(name);
+                // cunumpy's headers are never system headers: a miss means cunumpy was not found.
+                if (quoted || name.rfind("cunumpy/", 0) == 0) unresolved.insert(name);
                 continue;
             }
             if (!seen.insert(*path).second) continue;

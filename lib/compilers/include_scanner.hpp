@@ -24,7 +24,7 @@ struct IncludedHeader {
 
 struct IncludeScan {
     std::vector<IncludedHeader> headers;  ///< each header once, sorted by name
-    std::vector<std::string> unresolved;  ///< quoted includes found nowhere (the compile will say so)
+    std::vector<std::string> unresolved;  ///< quoted and `cunumpy/` includes found nowhere (the compile will say so)
 };
 
 /// A search folder and the label its headers get in key names: headers in the

@@ -195,3 +195,14 @@ def test_long_kernel_names_are_warned_about(run, tmp_path):
     assert "has 49 characters" in result.stderr
     result = run("build", "--no-name-check", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
     assert "characters" not in result.stderr
+
+
+def test_missing_cunumpy_headers_are_named_with_the_fix(run, example, tmp_path):
+    no_cunumpy = tmp_path / "python-without-cunumpy"
+    no_cunumpy.write_text("#!/bin/sh\nexec /usr/bin/env python3 -I -S \"$@\"\n")
+    no_cunumpy.chmod(0o755)
+    result = run("build", "--python", no_cunumpy, "--cache-dir", tmp_path / "cache", example)
+    assert result.returncode == 1
+    assert "includes cunumpy/atomic.cuh but cunumpy's CUDA headers were not found" in result.stderr
+    assert "failed  particles.kernels.push" not in result.stderr  # push does not need cunumpy
+    assert "failed  particles.kernels.deposit [sm_90]" in result.stderr

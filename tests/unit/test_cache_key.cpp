@@ -45,7 +45,7 @@ struct KeyFixture {
         IncludeScanner scanner([late] { return late; });
         std::vector<SearchDir> dirs = {{kernel.folder, ""}, {kernel.source_root, ""}};
         IncludeScan scan = scanner.scan(*kernel.cuda_file, source, dirs);
-        return cuda_key_inputs(kernel, source, scan, compiler, target, config.options);
+        return cuda_key_inputs(kernel, sha256_hex(source), scan, compiler, target, config.options);
     }
 
     std::string key() const { return cache_key(inputs(tree.root())); }
