@@ -6,6 +6,7 @@
 // counts as skipped. Environment (set by the GPU run, optional here):
 //   CK_GPU_CLI_CACHE        cache the CLI filled for the example package
 //   CK_CUNUMPY_INCLUDE_DIR  cunumpy's CUDA headers (the example's deposit needs them)
+//   CK_SOURCE_ROOT          the repository, when the binary runs away from its tree
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -34,9 +35,11 @@ std::optional<std::filesystem::path> env_path(const char* name)
     return std::filesystem::path(value);
 }
 
+// The repository: CK_SOURCE_ROOT when the binary runs away from its tree.
 std::filesystem::path example_src()
 {
-    return std::filesystem::path(CK_SOURCE_ROOT) / "share" / "examples" / "particles" / "src";
+    auto root = env_path("CK_SOURCE_ROOT").value_or(std::filesystem::path(CK_SOURCE_ROOT));
+    return root / "share" / "examples" / "particles" / "src";
 }
 
 // Kernels that exercise what the example does not: structs, shared memory,
