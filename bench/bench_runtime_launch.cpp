@@ -119,7 +119,7 @@ void BM_RawLaunch(benchmark::State& state)
     for (auto _ : state) raw.launch(push, 8, 1, 1, 128, 1, 1, 0, nullptr, params, nullptr);
     raw.synchronize();
 }
-BENCHMARK(BM_RawLaunch)->UseRealTime()->Iterations(200000)->Repetitions(5);
+BENCHMARK(BM_RawLaunch)->UseRealTime()->Iterations(100000)->Repetitions(15);
 
 void BM_KernelCall(benchmark::State& state)
 {
@@ -130,7 +130,7 @@ void BM_KernelCall(benchmark::State& state)
     for (auto _ : state) push(x, v, e, dt, length, markers);
     s.gpu->synchronize();
 }
-BENCHMARK(BM_KernelCall)->UseRealTime()->Iterations(200000)->Repetitions(5);
+BENCHMARK(BM_KernelCall)->UseRealTime()->Iterations(100000)->Repetitions(15);
 
 void BM_CatalogLookupAndCall(benchmark::State& state)
 {
@@ -140,7 +140,7 @@ void BM_CatalogLookupAndCall(benchmark::State& state)
     for (auto _ : state) (*s.catalog)["push"](x, v, e, dt, length, markers);
     s.gpu->synchronize();
 }
-BENCHMARK(BM_CatalogLookupAndCall)->UseRealTime()->Iterations(200000)->Repetitions(5);
+BENCHMARK(BM_CatalogLookupAndCall)->UseRealTime()->Iterations(100000)->Repetitions(15);
 
 void BM_OpenCatalog(benchmark::State& state)
 {

@@ -55,12 +55,11 @@ void ArgumentPacker::check_count(std::span<const Argument> args) const
 const ArrayView& ArgumentPacker::device_array(const Argument& arg, std::size_t index, bool any_type) const
 {
     const KernelParameter& p = parameters_[index];
+    bool fits = arg.is_array() && arg.array().memory == Memory::device && (any_type || arg.type() == p.element);
+    if (fits) return arg.array();
     std::string expected = any_type ? "a device array" : std::string("a device array of ") + to_string(p.element);
-    if (!arg.is_array()) fail(index, expected, arg);
-    if (arg.array().memory != Memory::device)
-        fail(index, expected, arg, "arrays are never copied to the device implicitly");
-    if (!any_type && arg.type() != p.element) fail(index, expected, arg);
-    return arg.array();
+    bool host = arg.is_array() && arg.array().memory == Memory::host;
+    fail(index, expected, arg, host ? "arrays are never copied to the device implicitly" : "");
 }
 
 const void* ArgumentPacker::pack_one(const Argument& arg, std::size_t index, std::size_t struct_size,
@@ -70,6 +69,7 @@ const void* ArgumentPacker::pack_one(const Argument& arg, std::size_t index, std
     switch (p.kind) {
     case ParameterKind::scalar: {
         void* slot = out.reserve(size_of(p.element));
+        if (write_same_type_scalar(arg, p.element, slot)) return slot;
         std::string why = try_convert_scalar(arg, p.element, slot);
         if (!why.empty()) fail(index, std::string("a ") + to_string(p.element) + " scalar", arg, why);
         return slot;

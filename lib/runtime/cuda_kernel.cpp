@@ -159,6 +159,9 @@ std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_module(const CurrentContext
 
 CudaKernel::Loaded& CudaKernel::loaded_for(const CurrentContext& current)
 {
+    if (Loaded* first = first_loaded_.load(std::memory_order_acquire);
+        first && first_context_.load(std::memory_order_relaxed) == current.context)
+        return *first;
     {
         std::shared_lock lock(mutex_);
         auto it = loaded_.find(current.context);
@@ -172,7 +175,12 @@ CudaKernel::Loaded& CudaKernel::loaded_for(const CurrentContext& current)
     }
     auto loaded = load_module(current);
     std::unique_lock lock(mutex_);
-    return *loaded_.emplace(current.context, std::move(loaded)).first->second;
+    Loaded& result = *loaded_.emplace(current.context, std::move(loaded)).first->second;
+    if (!first_loaded_.load(std::memory_order_relaxed)) {
+        first_context_.store(current.context, std::memory_order_relaxed);
+        first_loaded_.store(&result, std::memory_order_release);
+    }
+    return result;
 }
 
 void CudaKernel::opt_in_shared(Loaded& loaded, std::size_t shared_mem)

@@ -77,6 +77,11 @@ private:
     mutable std::shared_mutex mutex_;  ///< guards loaded_
     std::mutex load_mutex_;            ///< one load at a time
     std::map<CUcontext, std::unique_ptr<Loaded>> loaded_;
+    // Most processes use one context: its module is found without a lock.
+    // Set once, with release order, after the module is in loaded_; never
+    // cleared before destruction.
+    std::atomic<CUcontext> first_context_{nullptr};
+    std::atomic<Loaded*> first_loaded_{nullptr};
 };
 
 }  // namespace ck

@@ -82,6 +82,9 @@ const DeviceState& Gpu::State::device_state(CUdevice device)
 
 const DeviceState& Gpu::State::device_of_context(CUcontext context)
 {
+    if (const DeviceState* first = first_device.load(std::memory_order_acquire);
+        first && first_context.load(std::memory_order_relaxed) == context)
+        return *first;
     {
         std::shared_lock lock(mutex);
         auto it = contexts.find(context);
@@ -92,7 +95,15 @@ const DeviceState& Gpu::State::device_of_context(CUcontext context)
     const DeviceState& state = device_state(device);
     std::unique_lock lock(mutex);
     contexts.emplace(context, &state);
+    remember_first(context, state);
     return state;
+}
+
+void Gpu::State::remember_first(CUcontext context, const DeviceState& state)
+{
+    if (first_device.load(std::memory_order_relaxed)) return;
+    first_context.store(context, std::memory_order_relaxed);
+    first_device.store(&state, std::memory_order_release);
 }
 
 CurrentContext Gpu::State::current_context()
@@ -115,6 +126,7 @@ CurrentContext Gpu::State::current_context()
             check_cuda(d, d.primary_context_retain(&mutable_state.primary, device), "cuDevicePrimaryCtxRetain");
         context = mutable_state.primary;
         contexts.emplace(context, &state);
+        remember_first(context, state);
     }
     check_cuda(d, d.context_set_current(context), "cuCtxSetCurrent");
     return {context, &state};

@@ -6,6 +6,7 @@
 
 #include "runtime/cuda_driver.hpp"
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,9 @@ struct Gpu::State {
     std::shared_mutex mutex;  ///< guards the maps below
     std::map<CUdevice, std::unique_ptr<DeviceState>> devices;
     std::map<CUcontext, const DeviceState*> contexts;
+    // The first context seen, answered without a lock (set once).
+    std::atomic<CUcontext> first_context{nullptr};
+    std::atomic<const DeviceState*> first_device{nullptr};
 
     ~State();
 
@@ -51,6 +55,7 @@ private:
     void load();
     const DeviceState& device_state(CUdevice device);
     const DeviceState& device_of_context(CUcontext context);
+    void remember_first(CUcontext context, const DeviceState& state);  ///< called with `mutex` held
 };
 
 /// Reads a device's name, compute capability and launch limits.

@@ -10,7 +10,7 @@ build=${BUILD:-build-gpu}
 out=${1:-.ck-gpu}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/src-root/share/examples"
-for b in tests/test_gpu_runtime bench/bench_runtime_launch share/particles-app tools/cunumpy-kernels; do
+for b in tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead share/particles-app tools/cunumpy-kernels; do
   strip --strip-debug -o "$out/bin/$(basename "$b")" "$build/$b"
 done
 strip --strip-debug -o "$out/lib/libcunumpy-kernels.so.0" "$build/lib/libcunumpy-kernels.so.0"

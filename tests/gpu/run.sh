@@ -27,7 +27,10 @@ src="$CK_SOURCE_ROOT/share/examples/particles/src"
   "$here/bin/particles-app" --src "$src" --cache-dir "$cache" --cunumpy-include-dir "$CK_CUNUMPY_INCLUDE_DIR" --markers 1000000
   echo "particles-app exit status: $?"
   echo "== launch benchmark"
-  CK_GPU_CLI_CACHE="$cache" "$here/bin/bench_runtime_launch" --benchmark_report_aggregates_only=true
+  CK_GPU_CLI_CACHE="$cache" "$here/bin/bench_runtime_launch" --benchmark_report_aggregates_only=true \
+    --benchmark_enable_random_interleaving=true
+  echo "== the runtime's own share of a call (null driver, this machine's CPU)"
+  "$here/bin/bench_runtime_overhead" --benchmark_report_aggregates_only=true
   echo "== CuPy reference"
   cubin=$(find "$cache" -name 'push.sm_90.cubin' | head -1)
   python3 "$here/cupy_rawkernel_launch.py" "$cubin" "$CK_SOURCE_ROOT"
