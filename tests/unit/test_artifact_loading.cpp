@@ -182,3 +182,32 @@ TEST_CASE_FIXTURE(Fixture, "entries built with nvcc are found through the identi
     CHECK(info->how == "cubin");
     CHECK(info->artifact == artifact_of(report, "push", "sm_90"));
 }
+
+TEST_CASE_FIXTURE(Fixture, "the runtime starts no process: no Python probe for cunumpy's headers, no nvcc")
+{
+    // A toolkit whose nvcc and a Python that would leave a mark if started.
+    auto marker = package.tree / "a-process-was-started";
+    std::string mark = "#!/bin/sh\ntouch '" + marker.string() + "'\necho 'Cuda compilation tools, release 13.0'\n";
+    auto nvcc = package.tree.write("toolkit/bin/nvcc", mark);
+    auto python = package.tree.write("python3", mark);
+    for (const auto& script : {nvcc, python})
+        std::filesystem::permissions(script, std::filesystem::perms::owner_all, std::filesystem::perm_options::add);
+    std::filesystem::create_directories(package.tree / "toolkit/lib64");
+    for (const auto& entry : std::filesystem::directory_iterator("/usr/local/cuda/lib64"))
+        if (entry.path().filename().string().rfind("libnvrtc", 0) == 0)
+            std::filesystem::create_symlink(entry.path(), package.tree / "toolkit/lib64" / entry.path().filename());
+    std::filesystem::create_symlink("/usr/local/cuda/include", package.tree / "toolkit/include");
+    package.tree.write("src/sim/kernels/gather/gather_kernels.py", "def gather(x, n):\n    pass\n");
+    package.tree.write("src/sim/kernels/gather/gather_cuda.cu",
+                       "#include <cunumpy/atomic.cuh>\nextern \"C\" __global__ void gather(double* x, long long n) {}\n");
+    package.config.cuda_root = package.tree / "toolkit";
+    package.config.python = python.string();
+    package.config.compiler = CudaCompilerKind::nvcc;
+
+    auto options = package.options(driver);
+    auto catalog = KernelCatalog::from_package(package.package(), options);
+    CHECK(catalog["push"].compile());  // a miss: NVRTC in-process, never nvcc
+    CHECK(catalog["push"].load_info()->how == "nvrtc");
+    CHECK_THROWS_AS(catalog["gather"].compile(), ArtifactError);  // cunumpy's header not found: no probe
+    CHECK_FALSE(std::filesystem::exists(marker));
+}
