@@ -24,7 +24,10 @@ DynamicLibrary DynamicLibrary::open_first(const std::vector<std::string>& names,
 {
     DynamicLibrary library;
     for (const auto& name : names) {
-        library.handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+        // RTLD_NODELETE: NVRTC and the CUDA driver keep global state that
+        // dlclose would strand (LeakSanitizer then reports it from an
+        // unknown module); they stay mapped until exit, as they expect.
+        library.handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (library.handle_) return library;
         if (error) *error += std::string(error->empty() ? "" : "; ") + ::dlerror();
     }
