@@ -101,6 +101,7 @@ public:
     DeviceBuffer(const DeviceBuffer&) = delete;
     DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
+    /// The device address (0 for an empty buffer) and the size in bytes.
     std::uint64_t address() const { return address_; }
     std::size_t bytes() const { return bytes_; }
 
@@ -117,6 +118,7 @@ public:
     {
         return checked_view(element_type_of<T>(), std::span<const std::int64_t>(shape.begin(), shape.size()));
     }
+    /// view<T>() with the element type given at run time; same errors.
     ArrayView checked_view(ElementType type, std::span<const std::int64_t> shape) const;
 
 private:

@@ -192,12 +192,16 @@ public:
     Kernel& operator=(Kernel&&) noexcept;
     ~Kernel();
 
+    /// The kernel's name (its folder's name); whether it has a CUDA kernel.
     const std::string& name() const;
     bool has_cuda() const;
     /// Where the CUDA kernel is or is expected (`<folder>/<name>_cuda.cu`);
     /// empty for a kernel built by hand.
     const std::filesystem::path& cuda_path() const;
+    /// The options the kernel was made with.
     const KernelOptions& options() const;
+    /// Launch defaults for later calls (cunumpy's settable n_threads_from and
+    /// block_size); a bad block size is reported at the next CUDA call.
     void set_n_threads_from(NThreadsFrom n_threads_from);
     void set_block_size(Dim3 block_size);
 

@@ -53,6 +53,7 @@ public:
     /// The kernel `name`. Throws UsageError naming the kernels there are.
     Kernel& operator[](const std::string& name);
     const Kernel& operator[](const std::string& name) const;
+    /// Whether kernel `name` is in the catalog; how many kernels it holds.
     bool contains(const std::string& name) const;
     std::size_t size() const;
     /// The names, sorted.
