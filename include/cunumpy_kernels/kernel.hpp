@@ -152,7 +152,7 @@ struct LoadOptions {
 
 /// Fallback copies and calls, counted per kernel so that a test can assert
 /// that a time loop made none (cunumpy's count_transfers).
-struct TransferCounts {
+struct CK_API TransferCounts {
     std::uint64_t fallbacks = 0;        ///< calls that ran the host kernel for device arguments
     std::uint64_t to_host = 0;          ///< device-to-host copies
     std::uint64_t to_host_bytes = 0;
