@@ -51,7 +51,8 @@ std::vector<std::string> cuda_targets(const Config& config)
         add(arch);
         if (arch.rfind("sm_", 0) == 0 && architecture_number(arch) > architecture_number(newest)) newest = arch;
     }
-    if (config.ptx && !newest.empty()) add("compute_" + newest.substr(3));
+    // sm_90a and sm_100f code is not forward-compatible: the PTX is of the plain family.
+    if (config.ptx && !newest.empty()) add("compute_" + std::to_string(architecture_number(newest)));
     return targets;
 }
 
@@ -71,6 +72,7 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha25
         {"options", options},
     };
     if (!scan.unresolved.empty()) inputs["unresolved_includes"] = scan.unresolved;
+    if (!scan.computed.empty()) inputs["computed_includes"] = scan.computed;
     return inputs;
 }
 

@@ -37,8 +37,11 @@ public:
     {
         if (!handle_ || archive_write_set_format_pax_restricted(handle_) != ARCHIVE_OK ||
             archive_write_add_filter_zstd(handle_) != ARCHIVE_OK ||
-            archive_write_open_filename(handle_, path.c_str()) != ARCHIVE_OK)
-            fail("cannot create");
+            archive_write_open_filename(handle_, path.c_str()) != ARCHIVE_OK) {
+            std::string reason = describe("cannot create");
+            archive_write_free(handle_);  // the destructor does not run when the constructor throws
+            throw CacheError(reason);
+        }
     }
     ~ArchiveWriter() { archive_write_free(handle_); }
     ArchiveWriter(const ArchiveWriter&) = delete;
@@ -63,11 +66,13 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& what)
+    std::string describe(const std::string& what) const
     {
         const char* reason = handle_ ? archive_error_string(handle_) : nullptr;
-        throw CacheError(what + " " + path_.string() + ": " + (reason ? reason : "libarchive error"));
+        return what + " " + path_.string() + ": " + (reason ? reason : "libarchive error");
     }
+
+    [[noreturn]] void fail(const std::string& what) { throw CacheError(describe(what)); }
 
     archive* handle_;
     fs::path path_;
@@ -81,8 +86,11 @@ public:
         if (!handle_ || archive_read_support_format_tar(handle_) != ARCHIVE_OK ||
             archive_read_support_filter_zstd(handle_) != ARCHIVE_OK ||
             archive_read_support_filter_none(handle_) != ARCHIVE_OK ||
-            archive_read_open_filename(handle_, path.c_str(), 1 << 16) != ARCHIVE_OK)
-            fail("cannot open");
+            archive_read_open_filename(handle_, path.c_str(), 1 << 16) != ARCHIVE_OK) {
+            std::string reason = describe("cannot open");
+            archive_read_free(handle_);  // the destructor does not run when the constructor throws
+            throw CacheError(reason);
+        }
     }
     ~ArchiveReader() { archive_read_free(handle_); }
     ArchiveReader(const ArchiveReader&) = delete;
@@ -113,11 +121,13 @@ public:
     }
 
 private:
-    [[noreturn]] void fail(const std::string& what)
+    std::string describe(const std::string& what) const
     {
         const char* reason = handle_ ? archive_error_string(handle_) : nullptr;
-        throw CacheError(what + " " + path_.string() + ": " + (reason ? reason : "not a tar archive"));
+        return what + " " + path_.string() + ": " + (reason ? reason : "not a tar archive");
     }
+
+    [[noreturn]] void fail(const std::string& what) { throw CacheError(describe(what)); }
 
     archive* handle_;
     fs::path path_;

@@ -181,7 +181,8 @@ const std::vector<std::string>& default_cuda_driver_names()
 std::unique_ptr<CudaDriver> load_cuda_driver(const std::vector<std::string>& names, std::string* why)
 {
     std::string error;
-    util::DynamicLibrary library = util::DynamicLibrary::open_first(names, &error);
+    // Kept mapped: the driver holds contexts and modules until the process ends.
+    util::DynamicLibrary library = util::DynamicLibrary::open_first(names, &error, true);
     if (!library.loaded()) {
         if (why) *why = "no CUDA driver (" + error + "); CUDA kernels need an NVIDIA driver";
         return nullptr;
