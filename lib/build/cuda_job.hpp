@@ -1,0 +1,49 @@
+// One CUDA job: a kernel's source compiled for one target. Planning computes
+// its key from everything that can change the artifact; running compiles and
+// publishes it.
+#pragma once
+
+#include "cunumpy_kernels/build.hpp"
+#include "cunumpy_kernels/cache.hpp"
+
+#include "compilers/cuda_compiler.hpp"
+#include "compilers/include_scanner.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// Bumped whenever the artifacts' layout or the meaning of an input changes.
+inline constexpr const char* cuda_key_format = "cunumpy-kernels/cuda/1";
+
+/// The targets a config asks for: each `arch`, plus `compute_<newest>` for PTX
+/// when `ptx` is set. Order kept, duplicates dropped.
+std::vector<std::string> cuda_targets(const Config& config);
+
+/// Everything a CUDA job needs, computed before any compile starts.
+struct CudaJob {
+    const KernelSource* kernel = nullptr;
+    std::string target;
+    std::string source;                          ///< the text hashed into the key
+    std::vector<std::filesystem::path> include_dirs;
+    nlohmann::json inputs;
+    std::string key;
+};
+
+/// The key inputs of `kernel` for `target` (see cache.hpp: no paths, no times).
+nlohmann::json cuda_key_inputs(const KernelSource& kernel, const std::string& source, const IncludeScan& scan,
+                               const std::string& compiler_identity, const std::string& target,
+                               const std::vector<std::string>& options);
+
+/// Compiles `job` and publishes it in `store`. A compile error is a failed
+/// result, never an exception; cache errors are failed results too.
+JobResult run_cuda_job(const CudaJob& job, const CudaCompiler& compiler, const EntryStore& store);
+
+/// The JobResult of a job found in the cache.
+JobResult hit_result(const CudaJob& job, const EntryStore& store, const Manifest& manifest);
+
+}  // namespace ck
