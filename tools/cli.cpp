@@ -23,7 +23,7 @@ struct CommandSpec {
 };
 
 const CommandSpec command_table[] = {
-    {"build", "Compile every kernel's CUDA artifacts that the cache lacks", setup_build},
+    {"build", "Compile every kernel's host (Pyccel) and CUDA builds that the cache lacks", setup_build},
 };
 
 constexpr int exit_failure = 1;

@@ -5,8 +5,12 @@
 
 #include "build/cuda_job.hpp"
 #include "build/cuda_planner.hpp"
+#include "build/host_job.hpp"
+#include "build/host_planner.hpp"
+#include "build/host_setup.hpp"
+#include "cache/cunumpy_entry.hpp"
 #include "compilers/tool_probe.hpp"
-#include "scheduler/job_pool.hpp"
+#include "scheduler/job_graph.hpp"
 #include "util/file_util.hpp"
 
 #include <chrono>
@@ -21,6 +25,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The host modules of one cache root: their setup and plan.
+struct HostContext {
+    HostSetup setup;
+    std::vector<const KernelSource*> kernels;
+    HostPlan plan;
+};
+
 /// One cache root with what builds into it.
 struct CacheContext {
     CacheLocation location;
@@ -28,6 +39,7 @@ struct CacheContext {
     ToolProbe probe;
     std::unique_ptr<CudaCompiler> compiler;
     std::unique_ptr<CudaPlanner> planner;
+    HostContext host;
 };
 
 class BuildRun {
@@ -38,11 +50,14 @@ public:
     {
         auto start = std::chrono::steady_clock::now();
         report_.kernels = find_kernels(request_.paths, config(), [this](const std::string& w) { report_.warnings.push_back(w); });
-        plan();
-        if (observer_) observer_->planned(report_.jobs.size() + misses_.size(), misses_.size());
+        if (request_.cuda) plan();
+        if (request_.host) plan_host();
+        std::size_t misses = misses_.size() + host_misses_.size();
+        if (observer_) observer_->planned(report_.jobs.size() + misses, misses);
         for (const auto& hit : report_.jobs)
             if (observer_) observer_->finished(hit);
         if (request_.dry_run) {
+            for (const auto& miss : host_misses_) finish(would_build(miss));
             for (const auto& miss : misses_) finish(would_build(miss));
         } else {
             compile_misses();
@@ -61,6 +76,12 @@ private:
         std::string reason;
     };
 
+    struct HostMiss {
+        CacheContext* context;
+        std::size_t module;  // index into context->host.plan
+        std::string reason;
+    };
+
     const Config& config() const { return request_.config; }
 
     CacheContext& context_for(const KernelSource& kernel)
@@ -72,23 +93,30 @@ private:
         if (location.fallback)
             report_.warnings.push_back("cache " + location.preferred.string() + " is not writable; using " +
                                        location.root.string() + " (as cunumpy's PyccelCache does)");
-        auto context = std::make_unique<CacheContext>(
-            CacheContext{location, EntryStore(location.root), ToolProbe(location.root / ".probes"), nullptr, nullptr});
+        auto context = std::make_unique<CacheContext>(CacheContext{
+            location, EntryStore(location.root), ToolProbe(location.root / ".probes"), nullptr, nullptr, {}});
         if (!request_.dry_run) {
             context->store.ensure_tagged();
             context->store.remove_stale_temporaries();
         }
-        context->compiler = make_cuda_compiler(config(), context->probe);
-        context->planner = std::make_unique<CudaPlanner>(config(), context->compiler->identity(),
-                                                         cunumpy_dir_resolver(config(), context->probe, true));
         return *contexts_.emplace(name, std::move(context)).first->second;
+    }
+
+    CacheContext& cuda_context_for(const KernelSource& kernel)
+    {
+        CacheContext& context = context_for(kernel);
+        if (context.planner) return context;
+        context.compiler = make_cuda_compiler(config(), context.probe);
+        context.planner = std::make_unique<CudaPlanner>(config(), context.compiler->identity(),
+                                                        cunumpy_dir_resolver(config(), context.probe, true));
+        return context;
     }
 
     void plan()
     {
         for (const auto& kernel : report_.kernels) {
             if (!kernel.cuda_file) continue;
-            CacheContext& context = context_for(kernel);
+            CacheContext& context = cuda_context_for(kernel);
             for (auto& job : context.planner->plan(kernel)) {
                 if (auto manifest = context.store.find("cuda", job.key)) {
                     report_.jobs.push_back(hit_result(job, context.store, *manifest));
@@ -98,6 +126,115 @@ private:
                 misses_.back().reason = explain_miss(misses_.back());
             }
         }
+    }
+
+    void plan_host()
+    {
+        std::vector<CacheContext*> order;
+        for (const auto& kernel : report_.kernels) {
+            bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
+            if (!pyccel) continue;
+            CacheContext& context = context_for(kernel);
+            if (context.host.kernels.empty()) order.push_back(&context);
+            context.host.kernels.push_back(&kernel);
+        }
+        for (CacheContext* context : order) plan_host(*context);
+    }
+
+    void plan_host(CacheContext& context)
+    {
+        HostContext& host = context.host;
+        host.setup = prepare_host_setup(config(), context.location.name, context.probe, true);
+        if (!host.setup.warning.empty()) report_.warnings.push_back(host.setup.warning);
+        if (!host.setup.problem.empty()) {
+            if (!request_.dry_run) throw ToolchainError(host.setup.problem);
+            for (const KernelSource* kernel : host.kernels) report_.jobs.push_back(unplanned_host(*kernel, host.setup.problem));
+            return;
+        }
+        host.plan = plan_host_builds(host.kernels, host.setup.toolchain);
+        for (std::size_t i = 0; i < host.plan.modules.size(); ++i) classify_host(context, i);
+    }
+
+    static JobResult unplanned_host(const KernelSource& kernel, const std::string& why)
+    {
+        JobResult result;
+        result.module = kernel.module;
+        result.kernel = kernel.name;
+        result.target = "host";
+        result.state = JobState::would_build;
+        result.reason = why;
+        return result;
+    }
+
+    // A hit (our entry, or cunumpy's own build where its key covers every
+    // input), a module that cannot be built, or a miss.
+    void classify_host(CacheContext& context, std::size_t index)
+    {
+        const HostPlan& plan = context.host.plan;
+        const HostModule& module = plan.modules[index];
+        const HostJob& job = plan.jobs[index];
+        if (!module.problem.empty()) {
+            JobResult result = host_base_result(plan, index, context.store);
+            result.log = module.problem;
+            if (!request_.dry_run)
+                context.store.remember_failure("host", result.module, "host", result.key, result.log);
+            report_.jobs.push_back(std::move(result));
+            return;
+        }
+        const HostBuildTools& tools = context.host.setup.tools;
+        CunumpyEntry named = read_cunumpy_entry(context.store.root(), job.cunumpy_name, tools.ext_suffix);
+        if (context.store.find("host", job.key)) {
+            if (!request_.dry_run) repoint_cunumpy_entry(context, index, named);
+            report_.jobs.push_back(host_hit_result(plan, index, tools, context.store));
+            return;
+        }
+        bool self_contained = module.imports.empty() && module.imported_by.empty();
+        if (named.kind == CunumpyEntry::Kind::folder && self_contained) {
+            report_.jobs.push_back(cunumpy_hit(plan, index, context, named));
+            return;
+        }
+        std::string reason = explain_host_miss(context, index);
+        if (named.kind == CunumpyEntry::Kind::folder && reason == "no entry")
+            reason = "cunumpy's own build leaves imported modules out of its key";
+        host_misses_.push_back(HostMiss{&context, index, reason});
+    }
+
+    // Our entry exists: make cunumpy's name point at it if it does not yet.
+    void repoint_cunumpy_entry(CacheContext& context, std::size_t index, const CunumpyEntry& named)
+    {
+        const HostPlan& plan = context.host.plan;
+        fs::path target =
+            host_build_folder(context.store, plan.jobs[index].key, plan.modules[index]).lexically_relative(
+                context.store.root());
+        if (named.kind == CunumpyEntry::Kind::link && named.target == target) return;
+        bool self_contained = plan.modules[index].imports.empty() && plan.modules[index].imported_by.empty();
+        if (named.kind == CunumpyEntry::Kind::folder && self_contained) return;  // cunumpy's build is as good
+        try {
+            point_cunumpy_entry(context.store.root(), plan.jobs[index].cunumpy_name, target);
+        } catch (const CacheError& error) {
+            report_.warnings.push_back(error.what());
+        }
+    }
+
+    static JobResult cunumpy_hit(const HostPlan& plan, std::size_t index, const CacheContext& context,
+                                 const CunumpyEntry& named)
+    {
+        JobResult result = host_base_result(plan, index, context.store);
+        result.state = JobState::hit;
+        result.entry = named.path;
+        result.artifacts = {named.path / (plan.modules[index].relative.stem().string() +
+                                          context.host.setup.tools.ext_suffix)};
+        result.reason = "built by cunumpy's PyccelCache";
+        return result;
+    }
+
+    static std::string explain_host_miss(const CacheContext& context, std::size_t index)
+    {
+        const HostPlan& plan = context.host.plan;
+        auto previous = context.store.latest("host", host_label(plan.modules[index]), "host");
+        if (!previous) return "no entry";
+        std::string change = describe_host_change(previous->inputs, plan.jobs[index].inputs);
+        return change.empty() ? "no entry" : change;
     }
 
     static std::string explain_miss(const Miss& miss)
@@ -120,19 +257,79 @@ private:
         return result;
     }
 
+    JobResult would_build(const HostMiss& miss) const
+    {
+        JobResult result = host_base_result(miss.context->host.plan, miss.module, miss.context->store);
+        result.state = JobState::would_build;
+        result.reason = miss.reason;
+        return result;
+    }
+
+    // Host misses first (they take seconds each and may head long import
+    // chains), then CUDA misses; a host miss waits for the misses it imports.
+    JobDependencies miss_dependencies() const
+    {
+        std::map<std::pair<const CacheContext*, std::size_t>, std::size_t> host_index;
+        for (std::size_t i = 0; i < host_misses_.size(); ++i)
+            host_index[{host_misses_[i].context, host_misses_[i].module}] = i;
+        JobDependencies dependencies(host_misses_.size() + misses_.size());
+        for (std::size_t i = 0; i < host_misses_.size(); ++i) {
+            const HostMiss& miss = host_misses_[i];
+            for (std::size_t imported : miss.context->host.plan.modules[miss.module].imports) {
+                auto it = host_index.find({miss.context, imported});
+                if (it != host_index.end()) dependencies[i].push_back(it->second);
+            }
+        }
+        return dependencies;
+    }
+
     void compile_misses()
     {
         int jobs = config().jobs.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-        JobPool(jobs).run(misses_.size(), [this](std::size_t i) {
-            const Miss& miss = misses_[i];
-            if (observer_) {
-                std::lock_guard lock(mutex_);
-                observer_->started(would_build(miss));
-            }
-            JobResult result = run_cuda_job(miss.job, *miss.context->compiler, miss.context->store);
-            result.reason = miss.reason;
-            finish(std::move(result));
-        });
+        JobGraph(jobs).run(
+            miss_dependencies(),
+            [this](std::size_t i) {
+                JobResult result = i < host_misses_.size() ? run_host_miss(host_misses_[i])
+                                                           : run_cuda_miss(misses_[i - host_misses_.size()]);
+                bool ok = result.state != JobState::failed;
+                finish(std::move(result));
+                return ok;
+            },
+            [this](std::size_t i, std::size_t failed) { finish(skipped_host(host_misses_[i], host_misses_[failed])); });
+    }
+
+    JobResult run_cuda_miss(const Miss& miss)
+    {
+        if (observer_) {
+            std::lock_guard lock(mutex_);
+            observer_->started(would_build(miss));
+        }
+        JobResult result = run_cuda_job(miss.job, *miss.context->compiler, miss.context->store);
+        result.reason = miss.reason;
+        return result;
+    }
+
+    JobResult run_host_miss(const HostMiss& miss)
+    {
+        if (observer_) {
+            std::lock_guard lock(mutex_);
+            observer_->started(would_build(miss));
+        }
+        const HostContext& host = miss.context->host;
+        JobResult result = run_host_job(host.plan, miss.module, host.setup.tools, miss.context->store);
+        result.reason = miss.reason;
+        return result;
+    }
+
+    JobResult skipped_host(const HostMiss& miss, const HostMiss& failed) const
+    {
+        JobResult result = would_build(miss);
+        result.state = JobState::failed;
+        const HostModule& module = miss.context->host.plan.modules[miss.module];
+        result.log = module.file.string() + ": not built: it imports " +
+                     failed.context->host.plan.modules[failed.module].name +
+                     " (directly or through other modules), which failed to build";
+        return result;
     }
 
     void finish(JobResult result)
@@ -147,6 +344,7 @@ private:
     BuildReport report_;
     std::map<std::string, std::unique_ptr<CacheContext>> contexts_;
     std::vector<Miss> misses_;
+    std::vector<HostMiss> host_misses_;
     std::mutex mutex_;
 };
 
@@ -196,9 +394,14 @@ nlohmann::json to_json(const BuildReport& report)
     for (const auto& job : report.jobs) {
         json artifacts = json::array();
         for (const auto& a : job.artifacts) artifacts.push_back(a.string());
-        jobs.push_back({{"module", job.module}, {"kernel", job.kernel}, {"target", job.target}, {"key", job.key},
-                        {"state", to_string(job.state)}, {"entry", job.entry.string()}, {"artifacts", artifacts},
-                        {"seconds", job.seconds}, {"reason", job.reason}, {"log", job.log}});
+        json entry = {{"module", job.module}, {"kernel", job.kernel}, {"target", job.target}, {"key", job.key},
+                      {"state", to_string(job.state)}, {"entry", job.entry.string()}, {"artifacts", artifacts},
+                      {"seconds", job.seconds}, {"reason", job.reason}, {"log", job.log}};
+        if (job.target == "host") {
+            entry["host_module"] = job.host_module;
+            entry["cunumpy_entry"] = job.cunumpy_entry.string();
+        }
+        jobs.push_back(std::move(entry));
     }
     return {{"ok", report.ok()},
             {"seconds", report.seconds},
