@@ -90,6 +90,8 @@ private:
         auto it = contexts_.find(name);
         if (it != contexts_.end()) return *it->second;
         CacheLocation location = resolve_cache_location(name, config().cache_dir, !request_.dry_run);
+        // Host builds hold absolute paths of entries: a relative $<NAME>_KERNEL_CACHE must not leak into them.
+        if (!location.root.empty()) location.root = fs::absolute(location.root).lexically_normal();
         if (location.fallback)
             report_.warnings.push_back("cache " + location.preferred.string() + " is not writable; using " +
                                        location.root.string() + " (as cunumpy's PyccelCache does)");
@@ -145,6 +147,7 @@ private:
     {
         HostContext& host = context.host;
         host.setup = prepare_host_setup(config(), context.location.name, context.probe, true);
+        host.setup.toolchain.cache_root = context.store.root().string();
         if (!host.setup.warning.empty()) report_.warnings.push_back(host.setup.warning);
         if (!host.setup.problem.empty()) {
             if (!request_.dry_run) throw ToolchainError(host.setup.problem);

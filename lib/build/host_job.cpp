@@ -189,8 +189,9 @@ private:
         PyccelCompileRequest request{workspace.sources() / module_.relative, output, workspace.path(),
                                      tools_.language, job_.openmp, python_path_with(workspace.sources())};
         PyccelCompileOutput compiled = tools_.compiler->compile(request);
-        result_.log = format_pyccel_log(compiled.output, {{workspace.sources().string() + "/",
-                                                           module_.source_root.string() + "/"}});
+        result_.log = format_pyccel_log(compiled.output,
+                                        {{workspace.sources().string() + "/", module_.source_root.string() + "/"}},
+                                        module_.file.string());
         if (!compiled.ok) return fail("");
         fs::path extension = output / (stem_of(module_) + tools_.ext_suffix);
         if (!fs::is_regular_file(extension, error))

@@ -56,6 +56,7 @@ nlohmann::json host_key_inputs(const std::string& module, const std::string& fil
         {"platform", toolchain.python.platform},
         {"numpy", toolchain.python.numpy},
         {"ext_suffix", toolchain.python.ext_suffix},
+        {"cache_root", toolchain.cache_root},
     };
 }
 

@@ -46,11 +46,14 @@ struct HostToolchain {
     PythonFacts python;      ///< the interpreter that loads the builds
     std::string pyccel;      ///< "pyccel 2.2.3"
     std::string c_compiler;  ///< first line of `gcc --version` (and gfortran's for Fortran)
+    std::string cache_root;  ///< the entries' root: builds hold absolute paths of the entries they import from
 };
 
-/// The key inputs of one module (see cache.hpp: no paths, no times). `imports`
-/// maps each directly imported module to its own key, so a change anywhere
-/// below changes every key above it.
+/// The key inputs of one module (see cache.hpp: no paths of the sources, no
+/// times). `imports` maps each directly imported module to its own key, so a
+/// change anywhere below changes every key above it. The cache root is an
+/// input: Pyccel writes the absolute folders of imported modules' builds into
+/// a build, so a cache copied elsewhere must build again.
 nlohmann::json host_key_inputs(const std::string& module, const std::string& file_name, const std::string& source,
                                const std::map<std::string, std::string>& imports, const HostToolchain& toolchain,
                                bool openmp);

@@ -98,7 +98,8 @@ int open_parentheses(const std::string& line)
 
 }  // namespace
 
-std::string format_pyccel_log(const std::string& output, const std::vector<std::pair<std::string, std::string>>& path_map)
+std::string format_pyccel_log(const std::string& output, const std::vector<std::pair<std::string, std::string>>& path_map,
+                              const std::string& source)
 {
     std::string mapped = output;
     for (const auto& [from, to] : path_map) mapped = replace_all(mapped, from, to);
@@ -115,6 +116,9 @@ std::string format_pyccel_log(const std::string& output, const std::vector<std::
         if (open_parentheses(line) > 0 && i + 1 < lines.size()) line += lines[i + 1];
         summary += compiler_style(line);
     }
+    if (summary.empty() && !source.empty() && mapped.find("Failed to build module") != std::string::npos)
+        summary = source + ": error: Pyccel translated it, but the C or Fortran compiler rejects the generated "
+                           "code; try the other --language, or --no-openmp; the compiler's messages follow\n";
     return summary.empty() ? mapped : summary + "\n" + mapped;
 }
 

@@ -74,8 +74,11 @@ private:
 /// `from` prefix of `path_map` replaced by its `to`, and each diagnostic line
 /// ` |fatal [semantic]: FILE [3,15]| message` also given first in the
 /// compilers' form `FILE:3:15: fatal: message`, so that editors and CI
-/// annotations find the line. The whole output follows unchanged otherwise.
+/// annotations find the line. When Pyccel's own checks passed but the C or
+/// Fortran compiler rejected the generated code, a first line names `source`.
+/// The whole output follows unchanged otherwise.
 std::string format_pyccel_log(const std::string& output,
-                              const std::vector<std::pair<std::string, std::string>>& path_map);
+                              const std::vector<std::pair<std::string, std::string>>& path_map,
+                              const std::string& source = "");
 
 }  // namespace ck

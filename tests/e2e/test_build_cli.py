@@ -16,7 +16,7 @@ TARGETS = {"sm_80", "sm_90", "compute_90"}
 
 def test_cold_build_publishes_every_target_of_every_ported_kernel(run, example, tmp_path):
     cache = tmp_path / "cache"
-    report, _ = run.json("build", "--jobs", "2", "--cache-dir", cache, example)
+    report, _ = run.json("build", "--only", "cuda", "--jobs", "2", "--cache-dir", cache, example)
     assert report["ok"]
     assert [k["module"] for k in report["kernels"]] == KERNELS
     sort = report["kernels"][2]
@@ -42,8 +42,8 @@ def test_cold_build_publishes_every_target_of_every_ported_kernel(run, example, 
 
 def test_warm_build_compiles_nothing_and_loads_no_compiler(run, example, tmp_path):
     cache = tmp_path / "cache"
-    run("build", "--cache-dir", cache, example, check=0)
-    result = run("build", "--cache-dir", cache, example, env={"LD_DEBUG": "files"}, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
+    result = run("build", "--only", "cuda", "--cache-dir", cache, example, env={"LD_DEBUG": "files"}, check=0)
     assert "libnvrtc" not in result.stderr, "a warm build loaded NVRTC"
     assert "0 built, 6 cached, 0 failed" in result.stdout
 
@@ -58,7 +58,7 @@ def test_warm_build_with_nvcc_starts_no_process(run, example, tmp_path):
     nvcc = fake_root / "bin" / "nvcc"
     nvcc.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {real_root}/bin/nvcc "$@"\n')
     nvcc.chmod(nvcc.stat().st_mode | stat.S_IEXEC)
-    args = ["build", "--compiler", "nvcc", "--cuda-root", fake_root, "--arch", "sm_90", "--no-ptx",
+    args = ["build", "--only", "cuda", "--compiler", "nvcc", "--cuda-root", fake_root, "--arch", "sm_90", "--no-ptx",
             "--cache-dir", tmp_path / "cache", example]
     report, _ = run.json(*args, check=0)
     assert len(jobs_by_state(report, "built")) == 2
@@ -72,47 +72,47 @@ def test_warm_build_with_nvcc_starts_no_process(run, example, tmp_path):
 
 def test_dry_run_names_the_input_that_changed(run, example, tmp_path):
     cache = tmp_path / "cache"
-    run("build", "--cache-dir", cache, example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     common = example / "particles" / "kernels" / "common.cuh"
     common.write_text(common.read_text() + "\n// tweak\n")
-    result = run("build", "--dry-run", "--cache-dir", cache, example, check=0)
+    result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, example, check=0)
     assert "would build particles.kernels.push [sm_90]: header particles/kernels/common.cuh changed" in result.stdout
     assert "6 to build, 0 cached" in result.stdout
-    result = run("build", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
+    result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
     assert "header particles/kernels/common.cuh changed" in result.stdout
-    run("build", "--cache-dir", cache, example, check=0)
-    result = run("build", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
+    result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
     assert 'options: [] -> ["-DNDEBUG"]' in result.stdout
-    result = run("build", "--dry-run", "--cache-dir", cache, "--arch", "sm_100", example, check=0)
+    result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, "--arch", "sm_100", example, check=0)
     assert "would build particles.kernels.push [sm_100]: no entry" in result.stdout
     # A dry run compiles nothing.
-    assert "6 cached" in run("build", "--cache-dir", cache, example, check=0).stdout
+    assert "6 cached" in run("build", "--only", "cuda", "--cache-dir", cache, example, check=0).stdout
 
 
 def test_a_failing_kernel_fails_alone_and_keeps_earlier_entries(run, example, tmp_path):
     cache = tmp_path / "cache"
-    first, _ = run.json("build", "--cache-dir", cache, example, check=0)
+    first, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     push = example / "particles" / "kernels" / "push" / "push_cuda.cu"
     push.write_text(push.read_text().replace("v[i] = v[i] + dt * e[i];", "v[i] = v[i] + dt * not_declared;"))
-    result = run("build", "--cache-dir", cache, example)
+    result = run("build", "--only", "cuda", "--cache-dir", cache, example)
     assert result.returncode == 1
     assert re.search(re.escape(str(push)) + r":\d+: error: identifier \"not_declared\" is undefined", result.stderr)
     assert "0 built, 3 cached, 3 failed" in result.stdout
     for job in first["jobs"]:  # every earlier entry is intact
         for artifact in job["artifacts"]:
             assert Path(artifact).is_file()
-    report, _ = run.json("build", "--cache-dir", cache, example)
+    report, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example)
     assert {j["state"] for j in report["jobs"] if j["kernel"] == "push"} == {"failed"}
     assert {j["state"] for j in report["jobs"] if j["kernel"] == "deposit"} == {"hit"}
     assert not list((cache / ".cunumpy-kernels-tmp").iterdir())
 
 
 def test_off_a_terminal_one_line_per_finished_job(run, example, tmp_path):
-    result = run("build", "--jobs", "1", "--cache-dir", tmp_path / "cache", example, check=0)
+    result = run("build", "--only", "cuda", "--jobs", "1", "--cache-dir", tmp_path / "cache", example, check=0)
     lines = [l for l in result.stderr.splitlines() if l.startswith("built")]
     assert len(lines) == 6
     assert "\r" not in result.stderr and "\x1b[" not in result.stderr
-    quiet = run("-q", "build", "--cache-dir", tmp_path / "cache2", example, check=0)
+    quiet = run("-q", "build", "--only", "cuda", "--cache-dir", tmp_path / "cache2", example, check=0)
     assert quiet.stderr == "" and quiet.stdout == ""
 
 
@@ -120,7 +120,7 @@ def test_on_a_terminal_a_progress_line(run, example, tmp_path):
     if shutil.which("script") is None:
         import pytest
         pytest.skip("util-linux script is not installed")
-    command = f"{run_cli()} -v build --jobs 1 --cache-dir {tmp_path / 'cache'} {example}"
+    command = f"{run_cli()} -v build --only cuda --jobs 1 --cache-dir {tmp_path / 'cache'} {example}"
     env = dict(run.env)
     env.pop("NO_COLOR")
     result = subprocess.run(["script", "-qec", command, "/dev/null"], env=env, capture_output=True, text=True)
@@ -139,15 +139,15 @@ def run_cli():
 
 
 def test_cache_root_follows_cunumpy(run, example, tmp_path):
-    report, _ = run.json("build", example, check=0)
+    report, _ = run.json("build", "--only", "cuda", example, check=0)
     default_root = run.home / ".cache" / "particles" / "kernels"
     assert all(Path(j["entry"]).is_relative_to(default_root) for j in report["jobs"])
     moved = tmp_path / "moved"
-    report, _ = run.json("build", example, env={"PARTICLES_KERNEL_CACHE": str(moved)}, check=0)
+    report, _ = run.json("build", "--only", "cuda", example, env={"PARTICLES_KERNEL_CACHE": str(moved)}, check=0)
     assert all(Path(j["entry"]).is_relative_to(moved) for j in report["jobs"])
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder should be")
-    report, result = run.json("build", example, env={"PARTICLES_KERNEL_CACHE": str(blocked / "k")}, check=0)
+    report, result = run.json("build", "--only", "cuda", example, env={"PARTICLES_KERNEL_CACHE": str(blocked / "k")}, check=0)
     fallback = run.home / "tmp" / "particles-kernels"
     assert all(Path(j["entry"]).is_relative_to(fallback) for j in report["jobs"])
     assert "is not writable; using" in result.stderr
@@ -155,33 +155,33 @@ def test_cache_root_follows_cunumpy(run, example, tmp_path):
 
 def test_a_second_checkout_hits_the_same_entries(run, example, tmp_path):
     cache = tmp_path / "cache"
-    run("build", "--cache-dir", cache, example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     second = tmp_path / "second-checkout"
     shutil.copytree(example.parent, second)
-    report, _ = run.json("build", "--cache-dir", cache, second / "src", check=0)
+    report, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, second / "src", check=0)
     assert len(jobs_by_state(report, "hit")) == 6
 
 
 def test_config_comes_from_pyproject(run, example, tmp_path):
     pyproject = example.parent / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('arch = ["sm_80", "sm_90"]', 'arch = ["sm_90"]\ncache-name = "pic"'))
-    report, _ = run.json("build", example, check=0)
+    report, _ = run.json("build", "--only", "cuda", example, check=0)
     assert {j["target"] for j in report["jobs"]} == {"sm_90", "compute_90"}
     assert all(Path(j["entry"]).is_relative_to(run.home / ".cache" / "pic" / "kernels") for j in report["jobs"])
 
 
 def test_usage_errors_exit_2_with_a_clear_message(run, example, tmp_path):
-    result = run("build", "--no-such-flag")
+    result = run("build", "--only", "cuda", "--no-such-flag")
     assert result.returncode == 2
-    result = run("build", "--arch", "hopper", example)
+    result = run("build", "--only", "cuda", "--arch", "hopper", example)
     assert result.returncode == 2 and "'hopper' is not a CUDA architecture" in result.stderr
-    result = run("build", tmp_path / "missing")
+    result = run("build", "--only", "cuda", tmp_path / "missing")
     assert result.returncode == 2 and "missing: no such file or folder" in result.stderr
-    result = run("build", "--jobs", "0", example)
+    result = run("build", "--only", "cuda", "--jobs", "0", example)
     assert result.returncode == 2
     pyproject = example.parent / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + "colour = true\n")
-    result = run("build", example)
+    result = run("build", "--only", "cuda", example)
     assert result.returncode == 2
     assert f"{pyproject}:" in result.stderr and "colour: unknown key" in result.stderr
 
@@ -191,7 +191,7 @@ def test_long_kernel_names_are_warned_about(run, tmp_path):
     folder = tmp_path / "tree" / "pkg" / "kernels" / name
     folder.mkdir(parents=True)
     (folder / f"{name}_kernels.py").write_text(f"def {name}(x: 'float[:]'):\n    pass\n")
-    result = run("build", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
+    result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
     assert "has 49 characters" in result.stderr
-    result = run("build", "--no-name-check", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
+    result = run("build", "--only", "cuda", "--no-name-check", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
     assert "characters" not in result.stderr

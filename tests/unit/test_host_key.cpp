@@ -27,6 +27,7 @@ HostToolchain toolchain()
     t.python.ext_suffix = ".cpython-311-x86_64-linux-gnu.so";
     t.pyccel = "pyccel 2.2.3";
     t.c_compiler = "gcc (Debian 12.2.0-14) 12.2.0";
+    t.cache_root = "/home/me/.cache/sim/kernels";
     return t;
 }
 
@@ -117,6 +118,7 @@ TEST_CASE("every input changes our key, and the imports' keys do too")
     CHECK(changed([](T& c, I&, std::string&, std::string&, bool&) { c.python.version = "3.12.1"; }) != base);
     CHECK(changed([](T& c, I&, std::string&, std::string&, bool&) { c.python.platform = "Linux-6.2"; }) != base);
     CHECK(changed([](T& c, I&, std::string&, std::string&, bool&) { c.python.numpy = "2.3.0"; }) != base);
+    CHECK(changed([](T& c, I&, std::string&, std::string&, bool&) { c.cache_root = "/moved/cache"; }) != base);
     CHECK(changed([](T&, I&, std::string&, std::string&, bool&) {}) == base);
 }
 

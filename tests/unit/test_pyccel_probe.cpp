@@ -146,4 +146,7 @@ TEST_CASE("Pyccel's diagnostics point at the user's file and line")
     std::string syntax = "pyccel:\n |fatal [None]: /tmp/ws/src/m.py| Python syntax error (\nexpected ':' (<unknown>, line 7))\n";
     CHECK(format_pyccel_log(syntax, {{"/tmp/ws/src/", "/src/"}}).rfind("/src/m.py:7: fatal: Python syntax error (", 0) == 0);
     CHECK(format_pyccel_log("no diagnostics here\n", {}) == "no diagnostics here\n");
+
+    std::string generated = "RuntimeError: Failed to build module\n/tmp/ws/m.c:83:34: error: user defined reduction\n";
+    CHECK(format_pyccel_log(generated, {}, "/src/pk/m.py").rfind("/src/pk/m.py: error: Pyccel translated it", 0) == 0);
 }
