@@ -328,6 +328,9 @@ def test_without_pyccel_the_build_says_what_to_do(run, example, tmp_path):
     result = run("build", "--only", "host", "--python", bare / "bin" / "python", "--cache-dir", tmp_path / "c", example)
     assert result.returncode == 1
     assert "Pyccel is not installed for" in result.stderr and "--only cuda" in result.stderr
-    cuda_only = run("build", "--only", "cuda", "--python", bare / "bin" / "python", "--cache-dir", tmp_path / "c",
-                    "--arch", "sm_90", "--no-ptx", example)
+    # CUDA kernels need no Pyccel (cunumpy's headers come from the project's environment here).
+    headers = subprocess.run([PYTHON, "-c", "import cunumpy.cuda as c; print(c.cuda_include_dir())"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    cuda_only = run("build", "--only", "cuda", "--python", bare / "bin" / "python", "--cunumpy-include-dir", headers,
+                    "--cache-dir", tmp_path / "c", "--arch", "sm_90", "--no-ptx", example)
     assert cuda_only.returncode == 0, cuda_only.stderr
