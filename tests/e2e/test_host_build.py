@@ -334,3 +334,43 @@ def test_without_pyccel_the_build_says_what_to_do(run, example, tmp_path):
     cuda_only = run("build", "--only", "cuda", "--python", bare / "bin" / "python", "--cunumpy-include-dir", headers,
                     "--cache-dir", tmp_path / "c", "--arch", "sm_90", "--no-ptx", example)
     assert cuda_only.returncode == 0, cuda_only.stderr
+
+
+def test_host_and_cuda_jobs_share_one_build_one_display_and_one_report(run, example, tmp_path):
+    args = ["build", "--jobs", "2", "--python", PYTHON, "--arch", "sm_90", "--no-ptx", "--cache-dir", tmp_path / "c",
+            example]
+    result = run(*args, check=0)
+    for kernel in ("push", "deposit"):
+        assert f"built   particles.kernels.{kernel} [host]" in result.stderr
+        assert f"built   particles.kernels.{kernel} [sm_90]" in result.stderr
+    assert "3 kernels (2 with CUDA, 3 host modules): 5 built, 0 cached, 0 failed" in result.stdout
+    report, _ = run.json(*args, check=0)
+    assert sorted((j["kernel"], j["target"], j["state"]) for j in report["jobs"]) == [
+        ("deposit", "host", "hit"), ("deposit", "sm_90", "hit"), ("push", "host", "hit"), ("push", "sm_90", "hit"),
+        ("sort", "host", "hit")]
+
+
+def failing_python(folder, behaviour):
+    """A Python that answers the probe but runs `behaviour` for the import check of a new build."""
+    folder.mkdir(parents=True, exist_ok=True)
+    wrapper = folder / "python"
+    wrapper.write_text(f'#!/bin/sh\ncase "$*" in *spec_from_file_location*) {behaviour} ;; esac\nexec {PYTHON} "$@"\n')
+    wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
+    return wrapper
+
+
+def test_a_build_that_does_not_import_or_crashes_the_interpreter_is_not_published(run, example, tmp_path):
+    cases = {"failed (exit 3)": "echo 'ImportError: undefined symbol: omp_get_thread_num' >&2; exit 3",
+             "crashed the interpreter (signal 11)": "kill -SEGV $$"}
+    for i, (how, behaviour) in enumerate(cases.items()):
+        python = failing_python(tmp_path / f"bin{i}", behaviour)
+        cache = tmp_path / f"cache{i}"
+        report, result = run.json("build", "--only", "host", "--python", python, "--cache-dir", cache, example)
+        assert result.returncode == 1
+        for job in host_jobs(report):
+            assert job["state"] == "failed"
+            assert "importing the new build" in job["log"] and how in job["log"], job["log"]
+        assert "undefined symbol" in host_jobs(report)[0]["log"] or how.startswith("crashed")
+        assert not (cache / "host").exists() or not list((cache / "host").glob("*/*"))
+        assert not [p for p in cache.iterdir() if re.fullmatch(r"\w+-[0-9a-f]{20}", p.name)]
+        assert not list((cache / ".cunumpy-kernels-tmp").iterdir())
