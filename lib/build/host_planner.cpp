@@ -165,7 +165,13 @@ void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain)
 
 std::string host_label(const HostModule& module)
 {
-    return module.kernel ? module.kernel->module : module.name;
+    if (!module.kernel) return module.name;
+    // A from_folder kernel with both `<name>_kernels.py` and `<name>_pyccel.py`:
+    // the first is the kernel's, the other keeps its module name.
+    auto first = std::find_if(module.kernel->host.begin(), module.kernel->host.end(),
+                              [](const HostImplementation& h) { return h.kind == "pyccel"; });
+    bool first_pyccel = first != module.kernel->host.end() && first->file.lexically_normal() == module.file;
+    return first_pyccel ? module.kernel->module : module.name;
 }
 
 HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain)

@@ -42,8 +42,8 @@ struct HostPlan {
     std::vector<HostJob> jobs;         ///< jobs[i] builds modules[i]
 };
 
-/// The label of a module in reports: its kernel's module for a kernel's host
-/// module (as CUDA jobs name it), else its own dotted name.
+/// The label of a module in reports: its kernel's module for a kernel's
+/// (first) Pyccel host module, as CUDA jobs name it; else its own dotted name.
 std::string host_label(const HostModule& module);
 
 /// Finds the module graph of `kernels` (their "pyccel" host implementations)
