@@ -6,6 +6,8 @@ namespace ck {
 
 std::string python_source_text(const std::string& bytes)
 {
+    bool plain = bytes.find('\r') == std::string::npos && bytes.compare(0, 3, "\xEF\xBB\xBF") != 0;
+    if (plain) return bytes.empty() || bytes.back() == '\n' ? bytes : bytes + '\n';
     std::size_t start = bytes.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
     std::string text;
     text.reserve(bytes.size() + 1);
@@ -29,9 +31,20 @@ bool uses_openmp_runtime(const std::string& source)
 std::string cunumpy_build_key(const std::string& source_text, const std::string& language, bool openmp,
                               const PythonFacts& facts)
 {
-    std::string parts = source_text + language + cunumpy_layout + (openmp ? "openmp=True" : "openmp=False") +
-                        facts.pyccel + facts.version + facts.platform;
-    return sha256_hex(parts).substr(0, 20);
+    Sha256Stream hash;
+    hash.update(source_text);
+    return cunumpy_build_key(hash, language, openmp, facts);
+}
+
+std::string cunumpy_build_key(const Sha256Stream& source_text_hash, const std::string& language, bool openmp,
+                              const PythonFacts& facts)
+{
+    Sha256Stream hash(source_text_hash);
+    for (const std::string& part : {language, std::string(cunumpy_layout),
+                                    std::string(openmp ? "openmp=True" : "openmp=False"), facts.pyccel, facts.version,
+                                    facts.platform})
+        hash.update(part);
+    return hash.hex().substr(0, 20);
 }
 
 std::string cunumpy_entry_name(const std::string& module, const std::string& cunumpy_key)
@@ -39,14 +52,14 @@ std::string cunumpy_entry_name(const std::string& module, const std::string& cun
     return module.substr(module.rfind('.') + 1) + "-" + cunumpy_key;
 }
 
-nlohmann::json host_key_inputs(const std::string& module, const std::string& file_name, const std::string& source,
-                               const std::map<std::string, std::string>& imports, const HostToolchain& toolchain,
-                               bool openmp)
+nlohmann::json host_key_inputs(const std::string& module, const std::string& file_name,
+                               const std::string& source_sha256, const std::map<std::string, std::string>& imports,
+                               const HostToolchain& toolchain, bool openmp)
 {
     return {
         {"format", host_key_format},
         {"module", module},
-        {"source", {{"file", file_name}, {"sha256", sha256_hex(source)}}},
+        {"source", {{"file", file_name}, {"sha256", source_sha256}}},
         {"imports", imports},
         {"language", toolchain.language},
         {"openmp", openmp},

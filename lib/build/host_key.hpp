@@ -3,6 +3,7 @@
 // folder cunumpy looks in (cunumpy/_pyccel_cache.py, cunumpy 0.7).
 #pragma once
 
+#include "cache/sha256_stream.hpp"
 #include "compilers/python_environment.hpp"
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,10 @@ bool uses_openmp_runtime(const std::string& source);
 std::string cunumpy_build_key(const std::string& source_text, const std::string& language, bool openmp,
                               const PythonFacts& facts);
 
+/// The same, continuing a stream that has been fed the source text only.
+std::string cunumpy_build_key(const Sha256Stream& source_text_hash, const std::string& language, bool openmp,
+                              const PythonFacts& facts);
+
 /// `<stem>-<key>`, the folder PyccelCache(name).compile(module) loads from:
 /// the stem is the module name's last part (`a.b.push_kernels` -> `push_kernels`).
 std::string cunumpy_entry_name(const std::string& module, const std::string& cunumpy_key);
@@ -50,12 +55,12 @@ struct HostToolchain {
 };
 
 /// The key inputs of one module (see cache.hpp: no paths of the sources, no
-/// times). `imports` maps each directly imported module to its own key, so a
+/// times); `source_sha256` is the digest of its python_source_text(). `imports` maps each directly imported module to its own key, so a
 /// change anywhere below changes every key above it. The cache root is an
 /// input: Pyccel writes the absolute folders of imported modules' builds into
 /// a build, so a cache copied elsewhere must build again.
-nlohmann::json host_key_inputs(const std::string& module, const std::string& file_name, const std::string& source,
-                               const std::map<std::string, std::string>& imports, const HostToolchain& toolchain,
-                               bool openmp);
+nlohmann::json host_key_inputs(const std::string& module, const std::string& file_name,
+                               const std::string& source_sha256, const std::map<std::string, std::string>& imports,
+                               const HostToolchain& toolchain, bool openmp);
 
 }  // namespace ck

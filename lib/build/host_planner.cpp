@@ -67,7 +67,7 @@ private:
         for (const auto& import : scan_python_imports(modules_[index].source)) {
             fs::path file = modules_[index].file;
             fs::path root = modules_[index].source_root;
-            auto resolved = resolve_python_import(import.module, file, root);
+            auto resolved = resolve(import.module, file, root);
             if (!resolved || *resolved == file) continue;
             std::size_t target = add(*resolved, root, nullptr);
             auto& edges = edges_[index];
@@ -76,7 +76,17 @@ private:
         }
     }
 
+    // Struphy's modules import the same few modules hundreds of times.
+    const std::optional<fs::path>& resolve(const std::string& module, const fs::path& importer, const fs::path& root)
+    {
+        auto key = std::make_pair(importer.parent_path().string(), module);
+        auto it = resolved_.find(key);
+        if (it == resolved_.end()) it = resolved_.emplace(key, resolve_python_import(module, importer, root)).first;
+        return it->second;
+    }
+
     std::map<fs::path, std::size_t> index_;
+    std::map<std::pair<std::string, std::string>, std::optional<fs::path>> resolved_;
 };
 
 // Imported modules first; among modules ready together, by name. Modules in
@@ -153,12 +163,14 @@ void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain)
     job.closure.erase(std::unique(job.closure.begin(), job.closure.end()), job.closure.end());
     if (!module.problem.empty()) return;
     job.openmp = toolchain.openmp || uses_openmp_runtime(module.source);
-    job.inputs = host_key_inputs(module.name, module.relative.filename().string(), module.source, imports, toolchain,
-                                 job.openmp);
+    // One pass over the text serves our digest and cunumpy's key alike.
+    Sha256Stream text_hash;
+    text_hash.update(python_source_text(module.source));
+    job.inputs = host_key_inputs(module.name, module.relative.filename().string(), text_hash.hex(), imports,
+                                 toolchain, job.openmp);
     job.key = cache_key(job.inputs);
     job.cunumpy_name = cunumpy_entry_name(
-        module.name, cunumpy_build_key(python_source_text(module.source), toolchain.language, job.openmp,
-                                       toolchain.python));
+        module.name, cunumpy_build_key(text_hash, toolchain.language, job.openmp, toolchain.python));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 #include "package/python_imports.hpp"
 
+#include <algorithm>
 #include <cctype>
-#include <sstream>
 
 namespace ck {
 
@@ -19,8 +19,15 @@ bool is_quote(char c)
     return c == '"' || c == '\'';
 }
 
+bool is_identifier_char(char c)
+{
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 128;
+}
+
 // Splits source into simple statements: physical lines joined inside
-// brackets and after a backslash, split at `;`. Strings become "".
+// brackets and after a backslash, split at `;`. Only statements that start
+// with `import` or `from` are kept (the others are scanned for their end
+// only); strings in them become "".
 class StatementReader {
 public:
     explicit StatementReader(const std::string& source) : source_(source) {}
@@ -33,30 +40,46 @@ public:
     }
 
 private:
+    enum class State { between, kept, skipped };
+
     void step()
     {
         char c = source_[pos_];
         if (c == '#') return skip_comment();
+        if (state_ == State::between && !std::isspace(static_cast<unsigned char>(c))) start_statement();
         if (is_quote(c)) return skip_string();
         if (c == '\\' && pos_ + 1 < source_.size() && source_[pos_ + 1] == '\n') {
             pos_ += 2;
             ++line_;
-            current_ += ' ';
+            keep(' ');
             return;
         }
         ++pos_;
         if (c == '\n') {
             ++line_;
             if (depth_ == 0) return end_statement();
-            current_ += ' ';
+            keep(' ');
             return;
         }
         if (c == ';' && depth_ == 0) return end_statement();
         if (c == '(' || c == '[' || c == '{') ++depth_;
         if ((c == ')' || c == ']' || c == '}') && depth_ > 0) --depth_;
-        if (current_.empty() && std::isspace(static_cast<unsigned char>(c))) return;
-        if (current_.empty()) start_line_ = line_;
-        current_ += c;
+        if (state_ != State::between) keep(c);
+    }
+
+    void start_statement()
+    {
+        start_line_ = line_;
+        auto keyword_at = [&](const char* keyword, std::size_t length) {
+            return source_.compare(pos_, length, keyword) == 0 &&
+                   (pos_ + length >= source_.size() || !is_identifier_char(source_[pos_ + length]));
+        };
+        state_ = keyword_at("import", 6) || keyword_at("from", 4) ? State::kept : State::skipped;
+    }
+
+    void keep(char c)
+    {
+        if (state_ == State::kept) current_ += c;
     }
 
     void skip_comment()
@@ -68,7 +91,6 @@ private:
     {
         char quote = source_[pos_];
         bool triple = source_.compare(pos_, 3, std::string(3, quote)) == 0;
-        if (current_.empty()) start_line_ = line_;
         pos_ += triple ? 3 : 1;
         while (pos_ < source_.size()) {
             char c = source_[pos_];
@@ -87,13 +109,15 @@ private:
             }
             ++pos_;
         }
-        current_ += "\"\"";
+        keep('"');
+        keep('"');
     }
 
     void end_statement()
     {
-        if (!current_.empty()) statements_.push_back({current_, start_line_});
+        if (state_ == State::kept) statements_.push_back({current_, start_line_});
         current_.clear();
+        state_ = State::between;
     }
 
     const std::string& source_;
@@ -101,6 +125,7 @@ private:
     int line_ = 1;
     int start_line_ = 1;
     int depth_ = 0;
+    State state_ = State::between;
     std::string current_;
     std::vector<Statement> statements_;
 };
@@ -170,11 +195,13 @@ void read_from(const std::vector<std::string>& words, int line, std::vector<Pyth
     if (words.size() >= 4 && words[2] == "import" && is_module_name(words[1], true)) imports.push_back({words[1], line});
 }
 
-fs::path with_parts(fs::path base, const std::string& dotted)
+// `<base>/a/b/c.py` for `a.b.c`. The scanner admits only dotted identifiers,
+// so the file stays below `base`.
+fs::path module_file(const fs::path& base, const std::string& dotted)
 {
-    std::stringstream parts(dotted);
-    for (std::string part; std::getline(parts, part, '.');) base /= part;
-    return base;
+    std::string relative = dotted;
+    std::replace(relative.begin(), relative.end(), '.', '/');
+    return base / (relative + ".py");
 }
 
 bool is_python_file(const fs::path& file)
@@ -212,15 +239,14 @@ std::optional<fs::path> resolve_python_import(const std::string& module, const f
         std::size_t depth = module.find_first_not_of('.');
         if (depth == std::string::npos) return std::nullopt;  // `from . import x`: a package, not a module
         for (std::size_t up = 1; up < depth; ++up) folder = folder.parent_path();
-        candidates.push_back(with_parts(folder, module.substr(depth)));
+        if (!is_inside(folder / "x", source_root)) return std::nullopt;
+        candidates.push_back(module_file(folder, module.substr(depth)));
     } else {
-        candidates.push_back(with_parts(folder, module));
-        candidates.push_back(with_parts(source_root, module));
+        candidates.push_back(module_file(folder, module));
+        candidates.push_back(module_file(source_root, module));
     }
-    for (auto& candidate : candidates) {
-        candidate += ".py";
-        if (is_inside(candidate, source_root) && is_python_file(candidate)) return candidate.lexically_normal();
-    }
+    for (const auto& candidate : candidates)
+        if (is_python_file(candidate)) return candidate.lexically_normal();
     return std::nullopt;
 }
 

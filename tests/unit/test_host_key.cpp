@@ -84,6 +84,10 @@ TEST_CASE("cunumpy's key, checked against PyccelCache.build_key of cunumpy 0.7.1
     CHECK(cunumpy_entry_name("pk.kernels.push.push_kernels", "89a3a038fe150c8f7652") ==
           "push_kernels-89a3a038fe150c8f7652");
     CHECK(cunumpy_entry_name("lonely", "0123") == "lonely-0123");
+    Sha256Stream text_hash;
+    text_hash.update(text);
+    CHECK(cunumpy_build_key(text_hash, "c", true, toolchain().python) == "89a3a038fe150c8f7652");
+    CHECK(text_hash.hex() == sha256_hex(text));  // the stream goes on unchanged
 }
 
 TEST_CASE("a module that calls the OpenMP runtime is recognised")
@@ -96,14 +100,14 @@ TEST_CASE("every input changes our key, and the imports' keys do too")
 {
     auto t = toolchain();
     std::map<std::string, std::string> imports = {{"pk.util.lin_kernels", std::string(64, 'a')}};
-    std::string base = cache_key(host_key_inputs("pk.m", "m.py", "src", imports, t, true));
+    std::string base = cache_key(host_key_inputs("pk.m", "m.py", sha256_hex("src"), imports, t, true));
     auto changed = [&](auto&& change) {
         auto copy = t;
         auto imports_copy = imports;
         std::string module = "pk.m", source = "src";
         bool openmp = true;
         change(copy, imports_copy, module, source, openmp);
-        return cache_key(host_key_inputs(module, "m.py", source, imports_copy, copy, openmp));
+        return cache_key(host_key_inputs(module, "m.py", sha256_hex(source), imports_copy, copy, openmp));
     };
     using T = HostToolchain;
     using I = std::map<std::string, std::string>;
