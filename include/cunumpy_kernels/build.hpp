@@ -58,6 +58,8 @@ struct BuildRequest {
     bool dry_run = false;                       ///< plan and explain, compile nothing
     bool host = true;                           ///< build host kernels and the modules they import (Pyccel)
     bool cuda = true;                           ///< build CUDA kernels
+    bool start_processes = true;                ///< false (status): learn nothing by starting Python or a compiler;
+                                                ///< use what earlier builds remembered, else report host jobs unplanned
 };
 
 /// The whole run.

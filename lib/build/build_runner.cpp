@@ -110,7 +110,8 @@ private:
         if (context.planner) return context;
         context.compiler = make_cuda_compiler(config(), context.probe);
         context.planner = std::make_unique<CudaPlanner>(config(), context.compiler->identity(),
-                                                        cunumpy_dir_resolver(config(), context.probe, true));
+                                                        cunumpy_dir_resolver(config(), context.probe,
+                                                                             request_.start_processes));
         return context;
     }
 
@@ -146,7 +147,7 @@ private:
     void plan_host(CacheContext& context)
     {
         HostContext& host = context.host;
-        host.setup = prepare_host_setup(config(), context.location.name, context.probe, true);
+        host.setup = prepare_host_setup(config(), context.location.name, context.probe, request_.start_processes);
         host.setup.toolchain.cache_root = context.store.root().string();
         if (!host.setup.warning.empty()) report_.warnings.push_back(host.setup.warning);
         if (!host.setup.problem.empty()) {

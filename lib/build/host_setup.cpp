@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <optional>
+#include <vector>
 
 namespace ck {
 
@@ -37,11 +39,18 @@ std::string compiler_identity(const std::string& program, const ToolProbe& probe
     });
 }
 
-std::string compilers_of(const std::string& language, const ToolProbe& probe, bool may_start_processes)
+// Nothing when a version is not known (and may not be asked).
+std::optional<std::string> compilers_of(const std::string& language, const ToolProbe& probe, bool may_start_processes)
 {
-    std::string identity = compiler_identity("gcc", probe, may_start_processes);
-    if (language == "fortran") identity += "; " + compiler_identity("gfortran", probe, may_start_processes);
-    return identity;
+    std::vector<std::string> programs = {"gcc"};
+    if (language == "fortran") programs.push_back("gfortran");
+    std::string identities;
+    for (const auto& program : programs) {
+        std::string identity = compiler_identity(program, probe, may_start_processes);
+        if (identity.empty()) return std::nullopt;
+        identities += (identities.empty() ? "" : "; ") + identity;
+    }
+    return identities;
 }
 
 void find_pyccel(HostSetup& setup, const PythonFacts& facts, const std::string& python)
@@ -93,7 +102,12 @@ HostSetup prepare_host_setup(const Config& config, const std::string& cache_name
     setup.toolchain.python = *facts;
     find_pyccel(setup, *facts, config.python);
     if (!setup.problem.empty()) return setup;
-    setup.toolchain.c_compiler = compilers_of(config.language, probe, may_start_processes);
+    auto compilers = compilers_of(config.language, probe, may_start_processes);
+    if (!compilers) {
+        setup.problem = "the C compiler's version is not known yet (run `cunumpy-kernels build` once)";
+        return setup;
+    }
+    setup.toolchain.c_compiler = *compilers;
     setup.tools = HostBuildTools{setup.compiler.get(), util::find_in_path(config.python), facts->ext_suffix,
                                  config.language};
     return setup;
