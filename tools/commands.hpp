@@ -14,5 +14,6 @@ namespace ck::cli {
 using CommandRunner = std::function<int(Terminal&)>;
 
 CommandRunner setup_build(CLI::App& command);
+CommandRunner setup_cache(CLI::App& command);
 
 }  // namespace ck::cli

@@ -253,6 +253,11 @@ fs::path host_build_folder(const EntryStore& store, const std::string& key, cons
     return store.entry_dir("host", key) / module.relative.parent_path();
 }
 
+std::string host_artifact_file(const HostModule& module, const std::string& ext_suffix)
+{
+    return (module.relative.parent_path() / (stem_of(module) + ext_suffix)).string();
+}
+
 JobResult host_base_result(const HostPlan& plan, std::size_t index, const EntryStore& store)
 {
     const HostModule& module = plan.modules[index];

@@ -34,6 +34,9 @@ struct HostBuildTools {
 /// path Pyccel writes into importers' extensions.
 std::filesystem::path host_build_folder(const EntryStore& store, const std::string& key, const HostModule& module);
 
+/// The extension's path inside its entry: `<package path>/<stem><ext_suffix>`.
+std::string host_artifact_file(const HostModule& module, const std::string& ext_suffix);
+
 /// Compiles modules[index] of `plan` and publishes it in `store`, then points
 /// cunumpy's name for it at the new entry. The entries of its imports must
 /// exist. Pyccel's errors, a failed import check and cache errors are failed

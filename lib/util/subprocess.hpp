@@ -23,6 +23,12 @@ using EnvironmentOverrides = std::vector<std::pair<std::string, std::string>>;
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {},
                           const EnvironmentOverrides& environment = {});
 
+/// Sends SIGTERM to every child process run_process has running, each in its
+/// own process group (nvcc's cicc and ptxas included). Async-signal-safe: the
+/// CLI calls it from its SIGINT/SIGTERM handler so an interrupted build leaves
+/// no compiler running.
+void terminate_children();
+
 /// Searches PATH for `program`; empty when not found.
 std::filesystem::path find_in_path(const std::string& program);
 
