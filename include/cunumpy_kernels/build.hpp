@@ -27,8 +27,9 @@ CK_API const char* to_string(JobState state);
 struct JobResult {
     std::string module;      ///< dotted kernel module; for a module that kernels import, its own dotted name
     std::string kernel;      ///< kernel name; empty for a module that kernels import
+    std::string kind = "cuda";  ///< the entries' kind: "cuda", or "host" for a Pyccel build
     std::string target;      ///< `sm_90` (cubin), `compute_90` (PTX) or `host` (a Pyccel build)
-    std::string key;         ///< cache key (64 hex digits)
+    std::string key;         ///< cache key (64 hex digits); empty when it could not be computed (see BuildRequest::start_tools)
     JobState state = JobState::failed;
     std::filesystem::path entry;                  ///< entry folder (hit, built)
     std::vector<std::filesystem::path> artifacts; ///< absolute artifact paths (hit, built)
@@ -56,10 +57,16 @@ struct BuildRequest {
     std::vector<std::filesystem::path> paths;  ///< kernel trees; empty means the current folder
     Config config;                              ///< options, already merged with flags
     bool dry_run = false;                       ///< plan and explain, compile nothing
+    /// With dry_run only: false plans without starting a process or loading a
+    /// compiler (`status`). The compiler's version and cunumpy's header folder
+    /// (and, for host jobs, the Python interpreter's facts and gcc's version)
+    /// then come only from the records earlier runs left in the cache
+    /// (`.probes/`); a miss whose key needs an answer never recorded is a
+    /// would_build job with an empty `key` and a `reason` naming what is
+    /// unknown. Hits stay hits: a key that matches an entry is exact.
+    bool start_tools = true;
     bool host = true;                           ///< build host kernels and the modules they import (Pyccel)
     bool cuda = true;                           ///< build CUDA kernels
-    bool start_processes = true;                ///< false (status): learn nothing by starting Python or a compiler;
-                                                ///< use what earlier builds remembered, else report host jobs unplanned
 };
 
 /// The whole run.

@@ -39,9 +39,11 @@ struct CacheContext {
     EntryStore store;
     ToolProbe probe;
     std::unique_ptr<CudaCompiler> compiler;
-    std::unique_ptr<CudaPlanner> planner;
-    std::optional<EntryStore> also_read;  ///< the unwritable preferred root, still searched for hits
-    std::string read_only;                ///< why nothing can be published here, when so
+    std::unique_ptr<CudaPlanner> planner;  ///< null when the compiler's identity is unknown (see `unknown`)
+    std::optional<EntryStore> also_read;   ///< the unwritable preferred root, still searched for hits
+    std::string read_only;                 ///< why nothing can be published here, when so
+    std::string unknown;                   ///< why keys cannot be computed without starting a tool
+    bool cunumpy_dir_unknown = false;      ///< a planned include needed cunumpy's folder, never recorded
     HostContext host;
 };
 
@@ -104,7 +106,7 @@ private:
                                        location.root.string() + " (as cunumpy's PyccelCache does)");
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes"), nullptr,
-                                                                   nullptr, std::nullopt, read_only, {}});
+                                                                   nullptr, std::nullopt, read_only, "", false, {}});
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback && !location.preferred.empty()) context->also_read.emplace(location.preferred);
         if (!request_.dry_run && read_only.empty()) {
@@ -114,15 +116,41 @@ private:
         return *contexts_.emplace(name, std::move(context)).first->second;
     }
 
+    // The CUDA side of a cache root, set up on first use: a host-only build
+    // loads no CUDA compiler and needs no toolkit.
     CacheContext& cuda_context_for(const KernelSource& kernel)
     {
         CacheContext& context = context_for(kernel);
-        if (context.planner) return context;
-        context.compiler = make_cuda_compiler(config(), context.probe);
-        context.planner = std::make_unique<CudaPlanner>(config(), context.compiler->identity(),
-                                                        cunumpy_dir_resolver(config(), context.probe,
-                                                                             request_.start_processes));
+        if (!context.compiler && context.unknown.empty()) plan_with_tools(context);
         return context;
+    }
+
+    bool may_start_tools() const { return request_.start_tools || !request_.dry_run; }
+
+    // Without tools (status), the compiler's identity and cunumpy's folder
+    // come from the probe records only; what is missing makes misses unknown.
+    void plan_with_tools(CacheContext& context)
+    {
+        std::optional<std::string> identity;
+        try {
+            context.compiler = make_cuda_compiler(config(), context.probe);
+            identity = may_start_tools() ? context.compiler->identity() : context.compiler->remembered_identity();
+        } catch (const ToolchainError& error) {
+            if (may_start_tools()) throw;
+            context.unknown = error.what();
+        }
+        if (!identity && context.unknown.empty())
+            context.unknown = "no record of the " + to_string(config().compiler) + " version in " +
+                              (context.location.root / ".probes").string() +
+                              " (status starts no compiler): run `cunumpy-kernels build` once";
+        CunumpyDirResolver resolver = cunumpy_dir_resolver(config(), context.probe, may_start_tools());
+        if (!may_start_tools())
+            resolver = [resolver, flag = &context.cunumpy_dir_unknown]() {
+                auto dir = resolver();
+                *flag = !dir;
+                return dir;
+            };
+        if (identity) context.planner = std::make_unique<CudaPlanner>(config(), *identity, resolver);
     }
 
     // A cache folder given explicitly that exists but cannot be written still
@@ -144,6 +172,11 @@ private:
         for (const auto& kernel : report_.kernels) {
             if (!kernel.cuda_file) continue;
             CacheContext& context = cuda_context_for(kernel);
+            if (!context.planner) {
+                for (const auto& target : cuda_targets(config()))
+                    misses_.push_back(Miss{CudaJob{&kernel, target, {}, {}, {}, {}}, &context, context.unknown});
+                continue;
+            }
             std::vector<CudaJob> jobs;
             try {
                 jobs = context.planner->plan(kernel);
@@ -214,7 +247,7 @@ private:
     void plan_host(CacheContext& context)
     {
         HostContext& host = context.host;
-        host.setup = prepare_host_setup(config(), context.location.name, context.probe, request_.start_processes);
+        host.setup = prepare_host_setup(config(), context.location.name, context.probe, may_start_tools());
         host.setup.toolchain.cache_root = context.store.root().string();
         if (!host.setup.warning.empty()) report_.warnings.push_back(host.setup.warning);
         if (!host.setup.problem.empty()) {
@@ -231,6 +264,7 @@ private:
         JobResult result;
         result.module = kernel.module;
         result.kernel = kernel.name;
+        result.kind = "host";
         result.target = "host";
         result.state = JobState::would_build;
         result.reason = why;
@@ -325,6 +359,11 @@ private:
         result.key = miss.job.key;
         result.state = JobState::would_build;
         result.reason = miss.reason;
+        if (miss.context->cunumpy_dir_unknown) {
+            result.key.clear();
+            result.reason = "no record of where " + config().python + " finds cunumpy's CUDA headers (status starts "
+                            "no Python): run `cunumpy-kernels build` once, or pass --cunumpy-include-dir";
+        }
         return result;
     }
 
@@ -487,7 +526,7 @@ nlohmann::json to_json(const BuildReport& report)
     for (const auto& job : report.jobs) {
         json artifacts = json::array();
         for (const auto& a : job.artifacts) artifacts.push_back(a.string());
-        json entry = {{"module", job.module}, {"kernel", job.kernel}, {"target", job.target}, {"key", job.key},
+        json entry = {{"module", job.module}, {"kernel", job.kernel}, {"kind", job.kind}, {"target", job.target}, {"key", job.key},
                       {"state", to_string(job.state)}, {"entry", job.entry.string()}, {"artifacts", artifacts},
                       {"seconds", job.seconds}, {"reason", job.reason}, {"log", job.log}};
         if (job.target == "host") {

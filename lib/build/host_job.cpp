@@ -264,6 +264,7 @@ JobResult host_base_result(const HostPlan& plan, std::size_t index, const EntryS
     JobResult result;
     result.module = host_label(module);
     result.kernel = module.kernel ? module.kernel->name : "";
+    result.kind = "host";
     result.target = "host";
     result.key = plan.jobs[index].key;
     result.host_module = module.name;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <unordered_map>
 
 namespace ck {
 
@@ -29,7 +30,7 @@ public:
     {
         for (const KernelSource* kernel : kernels)
             for (const auto& host : kernel->host)
-                if (host.kind == "pyccel") add(host.file, kernel->source_root, kernel);
+                if (host.kind == "pyccel") add(host.file.lexically_normal(), kernel->source_root, kernel);
         for (std::size_t next = 0; next < modules_.size(); ++next) expand(next);
     }
 
@@ -37,10 +38,10 @@ public:
     std::vector<std::vector<ImportEdge>> edges_;
 
 private:
-    std::size_t add(const fs::path& file, const fs::path& source_root, const KernelSource* kernel)
+    // `file` is lexically normal (the walker's paths and resolved imports are).
+    std::size_t add(const fs::path& normal, const fs::path& source_root, const KernelSource* kernel)
     {
-        fs::path normal = file.lexically_normal();
-        auto [it, inserted] = index_.emplace(normal, modules_.size());
+        auto [it, inserted] = index_.emplace(normal.native(), modules_.size());
         if (!inserted) {
             if (kernel && !modules_[it->second].kernel) modules_[it->second].kernel = kernel;
             return it->second;
@@ -64,10 +65,10 @@ private:
             modules_[index].problem = error.what();
             return;
         }
+        const fs::path file = modules_[index].file;
+        const fs::path root = modules_[index].source_root;
         for (const auto& import : scan_python_imports(modules_[index].source)) {
-            fs::path file = modules_[index].file;
-            fs::path root = modules_[index].source_root;
-            auto resolved = resolve(import.module, file, root);
+            const auto& resolved = resolve(import.module, file, root);
             if (!resolved || *resolved == file) continue;
             std::size_t target = add(*resolved, root, nullptr);
             auto& edges = edges_[index];
@@ -85,7 +86,7 @@ private:
         return it->second;
     }
 
-    std::map<fs::path, std::size_t> index_;
+    std::unordered_map<std::string, std::size_t> index_;
     std::map<std::pair<std::string, std::string>, std::optional<fs::path>> resolved_;
 };
 

@@ -1,7 +1,9 @@
 #include "package/python_imports.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
+#include <string_view>
 
 namespace ck {
 
@@ -44,6 +46,11 @@ private:
 
     void step()
     {
+        // Inside a statement that is no import only these characters matter.
+        if (state_ == State::skipped) {
+            pos_ = skip_to(pos_, statement_stops());
+            if (pos_ == source_.size()) return;
+        }
         char c = source_[pos_];
         if (c == '#') return skip_comment();
         if (state_ == State::between && !std::isspace(static_cast<unsigned char>(c))) start_statement();
@@ -65,6 +72,36 @@ private:
         if (c == '(' || c == '[' || c == '{') ++depth_;
         if ((c == ')' || c == ']' || c == '}') && depth_ > 0) --depth_;
         if (state_ != State::between) keep(c);
+    }
+
+    using CharSet = std::array<bool, 256>;
+
+    static CharSet char_set(std::string_view chars)
+    {
+        CharSet set{};
+        for (char c : chars) set[static_cast<unsigned char>(c)] = true;
+        return set;
+    }
+
+    static const CharSet& statement_stops()
+    {
+        static const CharSet set = char_set("\n#'\"\\;([{)]}");
+        return set;
+    }
+
+    template <char Quote>
+    static const CharSet& string_stops()
+    {
+        static const CharSet set = char_set(std::string{'\\', '\n', Quote});
+        return set;
+    }
+
+    // The first position from `from` holding a character of `stops`, or the end.
+    std::size_t skip_to(std::size_t from, const CharSet& stops) const
+    {
+        const std::size_t size = source_.size();
+        while (from < size && !stops[static_cast<unsigned char>(source_[from])]) ++from;
+        return from;
     }
 
     void start_statement()
@@ -92,7 +129,10 @@ private:
         char quote = source_[pos_];
         bool triple = source_.compare(pos_, 3, std::string(3, quote)) == 0;
         pos_ += triple ? 3 : 1;
+        const CharSet& stops = quote == '"' ? string_stops<'"'>() : string_stops<'\''>();
         while (pos_ < source_.size()) {
+            pos_ = skip_to(pos_, stops);
+            if (pos_ == source_.size()) break;
             char c = source_[pos_];
             if (c == '\\') {
                 if (pos_ + 1 < source_.size() && source_[pos_ + 1] == '\n') ++line_;
