@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <sstream>
@@ -26,6 +27,7 @@ struct BuildFlags {
     std::vector<std::string> options;
     bool dry_run = false;
     bool json = false;
+    std::optional<std::string> only;
 };
 
 std::vector<std::string> split_commas(const std::vector<std::string>& values)
@@ -129,8 +131,11 @@ void print_summary(Terminal& terminal, const BuildReport& report)
 {
     std::size_t ported = 0;
     for (const auto& kernel : report.kernels) ported += kernel.cuda_file ? 1 : 0;
-    std::string line = fmt::format("{} kernels ({} with CUDA): {} built, {} cached, {} failed in {:.2f} s\n",
-                                   report.kernels.size(), ported, report.count(JobState::built),
+    std::size_t host = static_cast<std::size_t>(
+        std::count_if(report.jobs.begin(), report.jobs.end(), [](const JobResult& job) { return job.target == "host"; }));
+    std::string host_part = host == 0 ? "" : fmt::format(", {} host modules", host);
+    std::string line = fmt::format("{} kernels ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
+                                   report.kernels.size(), ported, host_part, report.count(JobState::built),
                                    report.count(JobState::hit), report.count(JobState::failed), report.seconds);
     if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
 }
@@ -141,6 +146,8 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     request.paths = flags.tree.path_list();
     request.config = build_config(flags);
     request.dry_run = flags.dry_run;
+    request.host = flags.only.value_or("host") == "host";
+    request.cuda = flags.only.value_or("cuda") == "cuda";
     BuildDisplay display(terminal, flags.dry_run);
     BuildReport report = run_build(request, flags.json ? nullptr : &display);
     terminal.clear_progress();
@@ -173,6 +180,8 @@ CommandRunner setup_build(CLI::App& command)
         ->allow_extra_args(false);
     command.add_flag("-n,--dry-run", flags->dry_run, "List what would compile and why; compile nothing");
     command.add_flag("--json", flags->json, "Print one JSON report on stdout");
+    command.add_option("--only", flags->only, "Build only the host (Pyccel) or only the CUDA kernels")
+        ->check(CLI::IsMember({"host", "cuda"}));
     return [flags](Terminal& terminal) { return run_build_command(*flags, terminal); };
 }
 

@@ -18,6 +18,10 @@ void TreeOptions::add_to(CLI::App& command)
     command.add_option("--cunumpy-include-dir", cunumpy_include_dir, "cunumpy's CUDA header folder (skips the Python probe)");
     command.add_option("--cuda-root", cuda_root, "CUDA toolkit folder (default $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
     command.add_flag("--no-name-check", no_name_check, "Do not warn about kernel names over 48 characters");
+    command.add_option("--language", language, "Pyccel's language for host kernels: c (default) or fortran");
+    auto* with = command.add_flag("--openmp", openmp, "Build host kernels with OpenMP (default: as <NAME>_OPENMP says, on)");
+    command.add_flag("--no-openmp", no_openmp, "Build host kernels without OpenMP, except modules that call its runtime")
+        ->excludes(with);
 }
 
 std::vector<fs::path> TreeOptions::path_list() const
@@ -51,6 +55,11 @@ Config TreeOptions::resolve() const
     if (cunumpy_include_dir) config.cunumpy_include_dir = existing_dir(*cunumpy_include_dir, "--cunumpy-include-dir");
     if (cuda_root) config.cuda_root = *cuda_root;
     if (no_name_check) config.check_name_length = false;
+    if (language) {
+        validate_language(*language, "--language");
+        config.language = *language;
+    }
+    if (openmp || no_openmp) config.openmp = openmp;
     return config;
 }
 

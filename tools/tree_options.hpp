@@ -24,6 +24,9 @@ struct TreeOptions {
     std::optional<std::string> cunumpy_include_dir;
     std::optional<std::string> cuda_root;
     bool no_name_check = false;
+    std::optional<std::string> language;
+    bool openmp = false;
+    bool no_openmp = false;
 
     void add_to(CLI::App& command);
     /// The config of the tree of the first path (or the current folder), with

@@ -25,9 +25,10 @@ CK_API const char* to_string(JobState state);
 
 /// One job's outcome, as `--json` reports it.
 struct JobResult {
-    std::string module;      ///< dotted kernel module
-    std::string kernel;      ///< kernel name
-    std::string target;      ///< `sm_90` (cubin) or `compute_90` (PTX)
+    std::string module;      ///< dotted kernel module; for a module that kernels import, its own dotted name
+    std::string kernel;      ///< kernel name; empty for a module that kernels import
+    std::string kind = "cuda";  ///< the entries' kind: "cuda", or "host" for a Pyccel build
+    std::string target;      ///< `sm_90` (cubin), `compute_90` (PTX) or `host` (a Pyccel build)
     std::string key;         ///< cache key (64 hex digits); empty when it could not be computed (see BuildRequest::start_tools)
     JobState state = JobState::failed;
     std::filesystem::path entry;                  ///< entry folder (hit, built)
@@ -35,6 +36,8 @@ struct JobResult {
     double seconds = 0;      ///< wall time of this job in this run
     std::string log;         ///< compiler diagnostics, whole (built, failed)
     std::string reason;      ///< why it compiles (would_build, built): "no entry", or the changed input
+    std::string host_module;  ///< host jobs: the dotted Python module Pyccel compiles
+    std::filesystem::path cunumpy_entry;  ///< host jobs: `<root>/<stem>-<20 hex>`, where cunumpy's PyccelCache loads it
 };
 
 /// Receives progress; called from worker threads, one call at a time.
@@ -56,11 +59,14 @@ struct BuildRequest {
     bool dry_run = false;                       ///< plan and explain, compile nothing
     /// With dry_run only: false plans without starting a process or loading a
     /// compiler (`status`). The compiler's version and cunumpy's header folder
+    /// (and, for host jobs, the Python interpreter's facts and gcc's version)
     /// then come only from the records earlier runs left in the cache
     /// (`.probes/`); a miss whose key needs an answer never recorded is a
     /// would_build job with an empty `key` and a `reason` naming what is
     /// unknown. Hits stay hits: a key that matches an entry is exact.
     bool start_tools = true;
+    bool host = true;                           ///< build host kernels and the modules they import (Pyccel)
+    bool cuda = true;                           ///< build CUDA kernels
 };
 
 /// The whole run.

@@ -61,7 +61,7 @@ CK_API std::string cache_key(const nlohmann::json& inputs);
 
 /// One artifact of an entry.
 struct Artifact {
-    std::string file;    ///< name inside the entry folder
+    std::string file;    ///< path inside the entry folder: a name, or `a/b/name` for host builds
     std::string target;  ///< `sm_90`, `compute_90`, ...
     std::string sha256;  ///< of the file's bytes
     std::uint64_t size = 0;
@@ -70,7 +70,7 @@ struct Artifact {
 /// The manifest.json of an entry, parsed narrowly.
 struct CK_API Manifest {
     std::string key;
-    std::string kind;            ///< "cuda"
+    std::string kind;            ///< "cuda" or "host" (a Pyccel build)
     std::string module;          ///< dotted kernel module, e.g. my_sim.kernels.push
     std::string kernel;          ///< function name
     std::string entry_symbol;    ///< lowered (mangled) name of the entry in the cubin
@@ -96,6 +96,11 @@ public:
     ~EntryWriter();
     EntryWriter(const EntryWriter&) = delete;
     EntryWriter& operator=(const EntryWriter&) = delete;
+
+    /// The private folder the entry is written in, for builders that write
+    /// files themselves (Pyccel writes a whole build folder); they must be
+    /// fsynced before commit().
+    const std::filesystem::path& folder() const { return staging_; }
 
     /// Writes `bytes` as `name` (fsynced) and returns its artifact record.
     Artifact add_file(const std::string& name, const std::string& target, const std::string& bytes);

@@ -36,6 +36,8 @@ struct Config {
     std::optional<std::filesystem::path> cunumpy_include_dir;  ///< cunumpy-include-dir: skip the Python probe
     bool check_name_length = true;                   ///< check-name-length: warn on names over 48 characters
     std::filesystem::path cuda_root;  ///< cuda-root: toolkit of nvcc/NVRTC; empty: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda
+    std::string language = "c";  ///< language: Pyccel's target for host kernels, "c" (PyccelCache's default) or "fortran"
+    std::optional<bool> openmp;  ///< openmp: host builds with OpenMP; unset: as `<NAME>_OPENMP` says, default on
 
     /// The pyproject.toml the values came from; empty when none was found.
     std::filesystem::path source_file;
@@ -67,5 +69,9 @@ CK_API CudaCompilerKind parse_compiler_kind(const std::string& name, const std::
 
 /// "nvrtc" or "nvcc".
 CK_API std::string to_string(CudaCompilerKind kind);
+
+/// Checks `language` is one Pyccel compiles host kernels to, "c" or
+/// "fortran"; throws UsageError naming `where` otherwise.
+CK_API void validate_language(const std::string& language, const std::string& where);
 
 }  // namespace ck

@@ -5,8 +5,12 @@
 
 #include "build/cuda_job.hpp"
 #include "build/cuda_planner.hpp"
+#include "build/host_job.hpp"
+#include "build/host_planner.hpp"
+#include "build/host_setup.hpp"
+#include "cache/cunumpy_entry.hpp"
 #include "compilers/tool_probe.hpp"
-#include "scheduler/job_pool.hpp"
+#include "scheduler/job_graph.hpp"
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
 
@@ -22,6 +26,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
+/// The host modules of one cache root: their setup and plan.
+struct HostContext {
+    HostSetup setup;
+    std::vector<const KernelSource*> kernels;
+    HostPlan plan;
+};
+
 /// One cache root with what builds into it.
 struct CacheContext {
     CacheLocation location;
@@ -33,6 +44,7 @@ struct CacheContext {
     std::string read_only;                 ///< why nothing can be published here, when so
     std::string unknown;                   ///< why keys cannot be computed without starting a tool
     bool cunumpy_dir_unknown = false;      ///< a planned include needed cunumpy's folder, never recorded
+    HostContext host;
 };
 
 class BuildRun {
@@ -46,11 +58,14 @@ public:
         if (report_.kernels.empty())
             report_.warnings.push_back("no kernels found: a kernel is a folder <name> holding <name>" + config().host_suffix +
                                        ".py (see --host-suffix)");
-        plan();
-        if (observer_) observer_->planned(report_.jobs.size() + misses_.size(), misses_.size());
+        if (request_.cuda) plan();
+        if (request_.host) plan_host();
+        std::size_t misses = misses_.size() + host_misses_.size();
+        if (observer_) observer_->planned(report_.jobs.size() + misses, misses);
         for (const auto& hit : report_.jobs)
             if (observer_) observer_->finished(hit);
         if (request_.dry_run) {
+            for (const auto& miss : host_misses_) finish(would_build(miss));
             for (const auto& miss : misses_) finish(would_build(miss));
         } else {
             compile_misses();
@@ -69,6 +84,12 @@ private:
         std::string reason;
     };
 
+    struct HostMiss {
+        CacheContext* context;
+        std::size_t module;  // index into context->host.plan
+        std::string reason;
+    };
+
     const Config& config() const { return request_.config; }
 
     CacheContext& context_for(const KernelSource& kernel)
@@ -78,20 +99,30 @@ private:
         if (it != contexts_.end()) return *it->second;
         std::string read_only;
         CacheLocation location = writable_location(name, read_only);
+        // Host builds hold absolute paths of entries: a relative $<NAME>_KERNEL_CACHE must not leak into them.
+        if (!location.root.empty()) location.root = fs::absolute(location.root).lexically_normal();
         if (location.fallback)
             report_.warnings.push_back("cache " + location.preferred.string() + " is not writable; using " +
                                        location.root.string() + " (as cunumpy's PyccelCache does)");
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes"), nullptr,
-                                                                   nullptr, std::nullopt, read_only, "", false});
+                                                                   nullptr, std::nullopt, read_only, "", false, {}});
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback && !location.preferred.empty()) context->also_read.emplace(location.preferred);
         if (!request_.dry_run && read_only.empty()) {
             context->store.ensure_tagged();
             context->store.remove_stale_temporaries();
         }
-        plan_with_tools(*context);
         return *contexts_.emplace(name, std::move(context)).first->second;
+    }
+
+    // The CUDA side of a cache root, set up on first use: a host-only build
+    // loads no CUDA compiler and needs no toolkit.
+    CacheContext& cuda_context_for(const KernelSource& kernel)
+    {
+        CacheContext& context = context_for(kernel);
+        if (!context.compiler && context.unknown.empty()) plan_with_tools(context);
+        return context;
     }
 
     bool may_start_tools() const { return request_.start_tools || !request_.dry_run; }
@@ -140,7 +171,7 @@ private:
     {
         for (const auto& kernel : report_.kernels) {
             if (!kernel.cuda_file) continue;
-            CacheContext& context = context_for(kernel);
+            CacheContext& context = cuda_context_for(kernel);
             if (!context.planner) {
                 for (const auto& target : cuda_targets(config()))
                     misses_.push_back(Miss{CudaJob{&kernel, target, {}, {}, {}, {}}, &context, context.unknown});
@@ -200,6 +231,117 @@ private:
         }
     }
 
+    void plan_host()
+    {
+        std::vector<CacheContext*> order;
+        for (const auto& kernel : report_.kernels) {
+            bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
+            if (!pyccel) continue;
+            CacheContext& context = context_for(kernel);
+            if (context.host.kernels.empty()) order.push_back(&context);
+            context.host.kernels.push_back(&kernel);
+        }
+        for (CacheContext* context : order) plan_host(*context);
+    }
+
+    void plan_host(CacheContext& context)
+    {
+        HostContext& host = context.host;
+        host.setup = prepare_host_setup(config(), context.location.name, context.probe, may_start_tools());
+        host.setup.toolchain.cache_root = context.store.root().string();
+        if (!host.setup.warning.empty()) report_.warnings.push_back(host.setup.warning);
+        if (!host.setup.problem.empty()) {
+            if (!request_.dry_run) throw ToolchainError(host.setup.problem);
+            for (const KernelSource* kernel : host.kernels) report_.jobs.push_back(unplanned_host(*kernel, host.setup.problem));
+            return;
+        }
+        host.plan = plan_host_builds(host.kernels, host.setup.toolchain);
+        for (std::size_t i = 0; i < host.plan.modules.size(); ++i) classify_host(context, i);
+    }
+
+    static JobResult unplanned_host(const KernelSource& kernel, const std::string& why)
+    {
+        JobResult result;
+        result.module = kernel.module;
+        result.kernel = kernel.name;
+        result.kind = "host";
+        result.target = "host";
+        result.state = JobState::would_build;
+        result.reason = why;
+        return result;
+    }
+
+    // A hit (our entry, or cunumpy's own build where its key covers every
+    // input), a module that cannot be built, or a miss.
+    void classify_host(CacheContext& context, std::size_t index)
+    {
+        const HostPlan& plan = context.host.plan;
+        const HostModule& module = plan.modules[index];
+        const HostJob& job = plan.jobs[index];
+        if (!module.problem.empty()) {
+            JobResult result = host_base_result(plan, index, context.store);
+            result.log = module.problem;
+            if (!request_.dry_run)
+                context.store.remember_failure("host", result.module, "host", result.key, result.log);
+            report_.jobs.push_back(std::move(result));
+            return;
+        }
+        const HostBuildTools& tools = context.host.setup.tools;
+        CunumpyEntry named = read_cunumpy_entry(context.store.root(), job.cunumpy_name, tools.ext_suffix);
+        if (context.store.has_entry("host", job.key, {host_artifact_file(module, tools.ext_suffix)})) {
+            if (!request_.dry_run && context.read_only.empty()) repoint_cunumpy_entry(context, index, named);
+            report_.jobs.push_back(host_hit_result(plan, index, tools, context.store));
+            return;
+        }
+        bool self_contained = module.imports.empty() && module.imported_by.empty();
+        if (named.kind == CunumpyEntry::Kind::folder && self_contained) {
+            report_.jobs.push_back(cunumpy_hit(plan, index, context, named));
+            return;
+        }
+        std::string reason = explain_host_miss(context, index);
+        if (named.kind == CunumpyEntry::Kind::folder && reason == "no entry")
+            reason = "cunumpy's own build leaves imported modules out of its key";
+        host_misses_.push_back(HostMiss{&context, index, reason});
+    }
+
+    // Our entry exists: make cunumpy's name point at it if it does not yet.
+    void repoint_cunumpy_entry(CacheContext& context, std::size_t index, const CunumpyEntry& named)
+    {
+        const HostPlan& plan = context.host.plan;
+        fs::path target =
+            host_build_folder(context.store, plan.jobs[index].key, plan.modules[index]).lexically_relative(
+                context.store.root());
+        if (named.kind == CunumpyEntry::Kind::link && named.target == target) return;
+        bool self_contained = plan.modules[index].imports.empty() && plan.modules[index].imported_by.empty();
+        if (named.kind == CunumpyEntry::Kind::folder && self_contained) return;  // cunumpy's build is as good
+        try {
+            point_cunumpy_entry(context.store.root(), plan.jobs[index].cunumpy_name, target);
+        } catch (const CacheError& error) {
+            report_.warnings.push_back(error.what());
+        }
+    }
+
+    static JobResult cunumpy_hit(const HostPlan& plan, std::size_t index, const CacheContext& context,
+                                 const CunumpyEntry& named)
+    {
+        JobResult result = host_base_result(plan, index, context.store);
+        result.state = JobState::hit;
+        result.entry = named.path;
+        result.artifacts = {named.path / (plan.modules[index].relative.stem().string() +
+                                          context.host.setup.tools.ext_suffix)};
+        result.reason = "built by cunumpy's PyccelCache";
+        return result;
+    }
+
+    static std::string explain_host_miss(const CacheContext& context, std::size_t index)
+    {
+        const HostPlan& plan = context.host.plan;
+        auto previous = context.store.latest("host", host_label(plan.modules[index]), "host");
+        if (!previous) return "no entry";
+        std::string change = describe_host_change(previous->inputs, plan.jobs[index].inputs);
+        return change.empty() ? "no entry" : change;
+    }
+
     static std::string explain_miss(const Miss& miss)
     {
         auto previous = miss.context->store.latest("cuda", miss.job.kernel->module, miss.job.target);
@@ -225,21 +367,87 @@ private:
         return result;
     }
 
+    JobResult would_build(const HostMiss& miss) const
+    {
+        JobResult result = host_base_result(miss.context->host.plan, miss.module, miss.context->store);
+        result.state = JobState::would_build;
+        result.reason = miss.reason;
+        return result;
+    }
+
+    // Host misses first (they take seconds each and may head long import
+    // chains), then CUDA misses; a host miss waits for the misses it imports.
+    JobDependencies miss_dependencies() const
+    {
+        std::map<std::pair<const CacheContext*, std::size_t>, std::size_t> host_index;
+        for (std::size_t i = 0; i < host_misses_.size(); ++i)
+            host_index[{host_misses_[i].context, host_misses_[i].module}] = i;
+        JobDependencies dependencies(host_misses_.size() + misses_.size());
+        for (std::size_t i = 0; i < host_misses_.size(); ++i) {
+            const HostMiss& miss = host_misses_[i];
+            for (std::size_t imported : miss.context->host.plan.modules[miss.module].imports) {
+                auto it = host_index.find({miss.context, imported});
+                if (it != host_index.end()) dependencies[i].push_back(it->second);
+            }
+        }
+        return dependencies;
+    }
+
     void compile_misses()
     {
         int jobs = config().jobs.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-        JobPool(jobs).run(misses_.size(), [this](std::size_t i) {
-            const Miss& miss = misses_[i];
-            if (observer_) {
-                std::lock_guard lock(mutex_);
-                observer_->started(would_build(miss));
-            }
-            JobResult result = miss.context->read_only.empty()
-                                   ? run_cuda_job(miss.job, *miss.context->compiler, miss.context->store)
-                                   : read_only_failure(miss);
-            result.reason = miss.reason;
-            finish(std::move(result));
-        });
+        JobGraph(jobs).run(
+            miss_dependencies(),
+            [this](std::size_t i) {
+                JobResult result = i < host_misses_.size() ? run_host_miss(host_misses_[i])
+                                                           : run_cuda_miss(misses_[i - host_misses_.size()]);
+                bool ok = result.state != JobState::failed;
+                finish(std::move(result));
+                return ok;
+            },
+            [this](std::size_t i, std::size_t failed) { finish(skipped_host(host_misses_[i], host_misses_[failed])); });
+    }
+
+    JobResult run_cuda_miss(const Miss& miss)
+    {
+        if (observer_) {
+            std::lock_guard lock(mutex_);
+            observer_->started(would_build(miss));
+        }
+        JobResult result = miss.context->read_only.empty()
+                               ? run_cuda_job(miss.job, *miss.context->compiler, miss.context->store)
+                               : read_only_failure(miss);
+        result.reason = miss.reason;
+        return result;
+    }
+
+    JobResult run_host_miss(const HostMiss& miss)
+    {
+        if (observer_) {
+            std::lock_guard lock(mutex_);
+            observer_->started(would_build(miss));
+        }
+        const HostContext& host = miss.context->host;
+        if (!miss.context->read_only.empty()) {
+            JobResult result = would_build(miss);
+            result.state = JobState::failed;
+            result.log = "not compiled: " + miss.context->read_only + "; run build where the cache can be written";
+            return result;
+        }
+        JobResult result = run_host_job(host.plan, miss.module, host.setup.tools, miss.context->store);
+        result.reason = miss.reason;
+        return result;
+    }
+
+    JobResult skipped_host(const HostMiss& miss, const HostMiss& failed) const
+    {
+        JobResult result = would_build(miss);
+        result.state = JobState::failed;
+        const HostModule& module = miss.context->host.plan.modules[miss.module];
+        result.log = module.file.string() + ": not built: it imports " +
+                     failed.context->host.plan.modules[failed.module].name +
+                     " (directly or through other modules), which failed to build";
+        return result;
     }
 
     JobResult read_only_failure(const Miss& miss) const
@@ -262,6 +470,7 @@ private:
     BuildReport report_;
     std::map<std::string, std::unique_ptr<CacheContext>> contexts_;
     std::vector<Miss> misses_;
+    std::vector<HostMiss> host_misses_;
     bool cunumpy_warned_ = false;
     std::mutex mutex_;
 };
@@ -317,9 +526,14 @@ nlohmann::json to_json(const BuildReport& report)
     for (const auto& job : report.jobs) {
         json artifacts = json::array();
         for (const auto& a : job.artifacts) artifacts.push_back(a.string());
-        jobs.push_back({{"module", job.module}, {"kernel", job.kernel}, {"target", job.target}, {"key", job.key},
-                        {"state", to_string(job.state)}, {"entry", job.entry.string()}, {"artifacts", artifacts},
-                        {"seconds", job.seconds}, {"reason", job.reason}, {"log", job.log}});
+        json entry = {{"module", job.module}, {"kernel", job.kernel}, {"kind", job.kind}, {"target", job.target}, {"key", job.key},
+                      {"state", to_string(job.state)}, {"entry", job.entry.string()}, {"artifacts", artifacts},
+                      {"seconds", job.seconds}, {"reason", job.reason}, {"log", job.log}};
+        if (job.target == "host") {
+            entry["host_module"] = job.host_module;
+            entry["cunumpy_entry"] = job.cunumpy_entry.string();
+        }
+        jobs.push_back(std::move(entry));
     }
     return {{"ok", report.ok()},
             {"seconds", report.seconds},

@@ -20,6 +20,20 @@ T field(const json& j, const char* name, const std::string& where)
     }
 }
 
+// `name` or `a/b/name` (host entries keep Pyccel's package folders): no
+// empty, hidden, `.` or `..` component, nothing absolute.
+bool is_plain_relative_path(const std::string& file)
+{
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t end = file.find('/', start);
+        std::string part = file.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (part.empty() || part[0] == '.') return false;
+        if (end == std::string::npos) return true;
+        start = end + 1;
+    }
+}
+
 }  // namespace
 
 json Manifest::to_json() const
@@ -57,8 +71,8 @@ Manifest Manifest::from_json(const json& j, const std::string& where)
         artifact.target = field<std::string>(a, "target", where);
         artifact.sha256 = field<std::string>(a, "sha256", where);
         artifact.size = field<std::uint64_t>(a, "size", where);
-        if (artifact.file.empty() || artifact.file.find('/') != std::string::npos || artifact.file[0] == '.')
-            throw CacheError(where + ": artifact name '" + artifact.file + "' is not a plain file name");
+        if (!is_plain_relative_path(artifact.file))
+            throw CacheError(where + ": artifact name '" + artifact.file + "' is not a relative path of plain names");
         m.artifacts.push_back(std::move(artifact));
     }
     return m;

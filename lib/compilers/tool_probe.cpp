@@ -33,16 +33,21 @@ std::string ToolProbe::answer(const fs::path& tool, const std::string& question,
         }
     }
     std::string value = ask();
-    if (name && !value.empty()) {
-        std::error_code error;
-        fs::create_directories(dir_, error);
-        try {
-            util::replace_file_atomically(dir_ / *name, value);
-        } catch (const CacheError&) {
-            // A read-only cache asks again next time; nothing else depends on it.
-        }
-    }
+    if (!value.empty()) remember(tool, question, value);
     return value;
+}
+
+void ToolProbe::remember(const fs::path& tool, const std::string& question, const std::string& value) const
+{
+    auto name = record_name(tool, question);
+    if (!name) return;
+    std::error_code error;
+    fs::create_directories(dir_, error);
+    try {
+        util::replace_file_atomically(dir_ / *name, value);
+    } catch (const CacheError&) {
+        // A read-only cache asks again next time; nothing else depends on it.
+    }
 }
 
 }  // namespace ck

@@ -20,6 +20,11 @@ public:
     std::string answer(const std::filesystem::path& tool, const std::string& question,
                        const std::function<std::string()>& ask) const;
 
+    /// Records `value` as the answer to `question` about `tool`, replacing an
+    /// earlier one (a probe that learnt several answers in one process).
+    /// Best effort, like the records `answer` writes.
+    void remember(const std::filesystem::path& tool, const std::string& question, const std::string& value) const;
+
 private:
     std::optional<std::string> record_name(const std::filesystem::path& tool, const std::string& question) const;
     std::filesystem::path dir_;

@@ -116,6 +116,12 @@ const std::map<std::string, KeyHandler>& key_handlers()
         {"cunumpy-include-dir", [](Config& c, const KeyContext& k) { c.cunumpy_include_dir = k.existing_dir(k.string()); }},
         {"check-name-length", [](Config& c, const KeyContext& k) { c.check_name_length = k.boolean(); }},
         {"cuda-root", [](Config& c, const KeyContext& k) { c.cuda_root = k.path(); }},
+        {"language",
+         [](Config& c, const KeyContext& k) {
+             c.language = k.string();
+             validate_language(c.language, k.file.string() + ": [" + table_name + "] language");
+         }},
+        {"openmp", [](Config& c, const KeyContext& k) { c.openmp = k.boolean(); }},
     };
     return handlers;
 }
@@ -169,6 +175,12 @@ std::string to_string(CudaCompilerKind kind)
     return kind == CudaCompilerKind::nvrtc ? "nvrtc" : "nvcc";
 }
 
+void validate_language(const std::string& language, const std::string& where)
+{
+    if (language != "c" && language != "fortran")
+        throw UsageError(where + ": unknown language '" + language + "'; choose c or fortran");
+}
+
 Config load_config_file(const fs::path& pyproject)
 {
     Config config;
@@ -183,7 +195,7 @@ Config load_config_file(const fs::path& pyproject)
         if (handler == key_handlers().end()) {
             context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, "
                          "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
-                         "check-name-length, cuda-root (see cunumpy-kernels(5))");
+                         "check-name-length, cuda-root, language, openmp (see cunumpy-kernels(5))");
         }
         handler->second(config, context);
     }

@@ -106,6 +106,21 @@ int wait_for(pid_t pid)
     return -1;
 }
 
+// The parent's environment with `overrides` replacing or adding variables.
+std::vector<std::string> child_environment(const EnvironmentOverrides& overrides)
+{
+    std::vector<std::string> entries;
+    for (char** entry = environ; *entry; ++entry) {
+        std::string text = *entry;
+        std::string name = text.substr(0, text.find('='));
+        bool replaced = false;
+        for (const auto& [key, value] : overrides) replaced = replaced || key == name;
+        if (!replaced) entries.push_back(std::move(text));
+    }
+    for (const auto& [key, value] : overrides) entries.push_back(key + "=" + value);
+    return entries;
+}
+
 }  // namespace
 
 void terminate_children()
@@ -129,7 +144,8 @@ fs::path find_in_path(const std::string& program)
     return {};
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& cwd)
+ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& cwd,
+                          const EnvironmentOverrides& environment)
 {
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw ToolchainError("cannot create a pipe: " + errno_message(errno));
@@ -145,10 +161,19 @@ ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& 
     std::vector<char*> args;
     for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
     args.push_back(nullptr);
+    std::vector<std::string> env_entries;
+    std::vector<char*> env_pointers;
+    char** envp = environ;
+    if (!environment.empty()) {
+        env_entries = child_environment(environment);
+        for (auto& entry : env_entries) env_pointers.push_back(entry.data());
+        env_pointers.push_back(nullptr);
+        envp = env_pointers.data();
+    }
 
     pid_t pid = 0;
     SpawnAttributes attributes;
-    int error = ::posix_spawnp(&pid, args[0], actions.get(), attributes.get(), args.data(), environ);
+    int error = ::posix_spawnp(&pid, args[0], actions.get(), attributes.get(), args.data(), envp);
     if (error != 0) throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
     ChildRegistration registration(pid);
     write_end = UniqueFd();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ck::util {
@@ -13,9 +14,14 @@ struct ProcessResult {
     std::string output;    ///< stdout and stderr, interleaved as written
 };
 
+/// Environment variables to set in a child, over the parent's.
+using EnvironmentOverrides = std::vector<std::pair<std::string, std::string>>;
+
 /// Runs argv[0] (searched in PATH) in `cwd` (empty: the current folder) with
-/// stdin from /dev/null. Throws ToolchainError when it cannot be started.
-ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {});
+/// stdin from /dev/null, the parent's environment and `environment` set over
+/// it. Throws ToolchainError when it cannot be started.
+ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {},
+                          const EnvironmentOverrides& environment = {});
 
 /// Sends SIGTERM to every child process run_process has running, each in its
 /// own process group (nvcc's cicc and ptxas included). Async-signal-safe: the

@@ -16,7 +16,7 @@ TARGETS = {"sm_80", "sm_90", "compute_90"}
 
 def test_cold_build_publishes_every_target_of_every_ported_kernel(run, example, tmp_path):
     cache = tmp_path / "cache"
-    report, _ = run.json("build", "--jobs", "2", "--cache-dir", cache, example)
+    report, _ = run.json("build", "--only", "cuda", "--jobs", "2", "--cache-dir", cache, example)
     assert report["ok"]
     assert [k["module"] for k in report["kernels"]] == KERNELS
     sort = report["kernels"][2]
@@ -42,8 +42,8 @@ def test_cold_build_publishes_every_target_of_every_ported_kernel(run, example, 
 
 def test_warm_build_compiles_nothing_and_loads_no_compiler(run, example, tmp_path):
     cache = tmp_path / "cache"
-    run("build", "--cache-dir", cache, example, check=0)
-    result = run("build", "--cache-dir", cache, example, env={"LD_DEBUG": "files"}, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
+    result = run("build", "--only", "cuda", "--cache-dir", cache, example, env={"LD_DEBUG": "files"}, check=0)
     assert "libnvrtc" not in result.stderr, "a warm build loaded NVRTC"
     assert "0 built, 6 cached, 0 failed" in result.stdout
 
@@ -58,7 +58,7 @@ def test_warm_build_with_nvcc_starts_no_process(run, example, tmp_path):
     nvcc = fake_root / "bin" / "nvcc"
     nvcc.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexec {real_root}/bin/nvcc "$@"\n')
     nvcc.chmod(nvcc.stat().st_mode | stat.S_IEXEC)
-    args = ["build", "--compiler", "nvcc", "--cuda-root", fake_root, "--arch", "sm_90", "--no-ptx",
+    args = ["build", "--only", "cuda", "--compiler", "nvcc", "--cuda-root", fake_root, "--arch", "sm_90", "--no-ptx",
             "--cache-dir", tmp_path / "cache", example]
     report, _ = run.json(*args, check=0)
     assert len(jobs_by_state(report, "built")) == 2
@@ -72,47 +72,47 @@ def test_warm_build_with_nvcc_starts_no_process(run, example, tmp_path):
 
 def test_dry_run_names_the_input_that_changed(run, example, tmp_path):
     cache = tmp_path / "cache"
-    run("build", "--cache-dir", cache, example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     common = example / "particles" / "kernels" / "common.cuh"
     common.write_text(common.read_text() + "\n// tweak\n")
-    result = run("build", "--dry-run", "--cache-dir", cache, example, check=0)
+    result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, example, check=0)
     assert "would build particles.kernels.push [sm_90]: header particles/kernels/common.cuh changed" in result.stdout
     assert "6 to build, 0 cached" in result.stdout
-    result = run("build", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
+    result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
     assert "header particles/kernels/common.cuh changed" in result.stdout
-    run("build", "--cache-dir", cache, example, check=0)
-    result = run("build", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
+    result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
     assert 'options: [] -> ["-DNDEBUG"]' in result.stdout
-    result = run("build", "--dry-run", "--cache-dir", cache, "--arch", "sm_100", example, check=0)
+    result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, "--arch", "sm_100", example, check=0)
     assert "would build particles.kernels.push [sm_100]: no entry" in result.stdout
     # A dry run compiles nothing.
-    assert "6 cached" in run("build", "--cache-dir", cache, example, check=0).stdout
+    assert "6 cached" in run("build", "--only", "cuda", "--cache-dir", cache, example, check=0).stdout
 
 
 def test_a_failing_kernel_fails_alone_and_keeps_earlier_entries(run, example, tmp_path):
     cache = tmp_path / "cache"
-    first, _ = run.json("build", "--cache-dir", cache, example, check=0)
+    first, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     push = example / "particles" / "kernels" / "push" / "push_cuda.cu"
     push.write_text(push.read_text().replace("v[i] = v[i] + dt * e[i];", "v[i] = v[i] + dt * not_declared;"))
-    result = run("build", "--cache-dir", cache, example)
+    result = run("build", "--only", "cuda", "--cache-dir", cache, example)
     assert result.returncode == 1
     assert re.search(re.escape(str(push)) + r":\d+: error: identifier \"not_declared\" is undefined", result.stderr)
     assert "0 built, 3 cached, 3 failed" in result.stdout
     for job in first["jobs"]:  # every earlier entry is intact
         for artifact in job["artifacts"]:
             assert Path(artifact).is_file()
-    report, _ = run.json("build", "--cache-dir", cache, example)
+    report, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example)
     assert {j["state"] for j in report["jobs"] if j["kernel"] == "push"} == {"failed"}
     assert {j["state"] for j in report["jobs"] if j["kernel"] == "deposit"} == {"hit"}
     assert not list((cache / ".cunumpy-kernels-tmp").iterdir())
 
 
 def test_off_a_terminal_one_line_per_finished_job(run, example, tmp_path):
-    result = run("build", "--jobs", "1", "--cache-dir", tmp_path / "cache", example, check=0)
+    result = run("build", "--only", "cuda", "--jobs", "1", "--cache-dir", tmp_path / "cache", example, check=0)
     lines = [l for l in result.stderr.splitlines() if l.startswith("built")]
     assert len(lines) == 6
     assert "\r" not in result.stderr and "\x1b[" not in result.stderr
-    quiet = run("-q", "build", "--cache-dir", tmp_path / "cache2", example, check=0)
+    quiet = run("-q", "build", "--only", "cuda", "--cache-dir", tmp_path / "cache2", example, check=0)
     assert quiet.stderr == "" and quiet.stdout == ""
 
 
@@ -120,7 +120,7 @@ def test_on_a_terminal_a_progress_line(run, example, tmp_path):
     if shutil.which("script") is None:
         import pytest
         pytest.skip("util-linux script is not installed")
-    command = f"{run_cli()} -v build --jobs 1 --cache-dir {tmp_path / 'cache'} {example}"
+    command = f"{run_cli()} -v build --only cuda --jobs 1 --cache-dir {tmp_path / 'cache'} {example}"
     env = dict(run.env)
     env.pop("NO_COLOR")
     result = subprocess.run(["script", "-qec", command, "/dev/null"], env=env, capture_output=True, text=True)
@@ -139,15 +139,15 @@ def run_cli():
 
 
 def test_cache_root_follows_cunumpy(run, example, tmp_path):
-    report, _ = run.json("build", example, check=0)
+    report, _ = run.json("build", "--only", "cuda", example, check=0)
     default_root = run.home / ".cache" / "particles" / "kernels"
     assert all(Path(j["entry"]).is_relative_to(default_root) for j in report["jobs"])
     moved = tmp_path / "moved"
-    report, _ = run.json("build", example, env={"PARTICLES_KERNEL_CACHE": str(moved)}, check=0)
+    report, _ = run.json("build", "--only", "cuda", example, env={"PARTICLES_KERNEL_CACHE": str(moved)}, check=0)
     assert all(Path(j["entry"]).is_relative_to(moved) for j in report["jobs"])
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder should be")
-    report, result = run.json("build", example, env={"PARTICLES_KERNEL_CACHE": str(blocked / "k")}, check=0)
+    report, result = run.json("build", "--only", "cuda", example, env={"PARTICLES_KERNEL_CACHE": str(blocked / "k")}, check=0)
     fallback = run.home / "tmp" / "particles-kernels"
     assert all(Path(j["entry"]).is_relative_to(fallback) for j in report["jobs"])
     assert "is not writable; using" in result.stderr
@@ -155,33 +155,33 @@ def test_cache_root_follows_cunumpy(run, example, tmp_path):
 
 def test_a_second_checkout_hits_the_same_entries(run, example, tmp_path):
     cache = tmp_path / "cache"
-    run("build", "--cache-dir", cache, example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     second = tmp_path / "second-checkout"
     shutil.copytree(example.parent, second)
-    report, _ = run.json("build", "--cache-dir", cache, second / "src", check=0)
+    report, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, second / "src", check=0)
     assert len(jobs_by_state(report, "hit")) == 6
 
 
 def test_config_comes_from_pyproject(run, example, tmp_path):
     pyproject = example.parent / "pyproject.toml"
     pyproject.write_text(pyproject.read_text().replace('arch = ["sm_80", "sm_90"]', 'arch = ["sm_90"]\ncache-name = "pic"'))
-    report, _ = run.json("build", example, check=0)
+    report, _ = run.json("build", "--only", "cuda", example, check=0)
     assert {j["target"] for j in report["jobs"]} == {"sm_90", "compute_90"}
     assert all(Path(j["entry"]).is_relative_to(run.home / ".cache" / "pic" / "kernels") for j in report["jobs"])
 
 
 def test_usage_errors_exit_2_with_a_clear_message(run, example, tmp_path):
-    result = run("build", "--no-such-flag")
+    result = run("build", "--only", "cuda", "--no-such-flag")
     assert result.returncode == 2
-    result = run("build", "--arch", "hopper", example)
+    result = run("build", "--only", "cuda", "--arch", "hopper", example)
     assert result.returncode == 2 and "'hopper' is not a CUDA architecture" in result.stderr
-    result = run("build", tmp_path / "missing")
+    result = run("build", "--only", "cuda", tmp_path / "missing")
     assert result.returncode == 2 and "missing: no such file or folder" in result.stderr
-    result = run("build", "--jobs", "0", example)
+    result = run("build", "--only", "cuda", "--jobs", "0", example)
     assert result.returncode == 2
     pyproject = example.parent / "pyproject.toml"
     pyproject.write_text(pyproject.read_text() + "colour = true\n")
-    result = run("build", example)
+    result = run("build", "--only", "cuda", example)
     assert result.returncode == 2
     assert f"{pyproject}:" in result.stderr and "colour: unknown key" in result.stderr
 
@@ -191,9 +191,9 @@ def test_long_kernel_names_are_warned_about(run, tmp_path):
     folder = tmp_path / "tree" / "pkg" / "kernels" / name
     folder.mkdir(parents=True)
     (folder / f"{name}_kernels.py").write_text(f"def {name}(x: 'float[:]'):\n    pass\n")
-    result = run("build", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
+    result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
     assert "has 49 characters" in result.stderr
-    result = run("build", "--no-name-check", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
+    result = run("build", "--only", "cuda", "--no-name-check", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
     assert "characters" not in result.stderr
 
 
@@ -201,7 +201,7 @@ def test_missing_cunumpy_headers_are_named_with_the_fix(run, example, tmp_path):
     no_cunumpy = tmp_path / "python-without-cunumpy"
     no_cunumpy.write_text("#!/bin/sh\nexec /usr/bin/env python3 -I -S \"$@\"\n")
     no_cunumpy.chmod(0o755)
-    result = run("build", "--python", no_cunumpy, "--cache-dir", tmp_path / "cache", example)
+    result = run("build", "--only", "cuda", "--python", no_cunumpy, "--cache-dir", tmp_path / "cache", example)
     assert result.returncode == 1
     assert "includes cunumpy/atomic.cuh but cunumpy's CUDA headers were not found" in result.stderr
     assert "failed  particles.kernels.push" not in result.stderr  # push does not need cunumpy
@@ -210,10 +210,10 @@ def test_missing_cunumpy_headers_are_named_with_the_fix(run, example, tmp_path):
 
 def test_a_damaged_entry_is_rebuilt_in_place(run, example, tmp_path):
     cache = tmp_path / "cache"
-    first, _ = run.json("build", "--cache-dir", cache, example, check=0)
+    first, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     victim = Path(first["jobs"][0]["artifacts"][0])
     victim.unlink()
-    report, _ = run.json("build", "--cache-dir", cache, example, check=0)
+    report, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     assert len(jobs_by_state(report, "built")) == 1
     assert victim.is_file()
     assert "0 bad entries" in run("cache", "verify", "--cache-dir", cache, check=0).stdout
@@ -223,7 +223,7 @@ def test_computed_includes_are_warned_about(run, example, tmp_path):
     push = example / "particles" / "kernels" / "push" / "push_cuda.cu"
     push.write_text(push.read_text().replace('#include "particles/kernels/common.cuh"',
                                              '#define COMMON "particles/kernels/common.cuh"\n#include COMMON'))
-    result = run("build", "--cache-dir", tmp_path / "cache", example, check=0)
+    result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", example, check=0)
     assert "push_cuda.cu:2: #include COMMON: an #include through a macro is not followed" in result.stderr
 
 
@@ -234,16 +234,16 @@ def test_unreadable_sources_fail_alone(run, example, tmp_path):
         pytest.skip("root reads files whatever their mode")
     broken = example / "particles" / "kernels" / "common.cuh"
     broken.chmod(0)
-    report, result = run.json("build", "--cache-dir", tmp_path / "cache", example)
+    report, result = run.json("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", example)
     assert result.returncode == 1
     assert {j["state"] for j in report["jobs"] if j["kernel"] == "push"} == {"failed"}
     assert "cannot read" in report["jobs"][-1]["log"]
 
 
 def test_a_named_toolkit_that_does_not_exist_is_an_error(run, example, tmp_path):
-    result = run("build", "--cuda-root", tmp_path / "no-toolkit", "--cache-dir", tmp_path / "cache", example)
+    result = run("build", "--only", "cuda", "--cuda-root", tmp_path / "no-toolkit", "--cache-dir", tmp_path / "cache", example)
     assert result.returncode == 1 and "which is not a folder" in result.stderr
-    result = run("build", "--cache-dir", tmp_path / "cache", example, env={"CUDA_HOME": str(tmp_path)})
+    result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", example, env={"CUDA_HOME": str(tmp_path)})
     assert result.returncode == 1 and "$CUDA_HOME names" in result.stderr
 
 
@@ -251,20 +251,20 @@ def test_a_symlinked_kernel_keeps_its_module_name(run, example, tmp_path):
     outside = tmp_path / "outside"
     (example / "particles" / "kernels" / "push").rename(outside)
     (example / "particles" / "kernels" / "push").symlink_to(outside)
-    report, _ = run.json("build", "--dry-run", "--cache-dir", tmp_path / "cache", example, check=0)
+    report, _ = run.json("build", "--only", "cuda", "--dry-run", "--cache-dir", tmp_path / "cache", example, check=0)
     assert "particles.kernels.push" in [k["module"] for k in report["kernels"]]
 
 
 def test_a_read_only_cache_still_serves_its_hits(run, example, tmp_path):
     import os
     cache = tmp_path / "cache"
-    run("build", "--cache-dir", cache, example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     if os.geteuid() == 0:
         import pytest
         pytest.skip("root writes to read-only folders")
     cache.chmod(0o555)
     try:
-        result = run("build", "--cache-dir", cache, example, check=0)
+        result = run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
         assert "6 cached" in result.stdout
     finally:
         cache.chmod(0o755)
@@ -272,7 +272,7 @@ def test_a_read_only_cache_still_serves_its_hits(run, example, tmp_path):
 
 def test_nothing_to_build_and_unknown_commands_are_said(run, tmp_path):
     (tmp_path / "empty").mkdir()
-    result = run("build", "--cache-dir", tmp_path / "cache", tmp_path / "empty", check=0)
+    result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tmp_path / "empty", check=0)
     assert "no kernels found" in result.stderr
     result = run("frobnicate")
     assert result.returncode == 2 and "unknown command 'frobnicate'" in result.stderr
@@ -288,7 +288,7 @@ def test_sigterm_stops_the_compilers(run, tmp_path):
     from kernel_tree import make_kernel_tree
     from conftest import CLI
     tree = make_kernel_tree(tmp_path / "tree", 4, work=400)
-    builder = subprocess.Popen([CLI, "build", "--compiler", "nvcc", "--jobs", "2", "--cache-dir", str(tmp_path / "cache"),
+    builder = subprocess.Popen([CLI, "build", "--only", "cuda", "--compiler", "nvcc", "--jobs", "2", "--cache-dir", str(tmp_path / "cache"),
                                 str(tree)], env=run.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 60
     def compilers():

@@ -47,7 +47,7 @@ def assert_every_entry_whole(cache: Path):
 def test_two_builds_of_one_tree_at_once_both_succeed_and_leave_one_entry_per_key(run, tmp_path):
     tree = make_tree(tmp_path / "tree", 6)
     cache = tmp_path / "cache"
-    args = [CLI, "build", "--json", "--jobs", "2", "--arch", "sm_90", "--no-ptx", "--cache-dir", str(cache), str(tree)]
+    args = [CLI, "build", "--only", "cuda", "--json", "--jobs", "2", "--arch", "sm_90", "--no-ptx", "--cache-dir", str(cache), str(tree)]
     builders = [subprocess.Popen(args, env=run.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 for _ in range(2)]
     reports = []
@@ -64,7 +64,7 @@ def test_two_builds_of_one_tree_at_once_both_succeed_and_leave_one_entry_per_key
 def test_a_build_killed_mid_compile_leaves_only_whole_entries(run, tmp_path):
     tree = make_tree(tmp_path / "tree", 8)
     cache = tmp_path / "cache"
-    args = [CLI, "build", "--jobs", "1", "--arch", "sm_90", "--no-ptx", "--cache-dir", str(cache), str(tree)]
+    args = [CLI, "build", "--only", "cuda", "--jobs", "1", "--arch", "sm_90", "--no-ptx", "--cache-dir", str(cache), str(tree)]
     builder = subprocess.Popen(args, env=run.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
     while time.time() < deadline and not list((cache / "cuda").glob("*/*")):
@@ -73,7 +73,7 @@ def test_a_build_killed_mid_compile_leaves_only_whole_entries(run, tmp_path):
     builder.wait()
     published = assert_every_entry_whole(cache)
     assert 1 <= published < 8, "the build must be killed after its first entry and before its last"
-    report, _ = run.json("build", "--arch", "sm_90", "--no-ptx", "--cache-dir", cache, tree, check=0)
+    report, _ = run.json("build", "--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", cache, tree, check=0)
     assert len(jobs_by_state(report, "hit")) == published
     assert len(jobs_by_state(report, "built")) == 8 - published
     assert assert_every_entry_whole(cache) == 8

@@ -9,7 +9,7 @@ from conftest import jobs_by_state
 
 def test_info_list_verify_prune(run, example, tmp_path):
     cache = tmp_path / "cache"
-    report, _ = run.json("build", "--cache-dir", cache, example, check=0)
+    report, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     info = json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)
     assert info["entries"] == 6 and info["by_kind"] == {"cuda": 6}
     listing = json.loads(run("cache", "list", "--json", "--cache-dir", cache, check=0).stdout)
@@ -22,7 +22,7 @@ def test_info_list_verify_prune(run, example, tmp_path):
     assert result.returncode == 1 and "SHA-256 mismatch" in result.stdout
     result = run("cache", "verify", "--fix", "--cache-dir", cache, check=0)
     assert "(removed)" in result.stdout
-    rebuilt, _ = run.json("build", "--cache-dir", cache, example, check=0)
+    rebuilt, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     assert len(jobs_by_state(rebuilt, "built")) == 1
 
     assert "would remove 6 entries" in run("cache", "prune", "--max-size", "0", "-n", "--cache-dir", cache, check=0).stdout
@@ -32,11 +32,11 @@ def test_info_list_verify_prune(run, example, tmp_path):
 
 
 def test_export_import_moves_a_warm_cache(run, example, tmp_path):
-    run("build", "--cache-dir", tmp_path / "login", example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", tmp_path / "login", example, check=0)
     archive = tmp_path / "kernels.tar.zst"
     assert "exported 6 entries" in run("cache", "export", archive, "--cache-dir", tmp_path / "login", check=0).stdout
     assert "imported 6 entries" in run("cache", "import", archive, "--cache-dir", tmp_path / "node", check=0).stdout
-    report, _ = run.json("build", "--cache-dir", tmp_path / "node", example, check=0)
+    report, _ = run.json("build", "--only", "cuda", "--cache-dir", tmp_path / "node", example, check=0)
     assert len(jobs_by_state(report, "hit")) == 6
 
 

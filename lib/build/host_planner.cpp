@@ -1,0 +1,215 @@
+#include "build/host_planner.hpp"
+
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "package/python_imports.hpp"
+#include "scheduler/job_graph.hpp"
+#include "util/file_util.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <map>
+#include <unordered_map>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+struct ImportEdge {
+    std::size_t module;
+    int line;
+};
+
+// Finds modules from the kernels' host files outwards, following imports.
+class GraphBuilder {
+public:
+    void add_kernels(const std::vector<const KernelSource*>& kernels)
+    {
+        for (const KernelSource* kernel : kernels)
+            for (const auto& host : kernel->host)
+                if (host.kind == "pyccel") add(host.file.lexically_normal(), kernel->source_root, kernel);
+        for (std::size_t next = 0; next < modules_.size(); ++next) expand(next);
+    }
+
+    std::vector<HostModule> modules_;
+    std::vector<std::vector<ImportEdge>> edges_;
+
+private:
+    // `file` is lexically normal (the walker's paths and resolved imports are).
+    std::size_t add(const fs::path& normal, const fs::path& source_root, const KernelSource* kernel)
+    {
+        auto [it, inserted] = index_.emplace(normal.native(), modules_.size());
+        if (!inserted) {
+            if (kernel && !modules_[it->second].kernel) modules_[it->second].kernel = kernel;
+            return it->second;
+        }
+        HostModule module;
+        module.file = normal;
+        module.source_root = source_root.lexically_normal();
+        module.relative = normal.lexically_relative(module.source_root);
+        module.name = python_module_name(normal, module.source_root);
+        module.kernel = kernel;
+        modules_.push_back(std::move(module));
+        edges_.emplace_back();
+        return modules_.size() - 1;
+    }
+
+    void expand(std::size_t index)
+    {
+        try {
+            modules_[index].source = util::read_file(modules_[index].file);
+        } catch (const SourceError& error) {
+            modules_[index].problem = error.what();
+            return;
+        }
+        const fs::path file = modules_[index].file;
+        const fs::path root = modules_[index].source_root;
+        for (const auto& import : scan_python_imports(modules_[index].source)) {
+            const auto& resolved = resolve(import.module, file, root);
+            if (!resolved || *resolved == file) continue;
+            std::size_t target = add(*resolved, root, nullptr);
+            auto& edges = edges_[index];
+            bool seen = std::any_of(edges.begin(), edges.end(), [&](const ImportEdge& e) { return e.module == target; });
+            if (!seen) edges.push_back({target, import.line});
+        }
+    }
+
+    // Struphy's modules import the same few modules hundreds of times.
+    const std::optional<fs::path>& resolve(const std::string& module, const fs::path& importer, const fs::path& root)
+    {
+        auto key = std::make_pair(importer.parent_path().string(), module);
+        auto it = resolved_.find(key);
+        if (it == resolved_.end()) it = resolved_.emplace(key, resolve_python_import(module, importer, root)).first;
+        return it->second;
+    }
+
+    std::unordered_map<std::string, std::size_t> index_;
+    std::map<std::pair<std::string, std::string>, std::optional<fs::path>> resolved_;
+};
+
+// Imported modules first; among modules ready together, by name. Modules in
+// or behind an import cycle come last, with a problem.
+std::vector<std::size_t> import_order(GraphBuilder& graph)
+{
+    std::size_t count = graph.modules_.size();
+    std::vector<std::size_t> waiting(count, 0);
+    std::vector<std::vector<std::size_t>> importers(count);
+    for (std::size_t m = 0; m < count; ++m) {
+        waiting[m] = graph.edges_[m].size();
+        for (const auto& edge : graph.edges_[m]) importers[edge.module].push_back(m);
+    }
+    auto by_name = [&](std::size_t a, std::size_t b) { return graph.modules_[a].name > graph.modules_[b].name; };
+    std::vector<std::size_t> ready, order;
+    for (std::size_t m = 0; m < count; ++m)
+        if (waiting[m] == 0) ready.push_back(m);
+    while (!ready.empty()) {
+        std::sort(ready.begin(), ready.end(), by_name);
+        std::size_t next = ready.back();
+        ready.pop_back();
+        order.push_back(next);
+        for (std::size_t importer : importers[next])
+            if (--waiting[importer] == 0) ready.push_back(importer);
+    }
+    if (order.size() == count) return order;
+
+    JobDependencies dependencies(count);
+    for (std::size_t m = 0; m < count; ++m)
+        for (const auto& edge : graph.edges_[m]) dependencies[m].push_back(edge.module);
+    std::string cycle;
+    for (std::size_t m : find_cycle(dependencies)) cycle += (cycle.empty() ? "" : " -> ") + graph.modules_[m].name;
+    for (std::size_t m = 0; m < count; ++m) {
+        if (std::find(order.begin(), order.end(), m) != order.end()) continue;
+        graph.modules_[m].problem = graph.modules_[m].file.string() +
+                                    ": in or behind an import cycle (" + cycle +
+                                    "); Pyccel compiles a module only after the modules it imports: break the cycle";
+        order.push_back(m);
+    }
+    return order;
+}
+
+// Renumbers modules in `order` and records both directions of each import.
+HostPlan reorder(GraphBuilder& graph, const std::vector<std::size_t>& order)
+{
+    std::vector<std::size_t> position(order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+    HostPlan plan;
+    plan.jobs.resize(order.size());
+    for (std::size_t old : order) plan.modules.push_back(std::move(graph.modules_[old]));
+    for (std::size_t old = 0; old < order.size(); ++old) {
+        for (const auto& edge : graph.edges_[old]) {
+            plan.modules[position[old]].imports.push_back(position[edge.module]);
+            plan.modules[position[edge.module]].imported_by.push_back(position[old]);
+        }
+    }
+    return plan;
+}
+
+void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain)
+{
+    HostModule& module = plan.modules[index];
+    HostJob& job = plan.jobs[index];
+    std::map<std::string, std::string> imports;
+    for (std::size_t imported : module.imports) {
+        const HostModule& dependency = plan.modules[imported];
+        if (module.problem.empty() && !dependency.problem.empty())
+            module.problem = module.file.string() + ": imports " + dependency.name + ", which cannot be built";
+        imports[dependency.name] = plan.jobs[imported].key;
+        job.closure.insert(job.closure.end(), plan.jobs[imported].closure.begin(), plan.jobs[imported].closure.end());
+        job.closure.push_back(imported);
+    }
+    std::sort(job.closure.begin(), job.closure.end());
+    job.closure.erase(std::unique(job.closure.begin(), job.closure.end()), job.closure.end());
+    if (!module.problem.empty()) return;
+    job.openmp = toolchain.openmp || uses_openmp_runtime(module.source);
+    // One pass over the text serves our digest and cunumpy's key alike.
+    Sha256Stream text_hash;
+    text_hash.update(python_source_text(module.source));
+    job.inputs = host_key_inputs(module.name, module.relative.filename().string(), text_hash.hex(), imports,
+                                 toolchain, job.openmp);
+    job.key = cache_key(job.inputs);
+    job.cunumpy_name = cunumpy_entry_name(
+        module.name, cunumpy_build_key(text_hash, toolchain.language, job.openmp, toolchain.python));
+}
+
+}  // namespace
+
+std::string host_label(const HostModule& module)
+{
+    if (!module.kernel) return module.name;
+    // A from_folder kernel with both `<name>_kernels.py` and `<name>_pyccel.py`:
+    // the first is the kernel's, the other keeps its module name.
+    auto first = std::find_if(module.kernel->host.begin(), module.kernel->host.end(),
+                              [](const HostImplementation& h) { return h.kind == "pyccel"; });
+    bool first_pyccel = first != module.kernel->host.end() && first->file.lexically_normal() == module.file;
+    return first_pyccel ? module.kernel->module : module.name;
+}
+
+HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain)
+{
+    GraphBuilder graph;
+    graph.add_kernels(kernels);
+    HostPlan plan = reorder(graph, import_order(graph));
+    for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain);
+    return plan;
+}
+
+std::string describe_host_change(const json& before, const json& after)
+{
+    if (before == after) return "";
+    if (before.value("source", json()) != after.value("source", json()))
+        return "source " + after.value("source", json::object()).value("file", std::string("?")) + " changed";
+    json old_imports = before.value("imports", json::object());
+    json new_imports = after.value("imports", json::object());
+    for (const auto& [name, key] : new_imports.items()) {
+        if (!old_imports.contains(name)) return "now imports " + name;
+        if (old_imports[name] != key) return "imported module " + name + " changed";
+    }
+    for (const auto& [name, key] : old_imports.items())
+        if (!new_imports.contains(name)) return "no longer imports " + name;
+    return describe_input_change(before, after);
+}
+
+}  // namespace ck

@@ -1,0 +1,60 @@
+// The host side of a build, planned without compiling: the graph of Pyccel
+// modules (every kernel's host module and the modules it imports from the
+// source tree, directly or not) and each module's key, computed in import
+// order so that an imported module's key is part of its importers'.
+#pragma once
+
+#include "build/host_key.hpp"
+#include "cunumpy_kernels/package.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// One Pyccel module of the graph.
+struct HostModule {
+    std::string name;                      ///< dotted, e.g. particles.kernels.push.push_kernels
+    std::filesystem::path file;            ///< the user's file
+    std::filesystem::path source_root;     ///< folder holding its top-level package
+    std::filesystem::path relative;        ///< `file` below `source_root`, e.g. particles/kernels/push/push_kernels.py
+    const KernelSource* kernel = nullptr;  ///< the kernel it is the host module of; null for imported modules
+    std::string source;                    ///< the file's bytes
+    std::vector<std::size_t> imports;      ///< modules it imports directly (indices into HostPlan::modules)
+    std::vector<std::size_t> imported_by;  ///< modules that import it directly
+    std::string problem;                   ///< why it cannot be built (unreadable, import cycle); empty if it can
+};
+
+/// A module's build, as planned.
+struct HostJob {
+    nlohmann::json inputs;             ///< the key's inputs
+    std::string key;                   ///< our key (64 hex digits); empty when the module has a problem
+    bool openmp = true;                ///< built with --openmp
+    std::string cunumpy_name;          ///< `<stem>-<20 hex>`: the folder cunumpy's PyccelCache loads from
+    std::vector<std::size_t> closure;  ///< every module it imports, directly or not, imports first
+};
+
+struct HostPlan {
+    std::vector<HostModule> modules;   ///< imported modules before their importers
+    std::vector<HostJob> jobs;         ///< jobs[i] builds modules[i]
+};
+
+/// The label of a module in reports: its kernel's module for a kernel's
+/// (first) Pyccel host module, as CUDA jobs name it; else its own dotted name.
+std::string host_label(const HostModule& module);
+
+/// Finds the module graph of `kernels` (their "pyccel" host implementations)
+/// and plans every module's job with `toolchain`. Never throws for a bad
+/// module: an unreadable file, an import cycle, or a module importing one of
+/// those gets a `problem`, and the others are planned.
+HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain);
+
+/// Which input differs between two key-input documents of one module, in
+/// words: "imported module a.b.c changed", "source push_kernels.py changed",
+/// "language: c -> fortran"; "" when they are equal.
+std::string describe_host_change(const nlohmann::json& before, const nlohmann::json& after);
+
+}  // namespace ck

@@ -1,0 +1,67 @@
+#include "cache/sha256_stream.hpp"
+
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+
+#include <openssl/evp.h>
+
+namespace ck {
+
+namespace {
+
+std::string to_hex(const unsigned char* bytes, unsigned length)
+{
+    static const char digits[] = "0123456789abcdef";
+    std::string hex;
+    for (unsigned i = 0; i < length; ++i) {
+        hex.push_back(digits[bytes[i] >> 4]);
+        hex.push_back(digits[bytes[i] & 0xf]);
+    }
+    return hex;
+}
+
+EVP_MD_CTX* new_context()
+{
+    EVP_MD_CTX* context = EVP_MD_CTX_new();
+    if (!context) throw Error("libcrypto cannot allocate a digest");
+    return context;
+}
+
+}  // namespace
+
+Sha256Stream::Sha256Stream() : context_(new_context())
+{
+    if (EVP_DigestInit_ex(context_, EVP_sha256(), nullptr) != 1) {
+        EVP_MD_CTX_free(context_);
+        throw Error("SHA-256 failed in libcrypto");
+    }
+}
+
+Sha256Stream::Sha256Stream(const Sha256Stream& other) : context_(new_context())
+{
+    if (EVP_MD_CTX_copy_ex(context_, other.context_) != 1) {
+        EVP_MD_CTX_free(context_);
+        throw Error("SHA-256 failed in libcrypto");
+    }
+}
+
+Sha256Stream::~Sha256Stream()
+{
+    EVP_MD_CTX_free(context_);
+}
+
+void Sha256Stream::update(std::string_view data)
+{
+    if (EVP_DigestUpdate(context_, data.data(), data.size()) != 1) throw Error("SHA-256 failed in libcrypto");
+}
+
+std::string Sha256Stream::hex() const
+{
+    Sha256Stream copy(*this);
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned length = 0;
+    if (EVP_DigestFinal_ex(copy.context_, digest, &length) != 1) throw Error("SHA-256 failed in libcrypto");
+    return to_hex(digest, length);
+}
+
+}  // namespace ck

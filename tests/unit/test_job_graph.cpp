@@ -1,0 +1,125 @@
+#include "scheduler/job_graph.hpp"
+
+#include <doctest/doctest.h>
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+using namespace ck;
+
+namespace {
+
+// Records the order in which jobs start and end.
+struct Trace {
+    std::mutex mutex;
+    std::vector<std::size_t> started;
+    std::vector<std::size_t> ended;
+    std::vector<std::pair<std::size_t, std::size_t>> skipped;
+
+    std::size_t position(const std::vector<std::size_t>& list, std::size_t job)
+    {
+        return static_cast<std::size_t>(std::find(list.begin(), list.end(), job) - list.begin());
+    }
+};
+
+void run_traced(int workers, const JobDependencies& dependencies, Trace& trace, const std::vector<std::size_t>& failing = {})
+{
+    JobGraph(workers).run(
+        dependencies,
+        [&](std::size_t job) {
+            {
+                std::lock_guard lock(trace.mutex);
+                trace.started.push_back(job);
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            std::lock_guard lock(trace.mutex);
+            trace.ended.push_back(job);
+            return std::find(failing.begin(), failing.end(), job) == failing.end();
+        },
+        [&](std::size_t job, std::size_t failed) {
+            std::lock_guard lock(trace.mutex);
+            trace.skipped.emplace_back(job, failed);
+        });
+}
+
+}  // namespace
+
+TEST_CASE("a job starts only after every job it depends on has ended")
+{
+    // 0 <- 1 <- 3, 0 <- 2 <- 3, 4 alone, 5 <- 4 and 3
+    JobDependencies dependencies = {{}, {0}, {0}, {1, 2}, {}, {4, 3}};
+    for (int workers : {1, 2, 4}) {
+        Trace trace;
+        run_traced(workers, dependencies, trace);
+        REQUIRE(trace.ended.size() == dependencies.size());
+        for (std::size_t job = 0; job < dependencies.size(); ++job)
+            for (std::size_t dependency : dependencies[job])
+                CHECK(trace.position(trace.ended, dependency) < trace.position(trace.started, job));
+        CHECK(trace.skipped.empty());
+    }
+}
+
+TEST_CASE("jobs without dependencies run side by side, at most `workers` at once")
+{
+    std::atomic<int> running{0}, peak{0};
+    JobDependencies dependencies(10);
+    JobGraph(3).run(
+        dependencies,
+        [&](std::size_t) {
+            int now = ++running;
+            int seen = peak.load();
+            while (now > seen && !peak.compare_exchange_weak(seen, now)) {}
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            --running;
+            return true;
+        },
+        [](std::size_t, std::size_t) {});
+    CHECK(peak.load() <= 3);
+    CHECK(peak.load() >= 2);
+}
+
+TEST_CASE("a failed job skips its dependants, directly and through others, and nothing else")
+{
+    // 0 <- 1 <- 2; 3 <- 2; 4 alone
+    JobDependencies dependencies = {{}, {0}, {1, 3}, {}, {}};
+    Trace trace;
+    run_traced(2, dependencies, trace, {0});
+    std::sort(trace.ended.begin(), trace.ended.end());
+    CHECK(trace.ended == std::vector<std::size_t>{0, 3, 4});
+    std::sort(trace.skipped.begin(), trace.skipped.end());
+    CHECK(trace.skipped == std::vector<std::pair<std::size_t, std::size_t>>{{1, 0}, {2, 0}});
+}
+
+TEST_CASE("the head of the longest chain starts first")
+{
+    // 3 heads a chain of two dependants (4 <- 5), 4 one; 0, 1, 2 and 5 none (ties: lower index).
+    JobDependencies dependencies = {{}, {}, {}, {}, {3}, {4}};
+    Trace trace;
+    run_traced(1, dependencies, trace);
+    CHECK(trace.started == std::vector<std::size_t>{3, 4, 0, 1, 2, 5});
+}
+
+TEST_CASE("cycles and unknown jobs are refused before anything runs")
+{
+    int runs = 0;
+    auto count = [&](std::size_t) { ++runs; return true; };
+    auto ignore = [](std::size_t, std::size_t) {};
+    CHECK_THROWS_AS(JobGraph(2).run({{}, {2}, {3}, {1}}, count, ignore), std::invalid_argument);
+    CHECK_THROWS_AS(JobGraph(2).run({{}, {7}}, count, ignore), std::invalid_argument);
+    CHECK_THROWS_AS(JobGraph(2).run({{0}}, count, ignore), std::invalid_argument);
+    CHECK(runs == 0);
+    CHECK(find_cycle({{}, {2}, {3}, {1}}) == std::vector<std::size_t>{1, 2, 3, 1});
+    CHECK(find_cycle({{}, {0}, {0, 1}}).empty());
+}
+
+TEST_CASE("an empty graph runs nothing")
+{
+    int runs = 0;
+    JobGraph(0).run({}, [&](std::size_t) { ++runs; return true; }, [](std::size_t, std::size_t) {});
+    CHECK(runs == 0);
+    CHECK(JobGraph(0).workers() == 1);
+}
