@@ -14,7 +14,9 @@
 
 namespace {
 
-thread_local CUcontext current = nullptr;
+// One current context per process (not per thread): the loader test is
+// single-threaded, and thread_local in a dlopened module trips LeakSanitizer.
+CUcontext current = nullptr;
 char context_token;
 int launches = 0;
 int module_token;
