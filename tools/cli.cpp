@@ -28,6 +28,8 @@ struct CommandSpec {
 const CommandSpec command_table[] = {
     {"build", "Compile every kernel's CUDA artifacts that the cache lacks", setup_build},
     {"cache", "Inspect, verify, prune, export and import the cache", setup_cache},
+    {"status", "Show which kernels have CUDA, whether signatures agree, and the cache state of every artifact", setup_status},
+    {"check-signatures", "Check that each kernel's host and CUDA versions take the same parameters (files or trees)", setup_check_signatures},
 };
 
 // The first word that is neither a global flag nor its value, when it names no

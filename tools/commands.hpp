@@ -15,5 +15,7 @@ using CommandRunner = std::function<int(Terminal&)>;
 
 CommandRunner setup_build(CLI::App& command);
 CommandRunner setup_cache(CLI::App& command);
+CommandRunner setup_check_signatures(CLI::App& command);
+CommandRunner setup_status(CLI::App& command);
 
 }  // namespace ck::cli

@@ -28,7 +28,7 @@ struct JobResult {
     std::string module;      ///< dotted kernel module
     std::string kernel;      ///< kernel name
     std::string target;      ///< `sm_90` (cubin) or `compute_90` (PTX)
-    std::string key;         ///< cache key (64 hex digits)
+    std::string key;         ///< cache key (64 hex digits); empty when it could not be computed (see BuildRequest::start_tools)
     JobState state = JobState::failed;
     std::filesystem::path entry;                  ///< entry folder (hit, built)
     std::vector<std::filesystem::path> artifacts; ///< absolute artifact paths (hit, built)
@@ -54,6 +54,13 @@ struct BuildRequest {
     std::vector<std::filesystem::path> paths;  ///< kernel trees; empty means the current folder
     Config config;                              ///< options, already merged with flags
     bool dry_run = false;                       ///< plan and explain, compile nothing
+    /// With dry_run only: false plans without starting a process or loading a
+    /// compiler (`status`). The compiler's version and cunumpy's header folder
+    /// then come only from the records earlier runs left in the cache
+    /// (`.probes/`); a miss whose key needs an answer never recorded is a
+    /// would_build job with an empty `key` and a `reason` naming what is
+    /// unknown. Hits stay hits: a key that matches an entry is exact.
+    bool start_tools = true;
 };
 
 /// The whole run.

@@ -66,8 +66,20 @@ CK_API std::vector<KernelSource> find_kernels(const std::vector<std::filesystem:
                                               const Config& config,
                                               WalkWarning warn = {});
 
-/// The kernel `file` belongs to (its host module, CUDA source, or any file in
-/// its folder), or nothing.
+/// The kernel `file` belongs to (its host module, CUDA source, a stub in its
+/// `__pyccel__/`, or any file in its folder), or nothing. A folder that holds
+/// kernel folders below it is a package, as for find_kernels: its files belong
+/// to no kernel.
 CK_API std::optional<KernelSource> kernel_of_file(const std::filesystem::path& file, const Config& config);
+
+/// The kernels that `paths` name, as `check-signatures` and pre-commit give them: a folder
+/// is walked as find_kernels walks it; a file stands for the kernel it
+/// belongs to (a host module, a CUDA source, a stub in `__pyccel__/`, any
+/// file of a kernel folder), and a file that belongs to no kernel is
+/// skipped. Each kernel once, sorted by module.
+///
+/// Throws UsageError when a path does not exist.
+CK_API std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths,
+                                                  const Config& config, WalkWarning warn = {});
 
 }  // namespace ck

@@ -28,9 +28,11 @@ struct CacheContext {
     EntryStore store;
     ToolProbe probe;
     std::unique_ptr<CudaCompiler> compiler;
-    std::unique_ptr<CudaPlanner> planner;
-    std::optional<EntryStore> also_read;  ///< the unwritable preferred root, still searched for hits
-    std::string read_only;                ///< why nothing can be published here, when so
+    std::unique_ptr<CudaPlanner> planner;  ///< null when the compiler's identity is unknown (see `unknown`)
+    std::optional<EntryStore> also_read;   ///< the unwritable preferred root, still searched for hits
+    std::string read_only;                 ///< why nothing can be published here, when so
+    std::string unknown;                   ///< why keys cannot be computed without starting a tool
+    bool cunumpy_dir_unknown = false;      ///< a planned include needed cunumpy's folder, never recorded
 };
 
 class BuildRun {
@@ -81,17 +83,43 @@ private:
                                        location.root.string() + " (as cunumpy's PyccelCache does)");
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes"), nullptr,
-                                                                   nullptr, std::nullopt, read_only});
+                                                                   nullptr, std::nullopt, read_only, "", false});
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback && !location.preferred.empty()) context->also_read.emplace(location.preferred);
         if (!request_.dry_run && read_only.empty()) {
             context->store.ensure_tagged();
             context->store.remove_stale_temporaries();
         }
-        context->compiler = make_cuda_compiler(config(), context->probe);
-        context->planner = std::make_unique<CudaPlanner>(config(), context->compiler->identity(),
-                                                         cunumpy_dir_resolver(config(), context->probe, true));
+        plan_with_tools(*context);
         return *contexts_.emplace(name, std::move(context)).first->second;
+    }
+
+    bool may_start_tools() const { return request_.start_tools || !request_.dry_run; }
+
+    // Without tools (status), the compiler's identity and cunumpy's folder
+    // come from the probe records only; what is missing makes misses unknown.
+    void plan_with_tools(CacheContext& context)
+    {
+        std::optional<std::string> identity;
+        try {
+            context.compiler = make_cuda_compiler(config(), context.probe);
+            identity = may_start_tools() ? context.compiler->identity() : context.compiler->remembered_identity();
+        } catch (const ToolchainError& error) {
+            if (may_start_tools()) throw;
+            context.unknown = error.what();
+        }
+        if (!identity && context.unknown.empty())
+            context.unknown = "no record of the " + to_string(config().compiler) + " version in " +
+                              (context.location.root / ".probes").string() +
+                              " (status starts no compiler): run `cunumpy-kernels build` once";
+        CunumpyDirResolver resolver = cunumpy_dir_resolver(config(), context.probe, may_start_tools());
+        if (!may_start_tools())
+            resolver = [resolver, flag = &context.cunumpy_dir_unknown]() {
+                auto dir = resolver();
+                *flag = !dir;
+                return dir;
+            };
+        if (identity) context.planner = std::make_unique<CudaPlanner>(config(), *identity, resolver);
     }
 
     // A cache folder given explicitly that exists but cannot be written still
@@ -113,6 +141,11 @@ private:
         for (const auto& kernel : report_.kernels) {
             if (!kernel.cuda_file) continue;
             CacheContext& context = context_for(kernel);
+            if (!context.planner) {
+                for (const auto& target : cuda_targets(config()))
+                    misses_.push_back(Miss{CudaJob{&kernel, target, {}, {}, {}, {}}, &context, context.unknown});
+                continue;
+            }
             std::vector<CudaJob> jobs;
             try {
                 jobs = context.planner->plan(kernel);
@@ -184,6 +217,11 @@ private:
         result.key = miss.job.key;
         result.state = JobState::would_build;
         result.reason = miss.reason;
+        if (miss.context->cunumpy_dir_unknown) {
+            result.key.clear();
+            result.reason = "no record of where " + config().python + " finds cunumpy's CUDA headers (status starts "
+                            "no Python): run `cunumpy-kernels build` once, or pass --cunumpy-include-dir";
+        }
         return result;
     }
 

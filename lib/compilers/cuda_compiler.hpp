@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ public:
     /// Name and exact version, part of every key ("nvrtc 13.0 (libnvrtc.so.13, N bytes)").
     /// Cheap: answered from the probe cache when the compiler's file is unchanged.
     virtual std::string identity() const = 0;
+    /// identity() as an earlier run recorded it in the probe cache, without
+    /// loading or starting the compiler; nothing when no record exists.
+    /// `status` plans with it: it starts no compiler.
+    virtual std::optional<std::string> remembered_identity() const { return std::nullopt; }
     /// Compiles; a rejected source is `ok == false` with the log. Thread-safe.
     /// Throws ToolchainError when the compiler cannot be loaded or started.
     virtual CudaCompileOutput compile(const CudaCompileRequest& request) const = 0;

@@ -71,6 +71,13 @@ std::string NvccCompiler::identity() const
     return probe_ ? probe_->answer(nvcc_, "nvcc-identity", ask) : ask();
 }
 
+std::optional<std::string> NvccCompiler::remembered_identity() const
+{
+    if (!probe_) return std::nullopt;
+    std::string identity = probe_->answer(nvcc_, "nvcc-identity", [] { return std::string(); });
+    return identity.empty() ? std::nullopt : std::optional<std::string>(identity);
+}
+
 CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const
 {
     ScratchDir scratch;

@@ -11,6 +11,7 @@ public:
     NvccCompiler(const std::filesystem::path& cuda_root, const ToolProbe* probe);
 
     std::string identity() const override;
+    std::optional<std::string> remembered_identity() const override;
     CudaCompileOutput compile(const CudaCompileRequest& request) const override;
 
 private:

@@ -134,6 +134,13 @@ std::string NvrtcCompiler::identity() const
     return identity_;
 }
 
+std::optional<std::string> NvrtcCompiler::remembered_identity() const
+{
+    if (!probe_ || file_.empty()) return std::nullopt;
+    std::string identity = probe_->answer(file_, "nvrtc-identity", [] { return std::string(); });
+    return identity.empty() ? std::nullopt : std::optional<std::string>(identity);
+}
+
 namespace {
 
 // NVRTC rejects a UTF-8 byte order mark that nvcc and editors accept.

@@ -183,7 +183,14 @@ std::optional<KernelSource> kernel_of_file(const fs::path& file, const Config& c
     std::error_code error;
     fs::path folder = fs::absolute(file, error).lexically_normal().parent_path();
     if (folder.filename() == "__pyccel__") folder = folder.parent_path();
-    return kernel_in(folder, config);
+    auto kernel = kernel_in(folder, config);
+    if (!kernel) return kernel;
+    // The walk's rule: a folder holding kernel folders is a package.
+    Walker walker(config, {});
+    walker.add_path(folder);
+    auto below = walker.take();
+    if (below.size() == 1 && below.front().folder == kernel->folder) return kernel;
+    return std::nullopt;
 }
 
 }  // namespace ck

@@ -1,0 +1,94 @@
+// How far a code's port has come, for people and for CI: which kernels have
+// a CUDA version, whether each kernel's versions take the same parameters,
+// and the state of every artifact in the cache for the current configuration.
+//
+// Reads sources and the cache only: it starts no compiler and no Python (see
+// BuildRequest::start_tools), so it runs where neither exists.
+#pragma once
+
+#include "cunumpy_kernels/build.hpp"
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/export.hpp"
+#include "cunumpy_kernels/package.hpp"
+#include "cunumpy_kernels/signatures.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// The porting line of cunumpy's KernelCatalog.summary(): "CUDA kernels: 2 of
+/// 3 (missing: sort)", naming at most `max_missing` kernels without CUDA (in
+/// the order given) and then "..."; without the parenthesis when every
+/// kernel has one.
+CK_API std::string porting_summary(const std::vector<KernelSource>& kernels, std::size_t max_missing = 10);
+
+/// The state of one artifact in the cache, for the current configuration.
+enum class ArtifactState {
+    built,    ///< a complete entry with the current key exists
+    stale,    ///< an entry exists for older inputs; `reason` names the input that changed
+    missing,  ///< no entry for this kernel and target was ever recorded
+    failed,   ///< the last build of exactly these inputs failed
+    unknown,  ///< the key needs a fact status may not learn (see BuildRequest::start_tools); `reason` says which
+};
+
+/// "built", "stale", "missing", "failed" or "unknown", as `status` writes it.
+CK_API const char* to_string(ArtifactState state);
+
+struct ArtifactStatus {
+    std::string kind;     ///< "cuda", or the kind of a host build
+    std::string target;   ///< `sm_90`, `compute_90`, ...
+    ArtifactState state = ArtifactState::missing;
+    std::string reason;   ///< stale: what changed; failed: the first line of the log; unknown: what is not known
+    std::string key;      ///< the current key; empty when unknown
+};
+
+struct KernelStatus {
+    KernelSource kernel;
+    KernelSignatures signatures;
+    std::vector<ArtifactStatus> artifacts;  ///< by target, as build plans them
+};
+
+/// What `status` reads: the trees and the configuration `build` would use.
+struct StatusRequest {
+    std::vector<std::filesystem::path> paths;  ///< kernel trees; empty: the current folder
+    Config config;
+};
+
+struct CK_API StatusReport {
+    std::vector<KernelStatus> kernels;  ///< sorted by module
+    std::vector<std::string> warnings;  ///< from walking the trees and locating caches
+
+    std::string summary(std::size_t max_missing = 10) const;  ///< porting_summary of the kernels
+    bool all_ported() const;        ///< every kernel has a CUDA version
+    bool all_built() const;         ///< every artifact is built (unknown counts as not built)
+    bool signatures_agree() const;  ///< no mismatch, nothing unreadable
+};
+
+/// Reads the trees and the cache. Throws UsageError for bad paths, ConfigError
+/// for bad configuration, SourceError when a kernel or header cannot be read.
+CK_API StatusReport read_status(const StatusRequest& request);
+
+/// The CI gates of `status`; each that fails adds a message to the result.
+struct StatusGates {
+    bool require_cuda = false;      ///< every kernel ported
+    bool require_built = false;     ///< every artifact present and current
+    bool check_signatures = false;  ///< every kernel's versions agree
+};
+
+/// One message per failed gate, naming the kernels (or artifacts) that fail it.
+CK_API std::vector<std::string> failed_gates(const StatusReport& report, const StatusGates& gates);
+
+/// `status --json`: {"summary", "with_cuda", "without_cuda", "counts",
+/// "kernels": [{"module", "name", "folder", "host": [kinds], "cuda": file |
+/// null, "signatures": agreement, "findings": [messages], "artifacts":
+/// [{"kind", "target", "state", "reason", "key"}]}], "warnings"}. Paths are
+/// written as `display` returns them.
+CK_API nlohmann::json to_json(const StatusReport& report,
+                              const std::function<std::string(const std::filesystem::path&)>& display);
+
+}  // namespace ck

@@ -1,0 +1,226 @@
+#include "signatures/cpp_lexer.hpp"
+
+namespace ck::signatures {
+
+namespace {
+
+bool is_identifier_start(char c)
+{
+    auto u = static_cast<unsigned char>(c);
+    return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u == '$' || u >= 0x80;
+}
+
+bool is_digit(char c)
+{
+    return c >= '0' && c <= '9';
+}
+
+bool is_identifier_char(char c)
+{
+    return is_identifier_start(c) || is_digit(c);
+}
+
+bool is_blank(char c)
+{
+    return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
+}
+
+// Phase 2: drops every backslash-newline (blanks between them tolerated, as
+// GCC does) and CRLF's CR, remembering each remaining character's line.
+struct SplicedText {
+    std::string text;
+    std::vector<int> lines;
+};
+
+SplicedText splice(std::string_view source)
+{
+    SplicedText out;
+    out.text.reserve(source.size());
+    out.lines.reserve(source.size());
+    int line = 1;
+    for (std::size_t i = 0; i < source.size(); ++i) {
+        char c = source[i];
+        if (c == '\\') {
+            std::size_t j = i + 1;
+            while (j < source.size() && (source[j] == ' ' || source[j] == '\t')) ++j;
+            if (j < source.size() && source[j] == '\r' && j + 1 < source.size() && source[j + 1] == '\n') ++j;
+            if (j < source.size() && source[j] == '\n') {
+                ++line;
+                i = j;
+                continue;
+            }
+        }
+        if (c == '\r' && i + 1 < source.size() && source[i + 1] == '\n') continue;
+        out.text.push_back(c);
+        out.lines.push_back(line);
+        if (c == '\n') ++line;
+    }
+    return out;
+}
+
+class Lexer {
+public:
+    explicit Lexer(std::string_view source) : spliced_(splice(source)), text_(spliced_.text) {}
+
+    std::vector<CppToken> run()
+    {
+        while (at_ < text_.size()) step();
+        end_directive(last_line());
+        return std::move(tokens_);
+    }
+
+private:
+    char peek(std::size_t ahead = 0) const
+    {
+        return at_ + ahead < text_.size() ? text_[at_ + ahead] : '\0';
+    }
+
+    int line_at(std::size_t position) const
+    {
+        return position < spliced_.lines.size() ? spliced_.lines[position] : last_line();
+    }
+
+    int last_line() const { return spliced_.lines.empty() ? 1 : spliced_.lines.back(); }
+
+    void emit(CppToken::Kind kind, std::string text, std::size_t start)
+    {
+        tokens_.push_back({kind, std::move(text), line_at(start), start == last_end_});
+        last_end_ = at_;
+    }
+
+    void end_directive(int line)
+    {
+        if (!in_directive_) return;
+        in_directive_ = false;
+        tokens_.push_back({CppToken::Kind::directive_end, "", line, false});
+    }
+
+    void step()
+    {
+        char c = peek();
+        if (c == '\n') {
+            end_directive(line_at(at_));
+            line_start_ = true;
+            ++at_;
+        } else if (is_blank(c)) {
+            ++at_;
+        } else if (c == '/' && peek(1) == '/') {
+            while (at_ < text_.size() && text_[at_] != '\n') ++at_;
+        } else if (c == '/' && peek(1) == '*') {
+            std::size_t end = text_.find("*/", at_ + 2);
+            at_ = end == std::string::npos ? text_.size() : end + 2;
+        } else if (c == '#' && line_start_ && !in_directive_) {
+            directive();
+        } else {
+            line_start_ = false;
+            token();
+        }
+    }
+
+    void directive()
+    {
+        std::size_t start = at_++;
+        while (at_ < text_.size() && is_blank(text_[at_])) ++at_;
+        std::size_t name_start = at_;
+        while (at_ < text_.size() && is_identifier_char(text_[at_])) ++at_;
+        in_directive_ = true;
+        line_start_ = false;
+        emit(CppToken::Kind::directive, text_.substr(name_start, at_ - name_start), start);
+    }
+
+    void token()
+    {
+        char c = peek();
+        std::size_t start = at_;
+        if (is_identifier_start(c)) {
+            while (at_ < text_.size() && is_identifier_char(text_[at_])) ++at_;
+            std::string word = text_.substr(start, at_ - start);
+            if (peek() == '"' && is_raw_prefix(word) && raw_string()) return emit(CppToken::Kind::literal, "\"\"", start);
+            if ((peek() == '"' || peek() == '\'') && is_literal_prefix(word)) return literal(start);
+            return emit(CppToken::Kind::identifier, std::move(word), start);
+        }
+        if (is_digit(c) || (c == '.' && is_digit(peek(1)))) return number(start);
+        if (c == '"' || c == '\'') return literal(start);
+        for (const char* punctuator : {"...", "::", "->", "##"}) {
+            std::string_view p(punctuator);
+            if (text_.compare(at_, p.size(), p) == 0) {
+                at_ += p.size();
+                return emit(CppToken::Kind::punctuator, std::string(p), start);
+            }
+        }
+        ++at_;
+        emit(CppToken::Kind::punctuator, std::string(1, c), start);
+    }
+
+    static bool is_raw_prefix(const std::string& word)
+    {
+        return word == "R" || word == "LR" || word == "uR" || word == "UR" || word == "u8R";
+    }
+
+    static bool is_literal_prefix(const std::string& word)
+    {
+        return word == "L" || word == "u" || word == "U" || word == "u8";
+    }
+
+    // R"delim( ... )delim". False (nothing consumed) when the delimiter is
+    // malformed: the quote is then read as an ordinary string.
+    bool raw_string()
+    {
+        std::size_t open = at_ + 1;
+        std::size_t paren = open;
+        while (paren < text_.size() && paren - open <= 16 && text_[paren] != '(') {
+            char d = text_[paren];
+            if (d == ' ' || d == ')' || d == '\\' || d == '\n' || d == '\t' || d == '"') return false;
+            ++paren;
+        }
+        if (paren >= text_.size() || text_[paren] != '(') return false;
+        std::string close = ")" + text_.substr(open, paren - open) + "\"";
+        std::size_t end = text_.find(close, paren + 1);
+        at_ = end == std::string::npos ? text_.size() : end + close.size();
+        return true;
+    }
+
+    void literal(std::size_t start)
+    {
+        char quote = peek();
+        ++at_;
+        while (at_ < text_.size() && text_[at_] != quote && text_[at_] != '\n') at_ += text_[at_] == '\\' ? 2 : 1;
+        if (at_ < text_.size() && text_[at_] == quote) ++at_;
+        if (at_ > text_.size()) at_ = text_.size();
+        emit(CppToken::Kind::literal, std::string(2, quote), start);
+    }
+
+    void number(std::size_t start)
+    {
+        ++at_;
+        while (at_ < text_.size()) {
+            char d = text_[at_];
+            if ((d == 'e' || d == 'E' || d == 'p' || d == 'P') && (peek(1) == '+' || peek(1) == '-'))
+                at_ += 2;
+            else if (is_identifier_char(d) || d == '.')
+                ++at_;
+            else if (d == '\'' && is_identifier_char(peek(1)))
+                at_ += 2;
+            else
+                break;
+        }
+        emit(CppToken::Kind::number, text_.substr(start, at_ - start), start);
+    }
+
+    SplicedText spliced_;
+    const std::string& text_;
+    std::size_t at_ = 0;
+    std::size_t last_end_ = std::string::npos;
+    bool line_start_ = true;
+    bool in_directive_ = false;
+    std::vector<CppToken> tokens_;
+};
+
+}  // namespace
+
+std::vector<CppToken> lex_cpp(std::string_view source)
+{
+    return Lexer(source).run();
+}
+
+}  // namespace ck::signatures

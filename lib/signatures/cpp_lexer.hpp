@@ -1,0 +1,33 @@
+// Splits C++/CUDA source into the tokens a declaration reader needs, the way
+// the translation phases 1 to 3 do: line continuations are removed, comments
+// become white space, string and character literals (raw ones too) become one
+// opaque token each, and preprocessor directives are marked. No input makes
+// it fail: text it cannot classify becomes a one-character punctuator.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ck::signatures {
+
+struct CppToken {
+    enum class Kind {
+        identifier,     ///< also keywords
+        number,         ///< a pp-number: 12, 0x1f, 1'000, 1.5e-3f
+        literal,        ///< a string or character literal; `text` is `""` or `''`
+        punctuator,     ///< `::`, `...`, `->`, `##`, or one character
+        directive,      ///< `#name` at the start of a line; `text` is the name ("define", "if", ...)
+        directive_end,  ///< the end of a directive's line
+    };
+    Kind kind;
+    std::string text;
+    int line;            ///< 1-based physical line where the token starts
+    bool glued = false;  ///< no white space or comment between it and the token before
+};
+
+/// The tokens of `source`, in order. A directive is a `directive` token, the
+/// tokens of its line, then `directive_end`.
+std::vector<CppToken> lex_cpp(std::string_view source);
+
+}  // namespace ck::signatures

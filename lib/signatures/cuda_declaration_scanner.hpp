@@ -1,0 +1,91 @@
+// Finds the declarations of one `__global__` function in preprocessed tokens:
+// splits namespace-level code into statements (skipping function bodies and
+// braced initializers, entering namespaces and `extern "C" { }` blocks), reads
+// each branch of an unknown `#if` from the state before it, and keeps every
+// declaration of the name with its parameter list.
+#pragma once
+
+#include "signatures/cpp_parameter_list.hpp"
+#include "signatures/cpp_preprocessor.hpp"
+
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ck::signatures {
+
+struct CudaDeclaration {
+    int line = 0;            ///< of the function's name
+    bool has_body = false;   ///< a definition, not a prototype
+    ParameterList parameters;
+};
+
+/// Where the kernel's name was handed to a function-like macro at namespace level.
+struct MacroUse {
+    std::string macro;
+    int line = 0;
+};
+
+class CudaDeclarationScanner : public TokenSink {
+public:
+    explicit CudaDeclarationScanner(std::string name) : name_(std::move(name)) {}
+
+    void token(const CppToken& token) override;
+    void branch_begin() override;
+    void branch_next() override;
+    void branch_end() override;
+
+    /// Reads the statement the input ended in, if any.
+    void finish();
+
+    /// Every declaration found, in source order, each once.
+    const std::vector<CudaDeclaration>& declarations() const { return declarations_; }
+    const std::vector<MacroUse>& macro_uses() const { return macro_uses_; }
+    /// The first line that declares the name at namespace level without
+    /// `__global__` (e.g. behind a qualifier macro from another file); 0: none.
+    int line_without_global() const { return line_without_global_; }
+
+private:
+    struct Entry {
+        CppToken token;
+        long serial;  ///< position in the token stream: tells two reads of one statement apart
+    };
+    using Statement = std::vector<Entry>;
+    /// How a statement read differently in an earlier branch of an `#if`
+    /// inside it: `tokens` then whatever follows the first `length` tokens of
+    /// the statement as finally read.
+    struct Alternative {
+        Statement tokens;
+        std::size_t length;
+    };
+    struct State {
+        int scopes = 0;       ///< open namespace and extern "C" blocks
+        int braces = 0;       ///< depth inside a function body or a statement's braces
+        bool in_function = false;
+        Statement statement;
+        std::vector<Alternative> alternatives;
+    };
+
+    void at_namespace_level(const CppToken& token);
+    void open_brace();
+    void finish_statement(bool has_body);
+    void analyze(const Statement& statement, bool has_body);
+    void remember_branch();
+    bool opens_scope() const;
+    bool looks_like_function() const;
+    void record_macro_use(const std::vector<CppToken>& tokens, const std::vector<int>& depths,
+                          const Statement& statement);
+    void add(CudaDeclaration declaration, long serial);
+
+    std::string name_;
+    State state_;
+    std::vector<State> saved_;
+    std::vector<std::vector<Statement>> branch_ends_;  ///< per open group: the statement at the end of each branch
+    long serial_ = 0;
+    std::set<std::string> seen_;
+    std::vector<CudaDeclaration> declarations_;
+    std::vector<MacroUse> macro_uses_;
+    int line_without_global_ = 0;
+};
+
+}  // namespace ck::signatures

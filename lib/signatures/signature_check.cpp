@@ -1,0 +1,196 @@
+// Comparing the declarations of one kernel, in cunumpy's words.
+#include "cunumpy_kernels/error.hpp"
+#include "cunumpy_kernels/signatures.hpp"
+
+#include "util/file_util.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Kind = SignatureFinding::Kind;
+
+/// A declaration to read: which file, in which language, in what role.
+struct Source {
+    std::string role;
+    fs::path file;
+    enum class Language { python_module, python_stub, cuda } language;
+};
+
+std::string joined(const std::vector<std::string>& names)
+{
+    std::string text;
+    for (const auto& name : names) text += (text.empty() ? "" : ", ") + name;
+    return "(" + text + ")";
+}
+
+std::vector<Source> sources_of(const KernelSource& kernel)
+{
+    std::vector<Source> sources = {{"host kernel", kernel.host.front().file, Source::Language::python_module}};
+    if (kernel.cuda_file) sources.push_back({"CUDA kernel", *kernel.cuda_file, Source::Language::cuda});
+    for (std::size_t i = 1; i < kernel.host.size(); ++i)
+        sources.push_back({kernel.host[i].kind + " version", kernel.host[i].file, Source::Language::python_module});
+    for (const auto& host : kernel.host) {
+        if (host.kind != "pyccel") continue;
+        fs::path stub = kernel.folder / "__pyccel__" / (host.file.stem().string() + ".pyi");
+        std::error_code error;
+        if (fs::is_regular_file(stub, error)) sources.push_back({"Pyccel stub", stub, Source::Language::python_stub});
+    }
+    return sources;
+}
+
+SignatureRead read_source(const Source& source, const std::string& text, const std::string& name)
+{
+    switch (source.language) {
+    case Source::Language::cuda: return read_cuda_signature(text, name);
+    case Source::Language::python_stub: return read_python_signature(text, name, PythonDefinition::first);
+    case Source::Language::python_module: break;
+    }
+    return read_python_signature(text, name, PythonDefinition::last);
+}
+
+class KernelCheck {
+public:
+    explicit KernelCheck(const KernelSource& kernel) : kernel_(kernel), prefix_("kernel '" + kernel.name + "': ")
+    {
+        result_.module = kernel.module;
+        result_.name = kernel.name;
+    }
+
+    KernelSignatures run()
+    {
+        if (kernel_.host.empty()) return std::move(result_);
+        std::vector<Source> sources = sources_of(kernel_);
+        if (sources.size() < 2) return std::move(result_);
+        for (const auto& source : sources) read(source);
+        return std::move(result_);
+    }
+
+private:
+    void read(const Source& source)
+    {
+        Signature signature{source.role, source.file, {}};
+        std::string text;
+        try {
+            text = util::read_file(source.file);
+        } catch (const Error& error) {
+            signature.read = {SignatureRead::Status::unreadable, 0, {}, error.what()};
+            add(Kind::unreadable_file, prefix_ + "cannot read the " + source.role + ": " + error.what(), {signature});
+            result_.declarations.push_back(std::move(signature));
+            return;
+        }
+        signature.read = read_source(source, text, kernel_.name);
+        result_.declarations.push_back(signature);
+        if (signature.read.status != SignatureRead::Status::found) {
+            add(Kind::unreadable, prefix_ + "cannot read the " + source.role + ": " + signature.read.reason, {signature});
+            return;
+        }
+        const Signature& host = result_.declarations.front();
+        if (&host == &result_.declarations.back() || host.read.status != SignatureRead::Status::found) return;
+        if (host.read.parameters != signature.read.parameters)
+            add(Kind::mismatch,
+                prefix_ + "the host kernel takes " + joined(host.read.parameters) + ", the " + source.role + " " +
+                    joined(signature.read.parameters),
+                {host, signature});
+    }
+
+    void add(Kind kind, std::string message, std::vector<Signature> declarations)
+    {
+        result_.findings.push_back({kind, std::move(message), std::move(declarations)});
+    }
+
+    const KernelSource& kernel_;
+    std::string prefix_;
+    KernelSignatures result_;
+};
+
+nlohmann::json declaration_json(const Signature& signature,
+                                const std::function<std::string(const fs::path&)>& display)
+{
+    nlohmann::json j = {{"role", signature.role}, {"file", display(signature.file)}, {"line", signature.read.line}};
+    if (signature.read.status == SignatureRead::Status::found)
+        j["parameters"] = signature.read.parameters;
+    else
+        j["reason"] = signature.read.reason;
+    return j;
+}
+
+const char* to_string(Kind kind)
+{
+    switch (kind) {
+    case Kind::mismatch: return "mismatch";
+    case Kind::unreadable: return "unreadable";
+    case Kind::unreadable_file: return "unreadable-file";
+    }
+    return "?";
+}
+
+}  // namespace
+
+const char* to_string(SignatureAgreement agreement)
+{
+    switch (agreement) {
+    case SignatureAgreement::nothing_to_compare: return "-";
+    case SignatureAgreement::match: return "match";
+    case SignatureAgreement::mismatch: return "mismatch";
+    case SignatureAgreement::unreadable: return "unreadable";
+    }
+    return "?";
+}
+
+SignatureAgreement KernelSignatures::agreement() const
+{
+    auto has = [this](Kind kind) {
+        return std::any_of(findings.begin(), findings.end(), [kind](const SignatureFinding& f) { return f.kind == kind; });
+    };
+    if (has(Kind::mismatch)) return SignatureAgreement::mismatch;
+    if (has(Kind::unreadable) || has(Kind::unreadable_file)) return SignatureAgreement::unreadable;
+    return declarations.size() < 2 ? SignatureAgreement::nothing_to_compare : SignatureAgreement::match;
+}
+
+KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config&)
+{
+    return KernelCheck(kernel).run();
+}
+
+nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
+                       const std::function<std::string(const fs::path&)>& display)
+{
+    nlohmann::json findings = nlohmann::json::array();
+    nlohmann::json rows = nlohmann::json::array();
+    std::map<std::string, std::size_t> counts;
+    for (const auto& kernel : kernels) {
+        ++counts[to_string(kernel.agreement())];
+        nlohmann::json declarations = nlohmann::json::array();
+        for (const auto& d : kernel.declarations) declarations.push_back(declaration_json(d, display));
+        rows.push_back({{"module", kernel.module},
+                        {"kernel", kernel.name},
+                        {"agreement", to_string(kernel.agreement())},
+                        {"declarations", declarations}});
+        for (const auto& finding : kernel.findings) {
+            nlohmann::json concerned = nlohmann::json::array();
+            for (const auto& d : finding.declarations) concerned.push_back(declaration_json(d, display));
+            findings.push_back({{"kind", to_string(finding.kind)},
+                                {"module", kernel.module},
+                                {"kernel", kernel.name},
+                                {"message", finding.message},
+                                {"declarations", concerned}});
+        }
+    }
+    return {{"ok", findings.empty()},
+            {"summary",
+             {{"kernels", kernels.size()},
+              {"match", counts["match"]},
+              {"mismatch", counts["mismatch"]},
+              {"unreadable", counts["unreadable"]},
+              {"nothing_to_compare", counts["-"]}}},
+            {"kernels", rows},
+            {"findings", findings}};
+}
+
+}  // namespace ck

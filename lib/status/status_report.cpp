@@ -1,0 +1,216 @@
+// read_status: one dry-run build plan that starts no tool, read per kernel
+// beside the kernel's signatures.
+#include "cunumpy_kernels/status.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Host builds join the plan with a `kind` of their own; CUDA jobs have none
+// yet. Reading it where it exists keeps status generic over every job kind.
+template <typename Job>
+std::string kind_of(const Job& job)
+{
+    if constexpr (requires { std::string(job.kind); })
+        return std::string(job.kind);
+    else if constexpr (requires { to_string(job.kind); })
+        return std::string(to_string(job.kind));
+    else
+        return "cuda";
+}
+
+std::string first_line(const std::string& text)
+{
+    auto end = text.find('\n');
+    return end == std::string::npos ? text : text.substr(0, end);
+}
+
+class CacheReader {
+public:
+    explicit CacheReader(const Config& config) : config_(config) {}
+
+    ArtifactStatus artifact(const KernelSource& kernel, const JobResult& job)
+    {
+        ArtifactStatus status{kind_of(job), job.target, ArtifactState::built, "", job.key};
+        if (job.state == JobState::hit || job.state == JobState::built) return status;
+        if (job.state == JobState::failed || job.key.empty()) {
+            status.state = job.key.empty() ? ArtifactState::unknown : ArtifactState::failed;
+            status.reason = job.key.empty() ? job.reason : first_line(job.log);
+            return status;
+        }
+        if (auto failure = store_of(kernel).failure(status.kind, job.module, job.target);
+            failure && failure->value("key", std::string()) == job.key) {
+            status.state = ArtifactState::failed;
+            status.reason = "failed last time: " + first_line(failure->value("log", std::string()));
+            return status;
+        }
+        status.state = job.reason == "no entry" ? ArtifactState::missing : ArtifactState::stale;
+        status.reason = job.reason == "no entry" ? "" : job.reason;
+        return status;
+    }
+
+private:
+    // The store the build used: same cache name, same root rules.
+    const EntryStore& store_of(const KernelSource& kernel)
+    {
+        std::string name = config_.cache_name.value_or(kernel.top_package);
+        auto it = stores_.find(name);
+        if (it == stores_.end())
+            it = stores_.emplace(name, EntryStore(resolve_cache_location(name, config_.cache_dir, false).root)).first;
+        return it->second;
+    }
+
+    const Config& config_;
+    std::map<std::string, EntryStore> stores_;
+};
+
+std::string counted(std::size_t n, const char* one, const char* many)
+{
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string kernel_list(const std::vector<std::string>& names, std::size_t max = 10)
+{
+    std::string text;
+    for (std::size_t i = 0; i < names.size() && i < max; ++i) text += (i ? ", " : "") + names[i];
+    if (names.size() > max) text += ", ... (" + std::to_string(names.size()) + " in all)";
+    return text;
+}
+
+}  // namespace
+
+std::string porting_summary(const std::vector<KernelSource>& kernels, std::size_t max_missing)
+{
+    std::vector<std::string> missing;
+    for (const auto& kernel : kernels)
+        if (!kernel.cuda_file) missing.push_back(kernel.name);
+    std::string text = "CUDA kernels: " + std::to_string(kernels.size() - missing.size()) + " of " +
+                       std::to_string(kernels.size());
+    if (missing.empty()) return text;
+    std::vector<std::string> named(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(
+                                                                          std::min(max_missing, missing.size())));
+    if (missing.size() > max_missing) named.push_back("...");
+    std::string list;
+    for (const auto& name : named) list += (list.empty() ? "" : ", ") + name;
+    return text + " (missing: " + list + ")";
+}
+
+const char* to_string(ArtifactState state)
+{
+    switch (state) {
+    case ArtifactState::built: return "built";
+    case ArtifactState::stale: return "stale";
+    case ArtifactState::missing: return "missing";
+    case ArtifactState::failed: return "failed";
+    case ArtifactState::unknown: return "unknown";
+    }
+    return "?";
+}
+
+std::string StatusReport::summary(std::size_t max_missing) const
+{
+    std::vector<KernelSource> sources;
+    for (const auto& k : kernels) sources.push_back(k.kernel);
+    return porting_summary(sources, max_missing);
+}
+
+bool StatusReport::all_ported() const
+{
+    return std::all_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) { return k.kernel.cuda_file.has_value(); });
+}
+
+bool StatusReport::all_built() const
+{
+    return std::all_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) {
+        return std::all_of(k.artifacts.begin(), k.artifacts.end(),
+                           [](const ArtifactStatus& a) { return a.state == ArtifactState::built; });
+    });
+}
+
+bool StatusReport::signatures_agree() const
+{
+    return std::all_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) { return k.signatures.findings.empty(); });
+}
+
+StatusReport read_status(const StatusRequest& request)
+{
+    BuildRequest plan{request.paths, request.config, true, false};
+    BuildReport build = run_build(plan);
+    std::multimap<std::string, const JobResult*> jobs;
+    for (const auto& job : build.jobs) jobs.emplace(job.module, &job);
+    CacheReader cache(request.config);
+    StatusReport report;
+    report.warnings = build.warnings;
+    for (auto& kernel : build.kernels) {
+        KernelStatus status{kernel, check_kernel_signatures(kernel, request.config), {}};
+        auto [begin, end] = jobs.equal_range(kernel.module);
+        for (auto it = begin; it != end; ++it) status.artifacts.push_back(cache.artifact(kernel, *it->second));
+        report.kernels.push_back(std::move(status));
+    }
+    return report;
+}
+
+std::vector<std::string> failed_gates(const StatusReport& report, const StatusGates& gates)
+{
+    std::vector<std::string> failures;
+    std::vector<std::string> unported, unbuilt, disagreeing;
+    for (const auto& k : report.kernels) {
+        if (!k.kernel.cuda_file) unported.push_back(k.kernel.module);
+        for (const auto& a : k.artifacts)
+            if (a.state != ArtifactState::built)
+                unbuilt.push_back(k.kernel.module + " [" + a.target + "] " + to_string(a.state));
+        if (!k.signatures.findings.empty()) disagreeing.push_back(k.kernel.module);
+    }
+    if (gates.require_cuda && !unported.empty())
+        failures.push_back("--require-cuda: " + counted(unported.size(), "kernel has", "kernels have") + " no CUDA version: " +
+                           kernel_list(unported));
+    if (gates.require_built && !unbuilt.empty())
+        failures.push_back("--require-built: " + counted(unbuilt.size(), "artifact is", "artifacts are") +
+                           " not built for the current configuration (run `cunumpy-kernels build`): " +
+                           kernel_list(unbuilt));
+    if (gates.check_signatures && !disagreeing.empty())
+        failures.push_back("--check-signatures: " + counted(disagreeing.size(), "kernel takes", "kernels take") +
+                           " different parameters or cannot be read: " + kernel_list(disagreeing) +
+                           " (run `cunumpy-kernels check-signatures` for details)");
+    return failures;
+}
+
+nlohmann::json to_json(const StatusReport& report, const std::function<std::string(const fs::path&)>& display)
+{
+    using nlohmann::json;
+    json kernels = json::array(), with = json::array(), without = json::array();
+    std::map<std::string, std::size_t> artifact_counts, signature_counts;
+    for (const auto& k : report.kernels) {
+        (k.kernel.cuda_file ? with : without).push_back(k.kernel.name);
+        json host = json::array(), artifacts = json::array(), findings = json::array();
+        for (const auto& h : k.kernel.host) host.push_back(h.kind);
+        for (const auto& a : k.artifacts) {
+            ++artifact_counts[to_string(a.state)];
+            artifacts.push_back({{"kind", a.kind}, {"target", a.target}, {"state", to_string(a.state)},
+                                 {"reason", a.reason}, {"key", a.key}});
+        }
+        for (const auto& f : k.signatures.findings) findings.push_back(f.message);
+        ++signature_counts[to_string(k.signatures.agreement())];
+        kernels.push_back({{"module", k.kernel.module},
+                           {"name", k.kernel.name},
+                           {"folder", display(k.kernel.folder)},
+                           {"host", host},
+                           {"cuda", k.kernel.cuda_file ? json(display(*k.kernel.cuda_file)) : json(nullptr)},
+                           {"signatures", to_string(k.signatures.agreement())},
+                           {"findings", findings},
+                           {"artifacts", artifacts}});
+    }
+    return {{"summary", report.summary()},
+            {"with_cuda", with},
+            {"without_cuda", without},
+            {"counts", {{"kernels", report.kernels.size()}, {"artifacts", artifact_counts}, {"signatures", signature_counts}}},
+            {"kernels", kernels},
+            {"warnings", report.warnings}};
+}
+
+}  // namespace ck

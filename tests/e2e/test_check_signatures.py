@@ -1,0 +1,123 @@
+"""`cunumpy-kernels check-signatures` on the example package, checked against cunumpy's own check."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conftest import SOURCE_ROOT
+
+VENV_PYTHON = SOURCE_ROOT / ".venv" / "bin" / "python"
+PUSH_CUDA = "particles/kernels/push/push_cuda.cu"
+PUSH_HOST = "particles/kernels/push/push_kernels.py"
+DEPOSIT_CUDA = "particles/kernels/deposit/deposit_cuda.cu"
+
+
+def swap_in_file(path, old, new):
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def line_of(path, needle):
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        if needle in line:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def cunumpy_problems(src):
+    """The problems cunumpy's own KernelCatalog.check_signatures lists, or None without cunumpy."""
+    python = VENV_PYTHON if VENV_PYTHON.exists() else sys.executable
+    script = (
+        "from particles.kernels import catalog\n"
+        "try:\n    catalog.check_signatures()\nexcept ValueError as e:\n    print(str(e))\n"
+    )
+    result = subprocess.run([str(python), "-c", script], cwd=src, capture_output=True, text=True,
+                            env=dict(os.environ, PYTHONPATH=str(src)), timeout=120)
+    if result.returncode != 0 and "No module named 'cunumpy'" in result.stderr:
+        return None
+    assert result.returncode == 0, result.stderr
+    return [line.strip() for line in result.stdout.splitlines()[1:] if line.strip()]
+
+
+def test_the_example_package_agrees(run, example):
+    result = run("check-signatures", example, check=0)
+    assert result.stdout == ""
+    assert "3 kernels, 2 with more than one implementation: all agree" in result.stderr
+
+
+def test_a_mismatch_names_both_declarations_as_cunumpy_words_it(run, example):
+    swap_in_file(example / PUSH_CUDA, "push(double* x, double* v,", "push(double* v, double* x,")
+    result = run("check-signatures", example, cwd=example, check=1)
+    cuda_line = line_of(example / PUSH_CUDA, "void push(")
+    host_line = line_of(example / PUSH_HOST, "def push(")
+    message = "kernel 'push': the host kernel takes (x, v, e, dt, length, n), the CUDA kernel (v, x, e, dt, length, n)"
+    assert result.stdout.splitlines() == [
+        f"{PUSH_CUDA}:{cuda_line}: error: {message}",
+        f"{PUSH_HOST}:{host_line}: note: the host kernel is declared here",
+    ]
+    problems = cunumpy_problems(example)
+    if problems is not None:
+        assert problems == [message]
+
+
+def test_every_mismatch_is_listed_not_just_the_first(run, example):
+    swap_in_file(example / PUSH_CUDA, "double dt, double length", "double length, double dt")
+    swap_in_file(example / DEPOSIT_CUDA, "double* rho,", "double* density,")
+    result = run("check-signatures", "--format", "json", example, check=1)
+    report = json.loads(result.stdout)
+    messages = [f["message"] for f in report["findings"]]
+    assert messages == [
+        "kernel 'deposit': the host kernel takes (x, w, rho, dx, n, n_cells), the CUDA kernel (x, w, density, dx, n, n_cells)",
+        "kernel 'push': the host kernel takes (x, v, e, dt, length, n), the CUDA kernel (x, v, e, length, dt, n)",
+    ]
+    assert report["summary"] == {"kernels": 3, "match": 0, "mismatch": 2, "unreadable": 0, "nothing_to_compare": 1}
+    push = report["findings"][1]["declarations"]
+    assert [d["role"] for d in push] == ["host kernel", "CUDA kernel"]
+    assert push[1]["line"] == line_of(example / PUSH_CUDA, "void push(")
+    problems = cunumpy_problems(example)
+    if problems is not None:
+        assert problems == messages
+
+
+def test_github_format_annotates_both_files(run, example):
+    swap_in_file(example / PUSH_CUDA, "push(double* x, double* v,", "push(double* v, double* x,")
+    result = run("check-signatures", "--format", "github", ".", cwd=example, check=1)
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2
+    cuda_line = line_of(example / PUSH_CUDA, "void push(")
+    assert lines[0].startswith(f"::error file={PUSH_HOST},line=")
+    assert lines[1].startswith(f"::error file={PUSH_CUDA},line={cuda_line},title=kernel push%3A CUDA kernel::")
+    assert lines[1].endswith("the CUDA kernel (v, x, e, dt, length, n)")
+
+
+def test_files_stand_for_their_kernels_as_pre_commit_passes_them(run, example):
+    swap_in_file(example / PUSH_CUDA, "push(double* x, double* v,", "push(double* v, double* x,")
+    # deposit's files only: push's mismatch is not in scope
+    run("check-signatures", DEPOSIT_CUDA, "particles/kernels/deposit/deposit_kernels.py", "particles/__init__.py",
+        cwd=example, check=0)
+    result = run("check-signatures", "particles/kernels/common.cuh", PUSH_HOST, cwd=example, check=1)
+    assert "kernel 'push'" in result.stdout
+    result = run("check-signatures", "particles/kernels/no_such_file.py", cwd=example, check=2)
+    assert "no_such_file.py: no such file or folder" in result.stderr
+
+
+def test_an_unreadable_declaration_is_reported_with_its_reason(run, example):
+    cuda = example / PUSH_CUDA
+    text = cuda.read_text()
+    declaration = re.search(r'extern "C" __global__ void push\(([^)]*)\)', text)
+    cuda.write_text(text.replace(declaration.group(0),
+                                 "#define KERNEL(name) extern \"C\" __global__ void name(" + declaration.group(1).replace("\n", " ") + ")\n"
+                                 "KERNEL(push)"))
+    result = run("check-signatures", example, cwd=example, check=1)
+    assert re.search(r"push_cuda\.cu:\d+: error: kernel 'push': cannot read the CUDA kernel: 'push' is declared by "
+                     r"the function-like macro KERNEL \(defined at line \d+\)", result.stdout), result.stdout
+    assert "1 cannot be read" in result.stderr
+
+
+def test_usage_errors_exit_2(run, example):
+    run("check-signatures", "--format", "xml", example, check=2)

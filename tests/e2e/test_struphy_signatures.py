@@ -1,0 +1,119 @@
+"""`check-signatures` and `status` on the real kernel tree of Struphy, as published on PyPI.
+
+Every declaration the readers find is checked against an independent reading:
+Python's own `ast` for the host kernels, and a plain scan of the comment-free
+declaration for the CUDA kernels (enough for Struphy's simple declarations).
+"""
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def struphy_tree(tmp_path_factory):
+    download = tmp_path_factory.mktemp("struphy-download")
+    fetch = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download), "struphy"],
+        capture_output=True, text=True, timeout=600,
+    )
+    wheels = list(download.glob("struphy-*.whl"))
+    if fetch.returncode != 0 or not wheels:
+        pytest.skip(f"cannot download struphy from the package registry:\n{fetch.stderr[-2000:]}")
+    tree = download / "tree"
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        wheel.extractall(tree)
+    return tree
+
+
+def kernel_folders(root):
+    """Kernel folders by the guide's rule, a folder holding kernel folders being a package."""
+    candidates = {p.parent for p in root.rglob("*_kernels.py") if p.name == p.parent.name + "_kernels.py"
+                  and not any(part.startswith(".") or part in ("__pycache__", "__pyccel__") for part in p.parts)}
+    return {c for c in candidates if not any(o != c and c in o.parents for o in candidates)}
+
+
+def host_parameters(file, name):
+    tree = ast.parse(file.read_text())
+    functions = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name]
+    args = functions[-1].args
+    return [a.arg for a in args.posonlyargs + args.args]
+
+
+def cuda_parameters(file, name):
+    text = re.sub(r"//[^\n]*|/\*.*?\*/", " ", file.read_text(), flags=re.S)
+    start = re.search(r"__global__\s+void\s+" + name + r"\s*\(", text).end()
+    depth, end = 1, start
+    while depth:
+        depth += {"(": 1, ")": -1}.get(text[end], 0)
+        end += 1
+    parts, depth, current = [], 0, ""
+    for char in text[start:end - 1]:
+        depth += {"<": 1, ">": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+        else:
+            current += char
+    parts.append(current)
+    return [re.findall(r"\w+", p.split("=")[0])[-1] for p in parts if p.strip()]
+
+
+def test_check_signatures_reads_every_struphy_declaration_as_python_and_a_plain_scan_do(run, struphy_tree):
+    root = struphy_tree / "struphy"
+    result = run("check-signatures", "--format", "json", root, cwd=struphy_tree)
+    report = json.loads(result.stdout)
+    folders = kernel_folders(root)
+    ported = {f for f in folders if (f / f"{f.name}_cuda.cu").exists()}
+    assert report["summary"]["kernels"] == len(folders)
+    assert report["summary"]["match"] + report["summary"]["mismatch"] + report["summary"]["unreadable"] == len(ported)
+    for kernel in report["kernels"]:
+        if kernel["agreement"] == "-":
+            continue
+        host, cuda = kernel["declarations"][:2]
+        assert host["parameters"] == host_parameters(struphy_tree / host["file"], kernel["kernel"])
+        assert cuda["parameters"] == cuda_parameters(struphy_tree / cuda["file"], kernel["kernel"]), kernel["kernel"]
+    # What the published sources hold: every difference reported is a real one.
+    mismatches = [f for f in report["findings"] if f["kind"] == "mismatch"]
+    for finding in mismatches:
+        host, other = finding["declarations"]
+        assert host["parameters"] != other["parameters"]
+    assert result.returncode == (1 if report["findings"] else 0)
+    print(f"struphy: {len(folders)} kernels, {len(ported)} with CUDA, {len(report['findings'])} findings: "
+          f"{[f['message'] for f in report['findings']]}")
+
+
+def test_a_swapped_struphy_parameter_is_found_with_both_lines(run, struphy_tree, tmp_path):
+    copy = tmp_path / "struphy"
+    shutil.copytree(struphy_tree / "struphy", copy)
+    kernel = copy / "pic" / "pushing" / "kernels" / "push_vxb_analytic"
+    cuda = kernel / "push_vxb_analytic_cuda.cu"
+    text = cuda.read_text()
+    cuda.write_text(text.replace("push_vxb_analytic(double dt, int stage,", "push_vxb_analytic(int stage, double dt,"))
+    result = run("check-signatures", copy, cwd=tmp_path, check=1)
+    lines = result.stdout.splitlines()
+    assert len(lines) == 2, result.stdout
+    assert re.fullmatch(r"struphy/pic/pushing/kernels/push_vxb_analytic/push_vxb_analytic_cuda\.cu:\d+: error: "
+                        r"kernel 'push_vxb_analytic': the host kernel takes \(dt, stage, args_markers, .*\), "
+                        r"the CUDA kernel \(stage, dt, args_markers, .*\)", lines[0]), lines[0]
+    assert lines[1].startswith("struphy/pic/pushing/kernels/push_vxb_analytic/push_vxb_analytic_kernels.py:")
+
+
+def test_status_of_struphy_counts_as_the_guide_does(run, struphy_tree, tmp_path):
+    root = struphy_tree / "struphy"
+    folders = sorted(kernel_folders(root), key=lambda f: ".".join(f.relative_to(root.parent).parts))
+    missing = [f.name for f in folders if not (f / f"{f.name}_cuda.cu").exists()]
+    expected = f"CUDA kernels: {len(folders) - len(missing)} of {len(folders)} (missing: {', '.join(missing[:10])}, ...)"
+    result = run("status", "--cache-dir", tmp_path / "cache", root, check=0)
+    lines = result.stdout.splitlines()
+    assert lines[0] == expected
+    assert len(lines) == 3 + len(folders)
+    run("status", "--cache-dir", tmp_path / "cache", "--require-cuda", root, check=1)
+    run("status", "--cache-dir", tmp_path / "cache", "--check-signatures", root, check=0)

@@ -1,0 +1,74 @@
+// The input format of the signature-reader fuzz targets, their seed corpus
+// and their regression inputs: the first line names the function to read, the
+// rest is the source. Shared by the fuzz targets (clang, libFuzzer) and the
+// unit test that replays every corpus and regression file (g++).
+#pragma once
+
+#include "cunumpy_kernels/signatures.hpp"
+
+#include <string>
+#include <string_view>
+
+namespace ck::fuzz {
+
+struct ReaderInput {
+    std::string name;
+    std::string_view source;
+};
+
+inline bool is_identifier(std::string_view text)
+{
+    if (text.empty() || (text[0] >= '0' && text[0] <= '9')) return false;
+    for (char c : text) {
+        auto u = static_cast<unsigned char>(c);
+        bool ok = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || u == '_' ||
+                  u == '$' || u >= 0x80;
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/// Splits `data` into the function name (its first line; "push" when that is
+/// not an identifier) and the source (the rest).
+inline ReaderInput split_input(std::string_view data)
+{
+    auto newline = data.find('\n');
+    std::string_view first = data.substr(0, newline == std::string_view::npos ? data.size() : newline);
+    std::string_view rest = newline == std::string_view::npos ? std::string_view() : data.substr(newline + 1);
+    return {is_identifier(first) && first.size() <= 64 ? std::string(first) : std::string("push"), rest};
+}
+
+/// What every result must satisfy, whatever the input: a found declaration
+/// lists identifiers only and no reason; anything else has a reason and no
+/// names; the line lies within the source. Returns "" or what is violated.
+inline std::string violation(const SignatureRead& read, std::string_view source)
+{
+    int lines = 1;
+    for (char c : source) lines += c == '\n' ? 1 : 0;
+    if (read.line < 0 || read.line > lines) return "line " + std::to_string(read.line) + " outside the source";
+    if (read.status == SignatureRead::Status::found) {
+        if (!read.reason.empty()) return "a found declaration with a reason";
+        for (const auto& name : read.parameters)
+            if (!is_identifier(name)) return "parameter name '" + name + "' is no identifier";
+        return "";
+    }
+    if (read.reason.empty()) return "no reason for a declaration that was not read";
+    if (!read.parameters.empty()) return "parameters for a declaration that was not read";
+    return "";
+}
+
+inline std::string check_cuda(std::string_view data)
+{
+    ReaderInput input = split_input(data);
+    return violation(read_cuda_signature(input.source, input.name), input.source);
+}
+
+inline std::string check_python(std::string_view data)
+{
+    ReaderInput input = split_input(data);
+    std::string first = violation(read_python_signature(input.source, input.name, PythonDefinition::first), input.source);
+    return first.empty() ? violation(read_python_signature(input.source, input.name, PythonDefinition::last), input.source)
+                         : first;
+}
+
+}  // namespace ck::fuzz

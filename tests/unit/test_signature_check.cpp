@@ -1,0 +1,145 @@
+#include "cunumpy_kernels/error.hpp"
+#include "cunumpy_kernels/signatures.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ck;
+namespace fs = std::filesystem;
+using Kind = SignatureFinding::Kind;
+
+namespace {
+
+KernelSignatures check(const fs::path& folder)
+{
+    auto kernels = find_kernels({folder}, Config{});
+    REQUIRE(kernels.size() == 1);
+    return check_kernel_signatures(kernels[0], Config{});
+}
+
+}  // namespace
+
+TEST_CASE("the guide's example message, with both declarations located")
+{
+    test::TempTree tree;
+    tree.write("pkg/__init__.py", "");
+    tree.write("pkg/push/push_kernels.py", "import numpy\n\n\ndef push(x, v, dt, n):\n    pass\n");
+    tree.write("pkg/push/push_cuda.cu", "// push\n__global__ void push(double* x, double* v, int n, double dt) {}\n");
+    KernelSignatures result = check(tree / "pkg/push");
+    REQUIRE(result.findings.size() == 1);
+    const SignatureFinding& finding = result.findings[0];
+    CHECK(finding.kind == Kind::mismatch);
+    CHECK(finding.message == "kernel 'push': the host kernel takes (x, v, dt, n), the CUDA kernel (x, v, n, dt)");
+    REQUIRE(finding.declarations.size() == 2);
+    CHECK(finding.declarations[0].file == tree / "pkg/push/push_kernels.py");
+    CHECK(finding.declarations[0].read.line == 4);
+    CHECK(finding.declarations[1].file == tree / "pkg/push/push_cuda.cu");
+    CHECK(finding.declarations[1].read.line == 2);
+    CHECK(result.agreement() == SignatureAgreement::mismatch);
+}
+
+TEST_CASE("every implementation and the Pyccel stub are compared, and every mismatch is listed")
+{
+    test::TempTree tree;
+    tree.write("pkg/push/push_pyccel.py", "def push(x, v, dt):\n    pass\n");
+    tree.write("pkg/push/push_numba.py", "import numba\n\n@numba.njit(cache=True)\ndef push(x, dt, v):\n    pass\n");
+    tree.write("pkg/push/push_numpy.py", "def push(x, v, dt, *, out=None):\n    pass\n");
+    tree.write("pkg/push/__pyccel__/push_pyccel.pyi", "def push(x : 'float[:]', v : 'float[:]') -> None:\n    ...\n");
+    tree.write("pkg/push/push_cuda.cu", "__global__ void push(double* x, double* w, double dt) {}\n");
+    KernelSignatures result = check(tree / "pkg/push");
+    std::vector<std::string> messages;
+    for (const auto& f : result.findings) messages.push_back(f.message);
+    CHECK(messages == std::vector<std::string>{
+                          "kernel 'push': the host kernel takes (x, v, dt), the CUDA kernel (x, w, dt)",
+                          "kernel 'push': the host kernel takes (x, v, dt), the numba version (x, dt, v)",
+                          "kernel 'push': the host kernel takes (x, v, dt), the Pyccel stub (x, v)",
+                      });
+    CHECK(result.declarations.size() == 5);  // host, CUDA, numba, numpy (agrees), stub
+}
+
+TEST_CASE("what cannot be read is a finding of its own, and nothing is compared with it")
+{
+    test::TempTree tree;
+    tree.write("pkg/push/push_kernels.py", "def push(x, n):\n    pass\n");
+    tree.write("pkg/push/push_cuda.cu", "#define K(name) __global__ void name(double* x, int n)\nK(push) {}\n");
+    KernelSignatures result = check(tree / "pkg/push");
+    REQUIRE(result.findings.size() == 1);
+    CHECK(result.findings[0].kind == Kind::unreadable);
+    CHECK(result.findings[0].message.rfind("kernel 'push': cannot read the CUDA kernel: 'push' is declared by the "
+                                           "function-like macro K",
+                                           0) == 0);
+    CHECK(result.findings[0].declarations.at(0).read.line == 2);
+    CHECK(result.agreement() == SignatureAgreement::unreadable);
+}
+
+TEST_CASE("a kernel with nothing to compare is not read")
+{
+    test::TempTree tree;
+    tree.write("pkg/sort/sort_kernels.py", "this is not even Python(\n");
+    KernelSignatures result = check(tree / "pkg/sort");
+    CHECK(result.findings.empty());
+    CHECK(result.agreement() == SignatureAgreement::nothing_to_compare);
+}
+
+TEST_CASE("a source that cannot be read is reported as an unreadable file")
+{
+    test::TempTree tree;
+    tree.write("pkg/push/push_kernels.py", "def push(x):\n    pass\n");
+    auto kernels = find_kernels({tree / "pkg/push"}, Config{});
+    REQUIRE(kernels.size() == 1);
+    KernelSource kernel = kernels[0];
+    kernel.cuda_file = tree / "pkg/push/vanished_cuda.cu";  // removed after the walk
+    KernelSignatures result = check_kernel_signatures(kernel, Config{});
+    REQUIRE(result.findings.size() == 1);
+    CHECK(result.findings[0].kind == Kind::unreadable_file);
+    CHECK(result.findings[0].message.find("vanished_cuda.cu") != std::string::npos);
+    CHECK(result.agreement() == SignatureAgreement::unreadable);
+}
+
+TEST_CASE("paths: folders are walked, files stand for their kernel, other files are skipped")
+{
+    test::TempTree tree;
+    tree.write("src/sim/__init__.py", "");
+    tree.write("src/sim/kernels/__init__.py", "");
+    tree.kernel("src/sim/kernels", "push", "__global__ void push(double* x, long n) {}\n");
+    tree.kernel("src/sim/kernels", "sort");
+    tree.write("src/sim/kernels/push/__pyccel__/push_kernels.pyi", "def push(x, n): ...\n");
+    tree.write("src/sim/bsplines/__init__.py", "");
+    tree.write("src/sim/bsplines/kernels/__init__.py", "");
+    tree.write("src/sim/bsplines/bsplines_kernels.py", "def bsplines(): pass\n");
+    tree.kernel("src/sim/bsplines/kernels", "eval");
+    tree.write("README.md", "");
+
+    auto modules = [](const std::vector<KernelSource>& kernels) {
+        std::vector<std::string> names;
+        for (const auto& k : kernels) names.push_back(k.module);
+        return names;
+    };
+    CHECK(modules(kernels_of_paths({tree / "src/sim/kernels/push/push_cuda.cu",
+                                    tree / "src/sim/kernels/push/push_kernels.py",
+                                    tree / "src/sim/kernels/push/__pyccel__/push_kernels.pyi",
+                                    tree / "src/sim/kernels/sort/sort_kernels.py", tree / "README.md",
+                                    tree / "src/sim/__init__.py"},
+                                   Config{})) == std::vector<std::string>{"sim.kernels.push", "sim.kernels.sort"});
+    // bsplines/ holds a kernel package: its module is no kernel
+    CHECK(kernels_of_paths({tree / "src/sim/bsplines/bsplines_kernels.py"}, Config{}).empty());
+    CHECK(modules(kernels_of_paths({tree / "src"}, Config{})) ==
+          std::vector<std::string>{"sim.bsplines.kernels.eval", "sim.kernels.push", "sim.kernels.sort"});
+    CHECK_THROWS_AS(kernels_of_paths({tree / "missing.py"}, Config{}), UsageError);
+}
+
+TEST_CASE("the JSON report lists every kernel and every finding")
+{
+    test::TempTree tree;
+    tree.write("pkg/push/push_kernels.py", "def push(x, n):\n    pass\n");
+    tree.write("pkg/push/push_cuda.cu", "__global__ void push(double* x, int m) {}\n");
+    auto kernels = find_kernels({tree / "pkg"}, Config{});
+    std::vector<KernelSignatures> results;
+    for (const auto& k : kernels) results.push_back(check_kernel_signatures(k, Config{}));
+    auto j = to_json(results, [](const fs::path& p) { return p.filename().string(); });
+    CHECK(j["ok"] == false);
+    CHECK(j["summary"]["mismatch"] == 1);
+    CHECK(j["findings"][0]["declarations"][1]["file"] == "push_cuda.cu");
+    CHECK(j["findings"][0]["declarations"][1]["parameters"] == nlohmann::json({"x", "m"}));
+    CHECK(j["kernels"][0]["agreement"] == "mismatch");
+}

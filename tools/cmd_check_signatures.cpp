@@ -1,0 +1,140 @@
+// `cunumpy-kernels check-signatures`: read every kernel's declarations and
+// report each one whose implementations take different parameters.
+#include "commands.hpp"
+#include "path_display.hpp"
+#include "tree_options.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+#include "cunumpy_kernels/signatures.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+namespace ck::cli {
+
+namespace {
+
+struct CheckFlags {
+    TreeOptions tree;
+    std::string format = "text";
+};
+
+constexpr int exit_mismatch = 1;
+constexpr int exit_unreadable_path = 2;
+
+std::string location(const Signature& signature)
+{
+    std::string file = display_path(signature.file);
+    return signature.read.line > 0 ? fmt::format("{}:{}", file, signature.read.line) : file;
+}
+
+// GitHub's workflow-command escaping: data escapes %, CR and LF; property
+// values also , and :.
+std::string github_escape(const std::string& text, bool property)
+{
+    std::string out;
+    for (char c : text) {
+        if (c == '%') out += "%25";
+        else if (c == '\r') out += "%0D";
+        else if (c == '\n') out += "%0A";
+        else if (property && c == ':') out += "%3A";
+        else if (property && c == ',') out += "%2C";
+        else out += c;
+    }
+    return out;
+}
+
+// gcc's layout, so editors and pre-commit users can jump to each declaration:
+// the error at the declaration that differs, a note at the host kernel's.
+std::string text_report(const std::vector<KernelSignatures>& kernels, const Terminal& terminal)
+{
+    std::string out;
+    for (const auto& kernel : kernels)
+        for (const auto& finding : kernel.findings) {
+            const Signature& at = finding.declarations.back();
+            out += fmt::format("{}: {} {}\n", location(at), terminal.red("error:"), finding.message);
+            if (finding.declarations.size() > 1)
+                out += fmt::format("{}: {} the {} is declared here\n", location(finding.declarations.front()),
+                                   terminal.bold("note:"), finding.declarations.front().role);
+        }
+    return out;
+}
+
+std::string github_report(const std::vector<KernelSignatures>& kernels)
+{
+    std::string out;
+    for (const auto& kernel : kernels)
+        for (const auto& finding : kernel.findings)
+            for (const auto& declaration : finding.declarations) {
+                std::string properties = "file=" + github_escape(display_path(declaration.file), true);
+                if (declaration.read.line > 0) properties += fmt::format(",line={}", declaration.read.line);
+                properties += ",title=" + github_escape("kernel " + kernel.name + ": " + declaration.role, true);
+                out += "::error " + properties + "::" + github_escape(finding.message, false) + "\n";
+            }
+    return out;
+}
+
+std::string summary(const std::vector<KernelSignatures>& kernels)
+{
+    std::size_t compared = 0, mismatched = 0, unreadable = 0;
+    for (const auto& kernel : kernels) {
+        SignatureAgreement agreement = kernel.agreement();
+        compared += agreement != SignatureAgreement::nothing_to_compare ? 1 : 0;
+        mismatched += agreement == SignatureAgreement::mismatch ? 1 : 0;
+        unreadable += agreement == SignatureAgreement::unreadable ? 1 : 0;
+    }
+    if (mismatched + unreadable == 0)
+        return fmt::format("check-signatures: {} kernels, {} with more than one implementation: all agree",
+                           kernels.size(), compared);
+    return fmt::format("check-signatures: {} kernels, {} compared: {} differ, {} cannot be read", kernels.size(),
+                       compared, mismatched, unreadable);
+}
+
+int exit_code(const std::vector<KernelSignatures>& kernels)
+{
+    int code = 0;
+    for (const auto& kernel : kernels)
+        for (const auto& finding : kernel.findings) {
+            if (finding.kind == SignatureFinding::Kind::unreadable_file) return exit_unreadable_path;
+            code = exit_mismatch;
+        }
+    return code;
+}
+
+int run_check(const CheckFlags& flags, Terminal& terminal)
+{
+    Config config = flags.tree.resolve();
+    std::vector<KernelSource> kernels;
+    try {
+        kernels = kernels_of_paths(flags.tree.path_list(), config, [](const std::string& w) { spdlog::warn("{}", w); });
+    } catch (const SourceError& error) {
+        throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
+    }
+    std::vector<KernelSignatures> results;
+    results.reserve(kernels.size());
+    for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config));
+    if (flags.format == "json") {
+        terminal.result(to_json(results, display_path).dump(2) + "\n");
+    } else if (flags.format == "github") {
+        terminal.result(github_report(results));
+    } else {
+        terminal.result(text_report(results, terminal));
+        terminal.note(summary(results));
+    }
+    return exit_code(results);
+}
+
+}  // namespace
+
+CommandRunner setup_check_signatures(CLI::App& command)
+{
+    auto flags = std::make_shared<CheckFlags>();
+    flags->tree.add_to(command);
+    command.add_option("--format", flags->format, "text (file:line: error: ...), json, or github (workflow annotations)")
+        ->check(CLI::IsMember({"text", "json", "github"}));
+    return [flags](Terminal& terminal) { return run_check(*flags, terminal); };
+}
+
+}  // namespace ck::cli

@@ -1,0 +1,108 @@
+// `cunumpy-kernels status`: the porting line, one row per kernel, and the CI
+// gates.
+#include "commands.hpp"
+#include "path_display.hpp"
+#include "target_options.hpp"
+#include "tree_options.hpp"
+
+#include "cunumpy_kernels/status.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <memory>
+
+namespace ck::cli {
+
+namespace {
+
+struct StatusFlags {
+    TreeOptions tree;
+    TargetOptions targets;
+    StatusGates gates;
+    bool json = false;
+};
+
+std::string host_kinds(const KernelSource& kernel)
+{
+    std::string kinds;
+    for (const auto& host : kernel.host)
+        if (kinds.find(host.kind) == std::string::npos) kinds += (kinds.empty() ? "" : "+") + host.kind;
+    return kinds;
+}
+
+// Artifacts grouped by state and reason: "built: sm_80, sm_90" reads better
+// than three rows that say the same.
+std::string artifacts_cell(const KernelStatus& status, const Terminal& terminal)
+{
+    std::vector<std::pair<std::string, std::string>> groups;
+    for (const auto& a : status.artifacts) {
+        std::string head = to_string(a.state);
+        if (!a.reason.empty()) head += " (" + a.reason + ")";
+        std::string label = a.kind == "cuda" ? a.target : a.kind + ":" + a.target;
+        auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == head; });
+        if (it == groups.end())
+            groups.emplace_back(head, label);
+        else
+            it->second += ", " + label;
+    }
+    std::string cell;
+    for (const auto& [head, labels] : groups) {
+        std::string text = head + ": " + labels;
+        cell += (cell.empty() ? "" : "; ") + (head.rfind("built", 0) == 0 ? terminal.green(text) : terminal.yellow(text));
+    }
+    return cell.empty() ? "-" : cell;
+}
+
+std::string table(const StatusReport& report, const Terminal& terminal)
+{
+    std::vector<std::array<std::string, 5>> rows = {{"kernel", "host", "CUDA", "signatures", "artifacts"}};
+    for (const auto& k : report.kernels)
+        rows.push_back({k.kernel.module, host_kinds(k.kernel), k.kernel.cuda_file ? "yes" : "no",
+                        to_string(k.signatures.agreement()), artifacts_cell(k, terminal)});
+    std::array<std::size_t, 4> width{};
+    for (const auto& row : rows)
+        for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
+    std::string out;
+    for (const auto& row : rows)
+        out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", row[0], width[0], row[1], width[1], row[2], width[2],
+                           row[3], width[3], row[4]);
+    return out;
+}
+
+int run_status(const StatusFlags& flags, Terminal& terminal)
+{
+    StatusRequest request{flags.tree.path_list(), flags.tree.resolve()};
+    flags.targets.apply(request.config);
+    StatusReport report = read_status(request);
+    for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
+    std::vector<std::string> failures = failed_gates(report, flags.gates);
+    if (flags.json) {
+        nlohmann::json j = to_json(report, display_path);
+        j["ok"] = failures.empty();
+        j["failed_gates"] = failures;
+        terminal.result(j.dump(2) + "\n");
+    } else {
+        terminal.result(report.summary() + "\n\n" + table(report, terminal));
+    }
+    for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
+    return failures.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+CommandRunner setup_status(CLI::App& command)
+{
+    auto flags = std::make_shared<StatusFlags>();
+    flags->tree.add_to(command);
+    flags->targets.add_to(command);
+    command.add_flag("--json", flags->json, "Print one JSON document on stdout");
+    command.add_flag("--require-cuda", flags->gates.require_cuda, "Exit 1 unless every kernel has a CUDA version");
+    command.add_flag("--require-built", flags->gates.require_built,
+                     "Exit 1 unless every artifact is in the cache for the current configuration");
+    command.add_flag("--check-signatures", flags->gates.check_signatures,
+                     "Exit 1 unless every kernel's versions take the same parameters");
+    return [flags](Terminal& terminal) { return run_status(*flags, terminal); };
+}
+
+}  // namespace ck::cli

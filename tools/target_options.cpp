@@ -1,0 +1,30 @@
+#include "target_options.hpp"
+
+namespace ck::cli {
+
+void TargetOptions::add_to(CLI::App& command)
+{
+    command.add_option("--arch", architectures, "Targets, e.g. sm_80,sm_90 (default sm_80,sm_90)")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    command.add_flag("--no-ptx", no_ptx, "No PTX of the newest architecture");
+    command.add_option("--compiler", compiler, "nvrtc (default) or nvcc");
+    command.add_option("-X,--compiler-option", options, "Extra compiler option (repeatable)")->allow_extra_args(false);
+}
+
+void TargetOptions::apply(Config& config) const
+{
+    if (!architectures.empty()) {
+        config.architectures.clear();
+        for (const auto& arch : architectures) {
+            if (arch.empty()) continue;
+            validate_architecture(arch, "--arch");
+            config.architectures.push_back(arch);
+        }
+    }
+    if (no_ptx) config.ptx = false;
+    if (compiler) config.compiler = parse_compiler_kind(*compiler, "--compiler");
+    config.options.insert(config.options.end(), options.begin(), options.end());
+}
+
+}  // namespace ck::cli
