@@ -270,8 +270,15 @@ public:
     std::vector<std::string> cuda_parameters() const;
 
     /// The parameter names of the Python host kernel (`<name>_kernels.py`),
-    /// when the kernel came from a folder; nullopt otherwise.
+    /// when the kernel came from a folder and its `def` can be read; nullopt
+    /// otherwise. Read by the CLI's reader (check_signatures in signatures.hpp).
     std::optional<std::vector<std::string>> host_parameters() const;
+
+    /// cunumpy's check_signature for this kernel, by the same implementation
+    /// as `cunumpy-kernels check-signatures`: one message per declaration
+    /// (CUDA kernel, other host versions, Pyccel stub) whose parameter names
+    /// differ from the host kernel's. Empty for a kernel built by hand.
+    std::vector<std::string> signature_mismatches() const;
 
     /// The fallback counts of this kernel so far.
     TransferCounts transfers() const;

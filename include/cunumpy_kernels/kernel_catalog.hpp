@@ -72,10 +72,13 @@ public:
     /// ported.
     std::string summary(std::size_t max_missing = 10) const;
 
-    /// Compares, for every kernel with both, the parameter names of the
-    /// Python host kernel with the parsed `__global__` signature. Throws
-    /// SignatureError listing every kernel that differs, e.g. "kernel 'push':
-    /// the host kernel takes (x, v, dt, n), the CUDA kernel (x, v, n, dt)".
+    /// cunumpy's check_signatures: compares, for every kernel, the parameter
+    /// names of the Python host kernel with its `__global__` signature, its
+    /// other host versions and its Pyccel stub (Kernel::signature_mismatches,
+    /// the CLI's check-signatures implementation). Throws SignatureError
+    /// listing every difference, e.g. "kernel 'push': the host kernel takes
+    /// (x, v, dt, n), the CUDA kernel (x, v, n, dt)". Declarations that cannot
+    /// be read are not reported here (`cunumpy-kernels check-signatures` does).
     void check_signatures() const;
 
     /// Loads (building on a miss) every CUDA kernel for the current device,

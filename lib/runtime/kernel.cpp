@@ -3,6 +3,7 @@
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel.hpp"
 #include "cunumpy_kernels/selection.hpp"
+#include "cunumpy_kernels/signatures.hpp"
 
 #include "runtime/artifact_cache.hpp"
 #include "runtime/cuda_kernel.hpp"
@@ -85,7 +86,8 @@ Kernel make_kernel(const KernelSource& source, KernelOptions options, const Conf
     auto state = std::make_unique<Kernel::State>(source.name, std::move(options));
     state->gpu = gpu;
     state->cuda_path = source.cuda_file ? *source.cuda_file : source.folder / (source.name + config.cuda_suffix + ".cu");
-    if (!source.host.empty()) state->python_host = source.host.front().file;
+    state->source = source;
+    state->config = config;
     if (source.cuda_file)
         state->cuda = std::make_shared<CudaKernel>(source, std::move(cache), std::move(gpu), state->warn);
     return Kernel(std::move(state));
@@ -190,8 +192,19 @@ std::vector<std::string> Kernel::cuda_parameters() const
 
 std::optional<std::vector<std::string>> Kernel::host_parameters() const
 {
-    if (!state_->python_host) return std::nullopt;
-    return read_python_parameters(util::read_file(*state_->python_host), state_->name);
+    if (!state_->source || state_->source->host.empty()) return std::nullopt;
+    SignatureRead read = read_python_signature(util::read_file(state_->source->host.front().file), state_->name);
+    if (read.status != SignatureRead::Status::found) return std::nullopt;
+    return read.parameters;
+}
+
+std::vector<std::string> Kernel::signature_mismatches() const
+{
+    std::vector<std::string> messages;
+    if (!state_->source) return messages;
+    for (const auto& finding : check_kernel_signatures(*state_->source, state_->config).findings)
+        if (finding.kind == SignatureFinding::Kind::mismatch) messages.push_back(finding.message);
+    return messages;
 }
 
 TransferCounts Kernel::transfers() const

@@ -118,21 +118,9 @@ std::string KernelCatalog::summary(std::size_t max_missing) const
 
 void KernelCatalog::check_signatures() const
 {
-    auto joined = [](const std::vector<std::string>& names) {
-        std::string text;
-        for (const auto& n : names) text += (text.empty() ? "" : ", ") + n;
-        return text;
-    };
     std::vector<std::string> problems;
-    for (const auto& [name, kernel] : kernels_) {
-        if (!kernel.has_cuda()) continue;
-        auto host = kernel.host_parameters();
-        if (!host) continue;
-        auto cuda = kernel.cuda_parameters();
-        if (*host != cuda)
-            problems.push_back("kernel '" + name + "': the host kernel takes (" + joined(*host) + "), the CUDA kernel (" +
-                               joined(cuda) + ")");
-    }
+    for (const auto& [name, kernel] : kernels_)
+        for (auto& message : kernel.signature_mismatches()) problems.push_back(std::move(message));
     if (problems.empty()) return;
     std::string text = "host and CUDA kernels take different parameters:";
     for (const auto& p : problems) text += "\n  " + p;

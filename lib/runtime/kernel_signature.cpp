@@ -338,33 +338,4 @@ GlobalSignature read_global_signature(const std::string& source, const std::stri
     return signature;
 }
 
-std::optional<std::vector<std::string>> read_python_parameters(const std::string& source, const std::string& name)
-{
-    std::string pattern = "def " + name;
-    for (std::size_t at = source.find(pattern); at != std::string::npos; at = source.find(pattern, at + 1)) {
-        if (at > 0 && source[at - 1] != '\n') continue;  // top level only
-        std::size_t open = source.find_first_not_of(" \t", at + pattern.size());
-        if (open == std::string::npos || source[open] != '(') continue;
-        int depth = 0;
-        std::size_t close = open;
-        char quote = 0;
-        for (; close < source.size(); ++close) {
-            char c = source[close];
-            if (quote) { if (c == quote) quote = 0; continue; }
-            if (c == '"' || c == '\'') quote = c;
-            else if (c == '(' || c == '[') ++depth;
-            else if ((c == ')' || c == ']') && --depth == 0) break;
-        }
-        std::vector<std::string> names;
-        for (const auto& part : split_top_level(source.substr(open + 1, close - open - 1), ',')) {
-            std::string parameter = trim(split_top_level(split_top_level(part, ':')[0], '=')[0]);
-            if (parameter.empty() || parameter == "/") continue;
-            if (parameter[0] == '*') break;  // keyword-only parameters follow
-            names.push_back(parameter);
-        }
-        return names;
-    }
-    return std::nullopt;
-}
-
 }  // namespace ck

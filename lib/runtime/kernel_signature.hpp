@@ -1,11 +1,12 @@
-// Minimal readers of a kernel's parameter lists: the `__global__` signature of
-// the CUDA kernel (names and types, for argument checks) and the `def` of the
-// Python host kernel (names, for check_signatures).
+// The types of a `__global__` kernel's parameters, for argument checks.
 //
-// Scoped to what the runtime needs, following cunumpy's parse_cuda_signature:
-// C scalar types, pointers to them, `void*`, cunumpy's Array<N>D<T> and
-// CArray<N>D<T> views, and structs by value. To be replaced by the full
-// signature readers of lib/signatures/ once that branch is merged.
+// lib/signatures/ reads parameter names (check-signatures, check_signatures);
+// the launch also needs each parameter's type, which it does not give. This
+// reader is scoped to what cunumpy's parse_cuda_signature accepts: C scalar
+// types, pointers to them, `void*`, cunumpy's Array<N>D<T> and CArray<N>D<T>
+// views, and structs by value; a declaration it cannot type is an error at
+// the first CUDA call. Its parameter count and sizes are checked against the
+// loaded module (cuFuncGetParamInfo).
 #pragma once
 
 #include "cunumpy_kernels/arguments.hpp"
@@ -53,8 +54,5 @@ struct GlobalSignature {
 GlobalSignature read_global_signature(const std::string& source, const std::string& name,
                                       const std::filesystem::path& file);
 
-/// The positional parameter names of `def <name>(...)` at the top level of a
-/// Python module; nullopt when there is no such function.
-std::optional<std::vector<std::string>> read_python_parameters(const std::string& source, const std::string& name);
 
 }  // namespace ck

@@ -26,7 +26,8 @@ struct Kernel::State {
     WarningSink warn;                          ///< options.warn, or spdlog
     std::shared_ptr<CudaKernel> cuda;          ///< null: not ported
     std::filesystem::path cuda_path;           ///< where the CUDA kernel is or is expected
-    std::optional<std::filesystem::path> python_host;  ///< the Python host module, for check_signatures
+    std::optional<KernelSource> source;        ///< the folder it came from, for check_signatures
+    Config config;                             ///< the options it was found with
     std::shared_ptr<Gpu> gpu;                  ///< for fallback copies; null: Gpu::system()
     AtomicTransferCounts counts;
     std::atomic<bool> warned_fallback{false};

@@ -1,4 +1,4 @@
-// The runtime's minimal readers of __global__ signatures and Python defs.
+// The runtime's reader of __global__ parameter types.
 #include "cunumpy_kernels/error.hpp"
 
 #include "runtime/kernel_signature.hpp"
@@ -74,19 +74,4 @@ TEST_CASE("unreadable signatures are errors naming file and line")
                          SourceError);
     CHECK_THROWS_WITH_AS(read("__global__ void push(double& x) {}"), doctest::Contains("reference"), SourceError);
     CHECK_THROWS_WITH_AS(read("__global__ void push(REAL) {}"), doctest::Contains("a type and a name"), SourceError);
-}
-
-TEST_CASE("Python host kernels: positional parameter names of a top-level def")
-{
-    std::string module = "\"\"\"Push.\"\"\"\n\nfrom numpy import floor\n\n"
-                         "def helper(a):\n    pass\n\n"
-                         "def push(x: 'float[:,:]', v: 'float[:]', dt: float = 0.1, n: int = 3, *, flag=False):\n"
-                         "    def push(inner):\n        pass\n";
-    auto names = read_python_parameters(module, "push");
-    REQUIRE(names);
-    CHECK(*names == std::vector<std::string>{"x", "v", "dt", "n"});
-    CHECK_FALSE(read_python_parameters(module, "deposit"));
-    auto multi = read_python_parameters("def push(\n    x,\n    y,\n):\n    pass\n", "push");
-    REQUIRE(multi);
-    CHECK(*multi == std::vector<std::string>{"x", "y"});
 }
