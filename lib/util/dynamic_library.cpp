@@ -24,7 +24,10 @@ DynamicLibrary DynamicLibrary::open_first(const std::vector<std::string>& names,
 {
     DynamicLibrary library;
     for (const auto& name : names) {
-        library.handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
+        // RTLD_NODELETE: the code stays mapped after dlclose, so that allocations
+        // it made (NVRTC's own libstdc++ keeps a pool until exit) stay attributed
+        // to it in leak reports instead of to an unknown module.
+        library.handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
         if (library.handle_) return library;
         if (error) *error += std::string(error->empty() ? "" : "; ") + ::dlerror();
     }
