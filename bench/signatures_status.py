@@ -58,6 +58,7 @@ def main():
     parser.add_argument("--cli", default=str(ROOT / "build" / "tools" / "cunumpy-kernels"))
     parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
     parser.add_argument("--struphy", help="an unpacked struphy wheel (default: pip download)")
+    parser.add_argument("--cache", help="cache folder to build into and keep (default: a temporary one)")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--write", action="store_true", help="record the figures in bench/RESULTS.md")
     args = parser.parse_args()
@@ -68,7 +69,7 @@ def main():
         source = tree / "struphy"
         version = next((p.name for p in tree.glob("struphy-*.dist-info")), "struphy")
         env = dict(os.environ, HOME=str(work / "home"), NO_COLOR="1")
-        cache = ["--cache-dir", str(work / "cache"), "--python", args.python]
+        cache = ["--cache-dir", args.cache or str(work / "cache"), "--python", args.python]
         built = subprocess.run([args.cli, "build", "--jobs", str(os.cpu_count()), *cache, str(source)], env=env,
                                capture_output=True, text=True)
         summary = built.stdout.strip().splitlines()[-1] if built.stdout.strip() else built.stderr[-300:]
