@@ -21,6 +21,7 @@ struct BuildFlags {
     std::optional<int> jobs;
     std::vector<std::string> architectures;
     bool no_ptx = false;
+    bool ptx = false;
     std::optional<std::string> compiler;
     std::vector<std::string> options;
     bool dry_run = false;
@@ -45,6 +46,8 @@ Config build_config(const BuildFlags& flags)
         config.architectures = split_commas(flags.architectures);
         for (const auto& arch : config.architectures) validate_architecture(arch, "--arch");
     }
+    if (flags.ptx && flags.no_ptx) throw UsageError("--ptx and --no-ptx contradict each other");
+    if (flags.ptx) config.ptx = true;
     if (flags.no_ptx) config.ptx = false;
     if (flags.compiler) config.compiler = parse_compiler_kind(*flags.compiler, "--compiler");
     config.options.insert(config.options.end(), flags.options.begin(), flags.options.end());
@@ -159,9 +162,11 @@ CommandRunner setup_build(CLI::App& command)
     auto flags = std::make_shared<BuildFlags>();
     flags->tree.add_to(command);
     command.add_option("-j,--jobs", flags->jobs, "Parallel compilations (default: number of cores)");
-    command.add_option("--arch", flags->architectures, "Targets, e.g. sm_80,sm_90 (default sm_80,sm_90)")
+    command.add_option("--arch", flags->architectures, "Targets, comma-separated, e.g. sm_80,sm_90 (default sm_80,sm_90)")
+        ->type_name("LIST")
         ->delimiter(',')
         ->allow_extra_args(false);
+    command.add_flag("--ptx", flags->ptx, "Emit PTX of the newest architecture (the default, unless the config says ptx = false)");
     command.add_flag("--no-ptx", flags->no_ptx, "Do not emit PTX of the newest architecture");
     command.add_option("--compiler", flags->compiler, "nvrtc (in-process, default) or nvcc");
     command.add_option("-X,--compiler-option", flags->options, "Extra compiler option, e.g. --compiler-option=-DNDEBUG (repeatable)")

@@ -1,5 +1,7 @@
 #include "tree_options.hpp"
 
+#include "cunumpy_kernels/error.hpp"
+
 namespace ck::cli {
 
 namespace fs = std::filesystem;
@@ -23,16 +25,30 @@ std::vector<fs::path> TreeOptions::path_list() const
     return {paths.begin(), paths.end()};
 }
 
+namespace {
+
+fs::path existing_dir(const std::string& dir, const char* flag)
+{
+    std::error_code error;
+    if (!fs::is_directory(dir, error)) throw UsageError(std::string(flag) + ": '" + dir + "' is not a folder");
+    return fs::absolute(dir);
+}
+
+}  // namespace
+
 Config TreeOptions::resolve() const
 {
     Config config = load_config(paths.empty() ? fs::current_path() : fs::path(paths.front()));
     if (host_suffix) config.host_suffix = *host_suffix;
     if (cuda_suffix) config.cuda_suffix = *cuda_suffix;
     if (cache_dir) config.cache_dir = fs::path(*cache_dir);
-    if (cache_name) config.cache_name = *cache_name;
-    for (const auto& dir : include_dirs) config.include_dirs.push_back(fs::absolute(dir));
+    if (cache_name) {
+        validate_cache_name(*cache_name, "--cache-name");
+        config.cache_name = *cache_name;
+    }
+    for (const auto& dir : include_dirs) config.include_dirs.push_back(existing_dir(dir, "--include-dir"));
     if (python) config.python = *python;
-    if (cunumpy_include_dir) config.cunumpy_include_dir = fs::absolute(*cunumpy_include_dir);
+    if (cunumpy_include_dir) config.cunumpy_include_dir = existing_dir(*cunumpy_include_dir, "--cunumpy-include-dir");
     if (cuda_root) config.cuda_root = *cuda_root;
     if (no_name_check) config.check_name_length = false;
     return config;

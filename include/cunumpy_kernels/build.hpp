@@ -83,6 +83,13 @@ struct CK_API BuildReport {
 /// jobs with the compiler's log.
 CK_API BuildReport run_build(const BuildRequest& request, BuildObserver* observer = nullptr);
 
+/// Sends SIGTERM to the compiler processes (nvcc and its children) that builds
+/// in this process are running. Async-signal-safe: meant for a SIGINT or
+/// SIGTERM handler, so that an interrupted build leaves no compiler running.
+/// Entries being written are left as temporary folders, which the next build
+/// removes (their process is gone).
+CK_API void stop_compiler_processes() noexcept;
+
 /// The JSON report of `--json`: {"ok", "seconds", "kernels": [...], "jobs": [...]}.
 CK_API nlohmann::json to_json(const BuildReport& report);
 

@@ -130,6 +130,12 @@ public:
     std::optional<Manifest> find(const std::string& kind, const std::string& key,
                                  std::string* problem = nullptr) const;
 
+    /// Whether entry `key` is published and still holds `files`, checked with
+    /// stat(2) alone: the warm path of `build`. Publishing is atomic, so a
+    /// present manifest means a whole entry; checksums are verified by
+    /// `find`'s readers (the runtime, `cache verify`), not here.
+    bool has_entry(const std::string& kind, const std::string& key, const std::vector<std::string>& files) const;
+
     /// Records `key` as the latest entry of kernel `module` for `target`, so a
     /// later build can say which input changed. Best effort: a failure to write
     /// the record is ignored (it only serves explanations).

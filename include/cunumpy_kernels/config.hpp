@@ -58,6 +58,10 @@ CK_API Config load_config_file(const std::filesystem::path& pyproject);
 /// naming `where` (a flag or file:key) otherwise.
 CK_API void validate_architecture(const std::string& arch, const std::string& where);
 
+/// Checks a PyccelCache name can be a folder name: not empty, no `/`, no
+/// leading dot. Throws UsageError naming `where` otherwise.
+CK_API void validate_cache_name(const std::string& name, const std::string& where);
+
 /// Parses "nvrtc" or "nvcc"; throws UsageError naming `where` otherwise.
 CK_API CudaCompilerKind parse_compiler_kind(const std::string& name, const std::string& where);
 

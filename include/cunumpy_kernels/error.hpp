@@ -53,4 +53,53 @@ public:
     using Error::Error;
 };
 
+/// The CUDA driver is missing or failed: no `libcuda.so.1`, no device, or a
+/// driver call that returned an error (the message holds its name and text).
+class CK_API CudaError : public Error {
+public:
+    using Error::Error;
+};
+
+/// A kernel call's arguments do not fit the kernel: count, array versus
+/// scalar, element type, integer range, struct size. The message names the
+/// kernel, the argument's position and name, and what was expected.
+class CK_API ArgumentError : public UsageError {
+public:
+    using UsageError::UsageError;
+};
+
+/// A launch exceeds the device's or the kernel's limits (block, grid, shared
+/// memory), or its size cannot be worked out from the call.
+class CK_API LaunchError : public UsageError {
+public:
+    using UsageError::UsageError;
+};
+
+/// A call needs a kernel that does not exist: a CUDA kernel not written yet
+/// with `missing_cuda` = raise, or a host kernel never attached.
+class CK_API MissingKernelError : public Error {
+public:
+    using Error::Error;
+};
+
+/// An explicitly selected implementation (host or device) is missing; the
+/// runtime never runs another one instead.
+class CK_API ImplementationError : public Error {
+public:
+    using Error::Error;
+};
+
+/// No artifact of the cache fits the device and none could be built; the
+/// message names the device, its architecture and what the cache holds.
+class CK_API ArtifactError : public Error {
+public:
+    using Error::Error;
+};
+
+/// Host and CUDA kernels take different parameters (check_signatures).
+class CK_API SignatureError : public Error {
+public:
+    using Error::Error;
+};
+
 }  // namespace ck

@@ -8,6 +8,7 @@
 #include "compilers/tool_probe.hpp"
 #include "scheduler/job_pool.hpp"
 #include "util/file_util.hpp"
+#include "util/subprocess.hpp"
 
 #include <chrono>
 #include <map>
@@ -28,6 +29,8 @@ struct CacheContext {
     ToolProbe probe;
     std::unique_ptr<CudaCompiler> compiler;
     std::unique_ptr<CudaPlanner> planner;  ///< null when the compiler's identity is unknown (see `unknown`)
+    std::optional<EntryStore> also_read;   ///< the unwritable preferred root, still searched for hits
+    std::string read_only;                 ///< why nothing can be published here, when so
     std::string unknown;                   ///< why keys cannot be computed without starting a tool
     bool cunumpy_dir_unknown = false;      ///< a planned include needed cunumpy's folder, never recorded
 };
@@ -40,6 +43,9 @@ public:
     {
         auto start = std::chrono::steady_clock::now();
         report_.kernels = find_kernels(request_.paths, config(), [this](const std::string& w) { report_.warnings.push_back(w); });
+        if (report_.kernels.empty())
+            report_.warnings.push_back("no kernels found: a kernel is a folder <name> holding <name>" + config().host_suffix +
+                                       ".py (see --host-suffix)");
         plan();
         if (observer_) observer_->planned(report_.jobs.size() + misses_.size(), misses_.size());
         for (const auto& hit : report_.jobs)
@@ -70,13 +76,17 @@ private:
         std::string name = config().cache_name.value_or(kernel.top_package);
         auto it = contexts_.find(name);
         if (it != contexts_.end()) return *it->second;
-        CacheLocation location = resolve_cache_location(name, config().cache_dir, !request_.dry_run);
+        std::string read_only;
+        CacheLocation location = writable_location(name, read_only);
         if (location.fallback)
             report_.warnings.push_back("cache " + location.preferred.string() + " is not writable; using " +
                                        location.root.string() + " (as cunumpy's PyccelCache does)");
-        auto context = std::make_unique<CacheContext>(
-            CacheContext{location, EntryStore(location.root), ToolProbe(location.root / ".probes"), nullptr, nullptr, "", false});
-        if (!request_.dry_run) {
+        auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
+                                                                   ToolProbe(location.root / ".probes"), nullptr,
+                                                                   nullptr, std::nullopt, read_only, "", false});
+        // Like cunumpy, builds already in the unwritable preferred root are used.
+        if (location.fallback && !location.preferred.empty()) context->also_read.emplace(location.preferred);
+        if (!request_.dry_run && read_only.empty()) {
             context->store.ensure_tagged();
             context->store.remove_stale_temporaries();
         }
@@ -112,6 +122,20 @@ private:
         if (identity) context.planner = std::make_unique<CudaPlanner>(config(), *identity, resolver);
     }
 
+    // A cache folder given explicitly that exists but cannot be written still
+    // serves its hits: a warm shared cache on a read-only file system.
+    CacheLocation writable_location(const std::string& name, std::string& read_only)
+    {
+        try {
+            return resolve_cache_location(name, config().cache_dir, !request_.dry_run);
+        } catch (const CacheError& error) {
+            std::error_code ignored;
+            if (!config().cache_dir || !fs::is_directory(*config().cache_dir, ignored)) throw;
+            read_only = error.what();
+            return resolve_cache_location(name, config().cache_dir, false);
+        }
+    }
+
     void plan()
     {
         for (const auto& kernel : report_.kernels) {
@@ -122,14 +146,57 @@ private:
                     misses_.push_back(Miss{CudaJob{&kernel, target, {}, {}, {}, {}}, &context, context.unknown});
                 continue;
             }
-            for (auto& job : context.planner->plan(kernel)) {
-                if (auto manifest = context.store.find("cuda", job.key)) {
-                    report_.jobs.push_back(hit_result(job, context.store, *manifest));
+            std::vector<CudaJob> jobs;
+            try {
+                jobs = context.planner->plan(kernel);
+            } catch (const SourceError& error) {
+                fail_unreadable(kernel, error.what());
+                continue;
+            }
+            if (!jobs.empty()) warn_about_includes(kernel, jobs.front());
+            for (auto& job : jobs) {
+                if (context.store.has_entry("cuda", job.key, {job.artifact_file()})) {
+                    report_.jobs.push_back(hit_result(job, context.store));
+                    continue;
+                }
+                if (context.also_read && context.also_read->has_entry("cuda", job.key, {job.artifact_file()})) {
+                    report_.jobs.push_back(hit_result(job, *context.also_read));
                     continue;
                 }
                 misses_.push_back(Miss{std::move(job), &context, ""});
                 misses_.back().reason = explain_miss(misses_.back());
             }
+        }
+    }
+
+    // Every target of a kernel whose source or a header cannot be read fails;
+    // the other kernels go on.
+    void fail_unreadable(const KernelSource& kernel, const std::string& why)
+    {
+        for (const auto& target : cuda_targets(config())) {
+            JobResult result;
+            result.module = kernel.module;
+            result.kernel = kernel.name;
+            result.target = target;
+            result.state = JobState::failed;
+            result.log = why;
+            report_.jobs.push_back(std::move(result));
+        }
+    }
+
+    void warn_about_includes(const KernelSource& kernel, const CudaJob& job)
+    {
+        for (const auto& directive : job.inputs.value("computed_includes", nlohmann::json::array()))
+            report_.warnings.push_back("kernel " + kernel.module + ", " + directive.get<std::string>() +
+                                       ": an #include through a macro is not followed, so the header it names is "
+                                       "not part of the cache key; write the header's name in quotes");
+        for (const auto& name : job.inputs.value("unresolved_includes", nlohmann::json::array())) {
+            if (cunumpy_warned_ || name.get<std::string>().rfind("cunumpy/", 0) != 0) continue;
+            cunumpy_warned_ = true;
+            report_.warnings.push_back(kernel.cuda_file->string() + " includes " + name.get<std::string>() +
+                                       " but cunumpy's CUDA headers were not found: install cunumpy for " +
+                                       config().python + " (pip install cunumpy), or pass --python or "
+                                       "--cunumpy-include-dir");
         }
     }
 
@@ -167,10 +234,20 @@ private:
                 std::lock_guard lock(mutex_);
                 observer_->started(would_build(miss));
             }
-            JobResult result = run_cuda_job(miss.job, *miss.context->compiler, miss.context->store);
+            JobResult result = miss.context->read_only.empty()
+                                   ? run_cuda_job(miss.job, *miss.context->compiler, miss.context->store)
+                                   : read_only_failure(miss);
             result.reason = miss.reason;
             finish(std::move(result));
         });
+    }
+
+    JobResult read_only_failure(const Miss& miss) const
+    {
+        JobResult result = would_build(miss);
+        result.state = JobState::failed;
+        result.log = "not compiled: " + miss.context->read_only + "; run build where the cache can be written";
+        return result;
     }
 
     void finish(JobResult result)
@@ -185,6 +262,7 @@ private:
     BuildReport report_;
     std::map<std::string, std::unique_ptr<CacheContext>> contexts_;
     std::vector<Miss> misses_;
+    bool cunumpy_warned_ = false;
     std::mutex mutex_;
 };
 
@@ -210,6 +288,11 @@ std::size_t BuildReport::count(JobState state) const
 {
     return static_cast<std::size_t>(
         std::count_if(jobs.begin(), jobs.end(), [state](const JobResult& job) { return job.state == state; }));
+}
+
+void stop_compiler_processes() noexcept
+{
+    util::terminate_children();
 }
 
 BuildReport run_build(const BuildRequest& request, BuildObserver* observer)

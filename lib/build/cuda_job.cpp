@@ -51,11 +51,12 @@ std::vector<std::string> cuda_targets(const Config& config)
         add(arch);
         if (arch.rfind("sm_", 0) == 0 && architecture_number(arch) > architecture_number(newest)) newest = arch;
     }
-    if (config.ptx && !newest.empty()) add("compute_" + newest.substr(3));
+    // sm_90a and sm_100f code is not forward-compatible: the PTX is of the plain family.
+    if (config.ptx && !newest.empty()) add("compute_" + std::to_string(architecture_number(newest)));
     return targets;
 }
 
-json cuda_key_inputs(const KernelSource& kernel, const std::string& source, const IncludeScan& scan,
+json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
                      const std::string& compiler_identity, const std::string& target,
                      const std::vector<std::string>& options)
 {
@@ -64,22 +65,28 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source, cons
     json inputs = {
         {"format", cuda_key_format},
         {"kernel", kernel.name},
-        {"source", {{"file", kernel.cuda_file->filename().string()}, {"sha256", sha256_hex(source)}}},
+        {"source", {{"file", kernel.cuda_file->filename().string()}, {"sha256", source_sha256}}},
         {"headers", headers},
         {"compiler", compiler_identity},
         {"target", target},
         {"options", options},
     };
     if (!scan.unresolved.empty()) inputs["unresolved_includes"] = scan.unresolved;
+    if (!scan.computed.empty()) inputs["computed_includes"] = scan.computed;
     return inputs;
 }
 
-JobResult hit_result(const CudaJob& job, const EntryStore& store, const Manifest& manifest)
+std::string CudaJob::artifact_file() const
+{
+    return kernel->name + "." + target + "." + artifact_extension(target);
+}
+
+JobResult hit_result(const CudaJob& job, const EntryStore& store)
 {
     JobResult result = base_result(job);
     result.state = JobState::hit;
     result.entry = store.entry_dir("cuda", job.key);
-    for (const auto& artifact : manifest.artifacts) result.artifacts.push_back(result.entry / artifact.file);
+    result.artifacts.push_back(result.entry / job.artifact_file());
     return result;
 }
 
@@ -107,9 +114,7 @@ JobResult run_cuda_job(const CudaJob& job, const CudaCompiler& compiler, const E
         manifest.entry_symbol = output.entry_symbol;
         manifest.target = job.target;
         manifest.inputs = job.inputs;
-        manifest.artifacts.push_back(writer.add_file(job.kernel->name + "." + job.target + "." +
-                                                         artifact_extension(job.target),
-                                                     job.target, output.artifact));
+        manifest.artifacts.push_back(writer.add_file(job.artifact_file(), job.target, output.artifact));
         manifest.built_at = utc_now();
         manifest.seconds = result.seconds;
         manifest.log = output.log;

@@ -32,10 +32,13 @@ struct CudaJob {
     std::vector<std::filesystem::path> include_dirs;
     nlohmann::json inputs;
     std::string key;
+
+    /// The artifact's file name in the entry: `<kernel>.<target>.cubin|ptx`.
+    std::string artifact_file() const;
 };
 
 /// The key inputs of `kernel` for `target` (see cache.hpp: no paths, no times).
-nlohmann::json cuda_key_inputs(const KernelSource& kernel, const std::string& source, const IncludeScan& scan,
+nlohmann::json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
                                const std::string& compiler_identity, const std::string& target,
                                const std::vector<std::string>& options);
 
@@ -44,6 +47,6 @@ nlohmann::json cuda_key_inputs(const KernelSource& kernel, const std::string& so
 JobResult run_cuda_job(const CudaJob& job, const CudaCompiler& compiler, const EntryStore& store);
 
 /// The JobResult of a job found in the cache.
-JobResult hit_result(const CudaJob& job, const EntryStore& store, const Manifest& manifest);
+JobResult hit_result(const CudaJob& job, const EntryStore& store);
 
 }  // namespace ck

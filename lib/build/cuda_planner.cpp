@@ -44,9 +44,10 @@ std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
     IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search_dirs(kernel));
     std::vector<fs::path> include_dirs = kernel.include_dirs(config_);
     if (auto late = scanner_.late_dir_if_known()) include_dirs.push_back(*late);
+    std::string source_sha256 = sha256_hex(source);
     for (const auto& target : targets_) {
         CudaJob job{&kernel, target, source, include_dirs, {}, {}};
-        job.inputs = cuda_key_inputs(kernel, source, scan, compiler_identity_, target, config_.options);
+        job.inputs = cuda_key_inputs(kernel, source_sha256, scan, compiler_identity_, target, config_.options);
         job.key = cache_key(job.inputs);
         jobs.push_back(std::move(job));
     }

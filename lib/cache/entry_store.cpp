@@ -65,6 +65,16 @@ std::optional<Manifest> EntryStore::find(const std::string& kind, const std::str
     }
 }
 
+bool EntryStore::has_entry(const std::string& kind, const std::string& key, const std::vector<std::string>& files) const
+{
+    fs::path dir = entry_dir(kind, key);
+    std::error_code error;
+    if (!fs::is_regular_file(dir / "manifest.json", error)) return false;
+    for (const auto& file : files)
+        if (fs::file_size(dir / file, error) == 0 || error) return false;
+    return true;
+}
+
 void EntryStore::remember_latest(const std::string& kind, const std::string& module, const std::string& target,
                                  const std::string& key) const
 {
@@ -141,6 +151,7 @@ void EntryStore::ensure_tagged() const
     fs::path tag = root_ / "CACHEDIR.TAG";
     std::error_code error;
     if (fs::exists(tag, error)) return;
+    fs::create_directories(root_, error);
     util::replace_file_atomically(tag, cachedir_tag);
 }
 

@@ -2,6 +2,7 @@
 // root, fsync, then one rename(2). Readers see the whole entry or none.
 #include "cunumpy_kernels/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "cache/entry_removal.hpp"
 #include "cache/temporary_name.hpp"
 #include "util/file_util.hpp"
 
@@ -45,10 +46,18 @@ fs::path EntryWriter::commit(const Manifest& manifest)
     fs::create_directories(final_dir.parent_path(), error);
     if (error) throw CacheError("cannot create " + final_dir.parent_path().string() + ": " + error.message());
     if (std::rename(staging_.c_str(), final_dir.c_str()) != 0) {
-        // rename(2) onto a non-empty folder fails: another builder won the race
-        // and its entry, with the same key, stays. Ours is dropped by the destructor.
-        if (errno == ENOTEMPTY || errno == EEXIST) return final_dir;
-        throw CacheError("cannot publish " + final_dir.string() + ": " + util::errno_message(errno));
+        if (errno != ENOTEMPTY && errno != EEXIST)
+            throw CacheError("cannot publish " + final_dir.string() + ": " + util::errno_message(errno));
+        // Another builder won the race: its entry, with the same key, stays and
+        // ours is dropped by the destructor. A damaged entry (a file deleted by
+        // hand, a broken manifest) is moved out and replaced by ours.
+        EntryStore store(root_);
+        if (store.find(kind_, key_)) return final_dir;
+        remove_entry_atomically(store, final_dir);
+        if (std::rename(staging_.c_str(), final_dir.c_str()) != 0) {
+            if ((errno == ENOTEMPTY || errno == EEXIST) && store.find(kind_, key_)) return final_dir;
+            throw CacheError("cannot publish " + final_dir.string() + ": " + util::errno_message(errno));
+        }
     }
     committed_ = true;
     util::fsync_dir(final_dir.parent_path());

@@ -2,6 +2,7 @@
 
 #include "compilers/nvcc_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
+#include "cunumpy_kernels/error.hpp"
 
 #include <cstdlib>
 #include <regex>
@@ -10,20 +11,45 @@ namespace ck {
 
 namespace fs = std::filesystem;
 
-fs::path cuda_root_of(const Config& config)
+namespace {
+
+// The toolkit the user named (cuda-root, $CUDA_HOME, $CUDA_PATH), with where
+// it was named; empty when none was.
+std::pair<fs::path, std::string> named_cuda_root(const Config& config)
 {
-    if (!config.cuda_root.empty()) return config.cuda_root;
+    if (!config.cuda_root.empty()) return {config.cuda_root, "cuda-root"};
     for (const char* name : {"CUDA_HOME", "CUDA_PATH"}) {
         const char* value = std::getenv(name);
-        if (value && *value) return value;
+        if (value && *value) return {value, std::string("$") + name};
     }
-    return "/usr/local/cuda";
+    return {};
+}
+
+}  // namespace
+
+fs::path cuda_root_of(const Config& config)
+{
+    auto [root, where] = named_cuda_root(config);
+    return root.empty() ? fs::path("/usr/local/cuda") : root;
 }
 
 std::unique_ptr<CudaCompiler> make_cuda_compiler(const Config& config, const ToolProbe& probe)
 {
-    if (config.compiler == CudaCompilerKind::nvcc) return std::make_unique<NvccCompiler>(cuda_root_of(config), &probe);
-    return std::make_unique<NvrtcCompiler>(cuda_root_of(config), &probe);
+    // A toolkit the user named is used or refused, never silently replaced:
+    // PTX of a newer toolkit may not load on the driver the user targets.
+    auto [named, where] = named_cuda_root(config);
+    std::error_code error;
+    if (!named.empty() && !fs::is_directory(named, error))
+        throw ToolchainError(where + " names " + named.string() + ", which is not a folder; point it at a CUDA toolkit");
+    if (config.compiler == CudaCompilerKind::nvcc) {
+        if (!named.empty() && !fs::exists(named / "bin" / "nvcc", error))
+            throw ToolchainError(where + " names " + named.string() + ", which has no bin/nvcc");
+        return std::make_unique<NvccCompiler>(cuda_root_of(config), &probe);
+    }
+    auto nvrtc = std::make_unique<NvrtcCompiler>(cuda_root_of(config), &probe);
+    if (!named.empty() && !nvrtc->found_in_root())
+        throw ToolchainError(where + " names " + named.string() + ", which has no lib64/libnvrtc.so.13 or .12");
+    return nvrtc;
 }
 
 std::string to_file_line_diagnostics(const std::string& log)

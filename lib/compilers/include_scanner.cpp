@@ -50,13 +50,22 @@ std::size_t skip_blanks(const std::string& line, std::size_t at)
     return at;
 }
 
-std::optional<std::pair<std::string, bool>> include_of_line(const std::string& line)
+// The position after `# include` and blanks, or npos when the line is no include.
+std::size_t include_operand(const std::string& line)
 {
     std::size_t at = skip_blanks(line, 0);
-    if (at >= line.size() || line[at] != '#') return std::nullopt;
+    if (at >= line.size() || line[at] != '#') return std::string::npos;
     at = skip_blanks(line, at + 1);
-    if (line.compare(at, 7, "include") != 0) return std::nullopt;
-    at = skip_blanks(line, at + 7);
+    if (line.compare(at, 7, "include") != 0) return std::string::npos;
+    if (at + 7 < line.size() && (std::isalnum(static_cast<unsigned char>(line[at + 7])) || line[at + 7] == '_'))
+        return std::string::npos;  // #include_next and friends
+    return skip_blanks(line, at + 7);
+}
+
+std::optional<std::pair<std::string, bool>> include_of_line(const std::string& line)
+{
+    std::size_t at = include_operand(line);
+    if (at == std::string::npos) return std::nullopt;
     if (at >= line.size() || (line[at] != '"' && line[at] != '<')) return std::nullopt;
     char close = line[at] == '"' ? '"' : '>';
     std::size_t end = line.find(close, at + 1);
@@ -71,6 +80,25 @@ bool is_within(const fs::path& path, const fs::path& dir)
 }
 
 }  // namespace
+
+std::vector<std::pair<int, std::string>> list_computed_includes(const std::string& source)
+{
+    std::vector<std::pair<int, std::string>> computed;
+    std::string text = without_comments(source);
+    std::size_t start = 0;
+    for (int line_number = 1; start < text.size(); ++line_number) {
+        std::size_t end = text.find('\n', start);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(start, end - start);
+        std::size_t at = include_operand(line);
+        if (at != std::string::npos && at < line.size() && line[at] != '"' && line[at] != '<') {
+            std::size_t stop = line.find_last_not_of(" \t\r");
+            computed.emplace_back(line_number, line.substr(at, stop - at + 1));
+        }
+        start = end + 1;
+    }
+    return computed;
+}
 
 std::vector<std::pair<std::string, bool>> list_includes(const std::string& source)
 {
@@ -93,7 +121,8 @@ const IncludeScanner::FileFacts& IncludeScanner::facts(const fs::path& path)
     auto it = facts_.find(path);
     if (it != facts_.end()) return it->second;
     std::string content = util::read_file(path);
-    return facts_.emplace(path, FileFacts{sha256_hex(content), list_includes(content)}).first->second;
+    return facts_.emplace(path, FileFacts{sha256_hex(content), list_includes(content), list_computed_includes(content)})
+        .first->second;
 }
 
 std::optional<SearchDir> IncludeScanner::late_search_dir()
@@ -150,6 +179,9 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
     std::set<fs::path> seen;
     std::vector<std::pair<fs::path, std::vector<std::pair<std::string, bool>>>> pending = {
         {source_file.parent_path(), list_includes(source)}};
+    std::set<std::string> computed;
+    for (const auto& [line, operand] : list_computed_includes(source))
+        computed.insert(source_file.filename().string() + ":" + std::to_string(line) + ": #include " + operand);
     while (!pending.empty()) {
         auto [dir, includes] = std::move(pending.back());
         pending.pop_back();
@@ -157,17 +189,21 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
             std::string label;
             auto path = resolve(name, quoted, dir, dirs, label);
             if (!path) {
-                if (quoted) unresolved.insert(name);
+                // cunumpy's headers are never system headers: a miss means cunumpy was not found.
+                if (quoted || name.rfind("cunumpy/", 0) == 0) unresolved.insert(name);
                 continue;
             }
             if (!seen.insert(*path).second) continue;
             const FileFacts& header = facts(*path);
             headers[label] = IncludedHeader{label, *path, header.sha256};
+            for (const auto& [line, operand] : header.computed)
+                computed.insert(label + ":" + std::to_string(line) + ": #include " + operand);
             pending.emplace_back(path->parent_path(), header.includes);
         }
     }
     for (auto& [label, header] : headers) scan.headers.push_back(std::move(header));
     scan.unresolved.assign(unresolved.begin(), unresolved.end());
+    scan.computed.assign(computed.begin(), computed.end());
     return scan;
 }
 

@@ -24,7 +24,8 @@ struct IncludedHeader {
 
 struct IncludeScan {
     std::vector<IncludedHeader> headers;  ///< each header once, sorted by name
-    std::vector<std::string> unresolved;  ///< quoted includes found nowhere (the compile will say so)
+    std::vector<std::string> unresolved;  ///< quoted and `cunumpy/` includes found nowhere (the compile will say so)
+    std::vector<std::string> computed;    ///< `file:line: #include MACRO` directives, which no scan can follow
 };
 
 /// A search folder and the label its headers get in key names: headers in the
@@ -39,6 +40,9 @@ struct SearchDir {
 /// Lists `#include` directives of a source, comments and strings skipped.
 /// Each pair is (name, quoted).
 std::vector<std::pair<std::string, bool>> list_includes(const std::string& source);
+
+/// Lists `#include MACRO` directives (computed includes) as (line, operand).
+std::vector<std::pair<int, std::string>> list_computed_includes(const std::string& source);
 
 class IncludeScanner {
 public:
@@ -58,6 +62,7 @@ private:
     struct FileFacts {
         std::string sha256;
         std::vector<std::pair<std::string, bool>> includes;
+        std::vector<std::pair<int, std::string>> computed;
     };
     const FileFacts& facts(const std::filesystem::path& path);
     std::optional<SearchDir> late_search_dir();

@@ -90,7 +90,7 @@ const NvrtcCompiler::Loaded& NvrtcCompiler::loaded() const
         names.insert(names.end(), nvrtc_sonames.begin(), nvrtc_sonames.end());
         std::string error;
         auto loaded = std::make_unique<Loaded>();
-        loaded->library = util::DynamicLibrary::open_first(names, &error);
+        loaded->library = util::DynamicLibrary::open_first(names, &error, /*keep_loaded=*/true);
         if (!loaded->library.loaded())
             throw ToolchainError("NVRTC not found (" + error + "); install the CUDA toolkit, set cuda-root, or use --compiler nvcc");
         auto& api = loaded->api;
@@ -141,11 +141,31 @@ std::optional<std::string> NvrtcCompiler::remembered_identity() const
     return identity.empty() ? std::nullopt : std::optional<std::string>(identity);
 }
 
+namespace {
+
+// NVRTC rejects a UTF-8 byte order mark that nvcc and editors accept.
+const char* without_bom(const std::string& source)
+{
+    return source.rfind("\xEF\xBB\xBF", 0) == 0 ? source.c_str() + 3 : source.c_str();
+}
+
+// A missing, overloaded or template entry makes NVRTC fail inside its own
+// generated name map; say what that means instead.
+std::string explain_name_map_error(const std::string& log, const CudaCompileRequest& request)
+{
+    if (log.find("__nv_name_map") == std::string::npos) return log;
+    return request.source_file.string() + ": error: no unique __global__ function '" + request.kernel +
+           "': the entry must be one non-template __global__ void " + request.kernel +
+           "(...) (other __global__ functions are ignored)\n" + log;
+}
+
+}  // namespace
+
 CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) const
 {
     const NvrtcApi& api = loaded().api;
     nvrtcProgram raw = nullptr;
-    nvrtcResult status = api.create(&raw, request.source.c_str(), request.source_file.string().c_str(), 0, nullptr, nullptr);
+    nvrtcResult status = api.create(&raw, without_bom(request.source), request.source_file.string().c_str(), 0, nullptr, nullptr);
     if (status != NVRTC_SUCCESS) throw ToolchainError(std::string("nvrtcCreateProgram: ") + api.error_string(status));
     Program program(api, raw);
     api.add_name(program.get(), request.kernel.c_str());
@@ -164,7 +184,7 @@ CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) cons
     std::string log(log_size, '\0');
     if (log_size > 0) api.log(program.get(), log.data());
     while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
-    output.log = to_file_line_diagnostics(log);
+    output.log = explain_name_map_error(to_file_line_diagnostics(log), request);
     if (status != NVRTC_SUCCESS) {
         if (output.log.empty()) output.log = api.error_string(status);
         return output;

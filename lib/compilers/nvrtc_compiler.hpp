@@ -16,6 +16,8 @@ public:
     ~NvrtcCompiler() override;
 
     std::string identity() const override;
+    /// Whether libnvrtc was found in the toolkit folder (else the soname is tried).
+    bool found_in_root() const { return !file_.empty(); }
     std::optional<std::string> remembered_identity() const override;
     CudaCompileOutput compile(const CudaCompileRequest& request) const override;
 

@@ -54,6 +54,26 @@ struct KeyContext {
     }
 
     fs::path path() const { return file.parent_path() / string(); }
+
+    fs::path existing_dir(const std::string& relative) const
+    {
+        fs::path dir = file.parent_path() / relative;
+        std::error_code error;
+        if (!fs::is_directory(dir, error)) fail("'" + relative + "' is not a folder (" + dir.string() + ")");
+        return dir;
+    }
+
+    // Runs a validator that throws UsageError(where: ...), re-raised with this key's file and line.
+    template <typename Validator>
+    void check(Validator validate, const std::string& value) const
+    {
+        try {
+            validate(value, "value");
+        } catch (const UsageError& error) {
+            std::string message = error.what();
+            fail(message.substr(message.find(": ") + 2));
+        }
+    }
 };
 
 using KeyHandler = std::function<void(Config&, const KeyContext&)>;
@@ -67,24 +87,24 @@ const std::map<std::string, KeyHandler>& key_handlers()
          [](Config& c, const KeyContext& k) {
              c.architectures = k.strings();
              if (c.architectures.empty()) k.fail("needs at least one architecture such as \"sm_90\"");
-             for (const auto& arch : c.architectures)
-                 validate_architecture(arch, k.file.string() + ": [" + table_name + "] arch");
+             for (const auto& arch : c.architectures) k.check(validate_architecture, arch);
          }},
         {"ptx", [](Config& c, const KeyContext& k) { c.ptx = k.boolean(); }},
         {"compiler",
          [](Config& c, const KeyContext& k) {
-             c.compiler = parse_compiler_kind(k.string(), k.file.string() + ": [" + table_name + "] compiler");
+             k.check([&c](const std::string& name, const std::string& where) { c.compiler = parse_compiler_kind(name, where); },
+                     k.string());
          }},
         {"options", [](Config& c, const KeyContext& k) { c.options = k.strings(); }},
         {"include-dirs",
          [](Config& c, const KeyContext& k) {
-             for (const auto& dir : k.strings()) c.include_dirs.push_back(k.file.parent_path() / dir);
+             for (const auto& dir : k.strings()) c.include_dirs.push_back(k.existing_dir(dir));
          }},
         {"cache-dir", [](Config& c, const KeyContext& k) { c.cache_dir = k.path(); }},
         {"cache-name",
          [](Config& c, const KeyContext& k) {
+             k.check(validate_cache_name, k.string());
              c.cache_name = k.string();
-             if (c.cache_name->empty()) k.fail("must not be empty");
          }},
         {"jobs",
          [](Config& c, const KeyContext& k) {
@@ -93,17 +113,22 @@ const std::map<std::string, KeyHandler>& key_handlers()
              c.jobs = static_cast<int>(*value);
          }},
         {"python", [](Config& c, const KeyContext& k) { c.python = k.string(); }},
-        {"cunumpy-include-dir", [](Config& c, const KeyContext& k) { c.cunumpy_include_dir = k.path(); }},
+        {"cunumpy-include-dir", [](Config& c, const KeyContext& k) { c.cunumpy_include_dir = k.existing_dir(k.string()); }},
         {"check-name-length", [](Config& c, const KeyContext& k) { c.check_name_length = k.boolean(); }},
         {"cuda-root", [](Config& c, const KeyContext& k) { c.cuda_root = k.path(); }},
     };
     return handlers;
 }
 
-const toml::table* find_tool_table(const toml::table& document)
+const toml::table* find_tool_table(const toml::table& document, const fs::path& file)
 {
     const toml::table* tool = document["tool"].as_table();
-    return tool ? (*tool)["cunumpy-kernels"].as_table() : nullptr;
+    if (!tool || !tool->contains("cunumpy-kernels")) return nullptr;
+    const toml::node& node = *tool->get("cunumpy-kernels");
+    if (!node.is_table())
+        throw ConfigError(file.string() + ":" + std::to_string(node.source().begin.line) + ": [" + table_name +
+                          "] must be a table of keys, e.g. [tool.cunumpy-kernels] on its own line");
+    return node.as_table();
 }
 
 toml::table parse_toml(const fs::path& file)
@@ -126,6 +151,12 @@ void validate_architecture(const std::string& arch, const std::string& where)
         throw UsageError(where + ": '" + arch + "' is not a CUDA architecture; write sm_90 for a cubin or compute_90 for PTX");
 }
 
+void validate_cache_name(const std::string& name, const std::string& where)
+{
+    if (name.empty() || name[0] == '.' || name.find('/') != std::string::npos)
+        throw UsageError(where + ": cache name '" + name + "' must be a plain name such as my-sim (it becomes ~/.cache/<name>)");
+}
+
 CudaCompilerKind parse_compiler_kind(const std::string& name, const std::string& where)
 {
     if (name == "nvrtc") return CudaCompilerKind::nvrtc;
@@ -142,7 +173,7 @@ Config load_config_file(const fs::path& pyproject)
 {
     Config config;
     toml::table document = parse_toml(pyproject);
-    const toml::table* table = find_tool_table(document);
+    const toml::table* table = find_tool_table(document, pyproject);
     if (!table) return config;
     config.source_file = pyproject;
     for (const auto& [key, node] : *table) {

@@ -59,7 +59,7 @@ void locate_package(KernelSource& kernel)
     kernel.source_root = top.parent_path();
     kernel.top_package = top.filename().string();
     std::string module;
-    for (const auto& part : fs::relative(kernel.folder, kernel.source_root))
+    for (const auto& part : kernel.folder.lexically_relative(kernel.source_root))
         module += (module.empty() ? "" : ".") + part.string();
     kernel.module = module;
 }

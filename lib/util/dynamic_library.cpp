@@ -20,14 +20,12 @@ DynamicLibrary& DynamicLibrary::operator=(DynamicLibrary&& other) noexcept
     return *this;
 }
 
-DynamicLibrary DynamicLibrary::open_first(const std::vector<std::string>& names, std::string* error)
+DynamicLibrary DynamicLibrary::open_first(const std::vector<std::string>& names, std::string* error, bool keep_loaded)
 {
     DynamicLibrary library;
+    int flags = RTLD_NOW | RTLD_LOCAL | (keep_loaded ? RTLD_NODELETE : 0);
     for (const auto& name : names) {
-        // RTLD_NODELETE: the code stays mapped after dlclose, so that allocations
-        // it made (NVRTC's own libstdc++ keeps a pool until exit) stay attributed
-        // to it in leak reports instead of to an unknown module.
-        library.handle_ = ::dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+        library.handle_ = ::dlopen(name.c_str(), flags);
         if (library.handle_) return library;
         if (error) *error += std::string(error->empty() ? "" : "; ") + ::dlerror();
     }

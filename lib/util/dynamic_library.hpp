@@ -18,7 +18,11 @@ public:
 
     /// Tries each name in turn (a soname or a path); returns the first that
     /// loads, or an empty library with `error` holding every dlerror().
-    static DynamicLibrary open_first(const std::vector<std::string>& names, std::string* error);
+    /// `keep_loaded` (RTLD_NODELETE) keeps the code mapped after dlclose: for
+    /// libraries with process-wide state (NVRTC), so that their allocations
+    /// stay attributable in leak reports.
+    static DynamicLibrary open_first(const std::vector<std::string>& names, std::string* error,
+                                     bool keep_loaded = false);
 
     bool loaded() const { return handle_ != nullptr; }
     void* symbol(const char* name) const;

@@ -8,7 +8,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <csignal>
 #include <cstdlib>
 #include <sstream>
 
@@ -31,6 +33,53 @@ public:
 
 private:
     posix_spawn_file_actions_t actions_;
+};
+
+// The children now running, for terminate_children(). The one piece of global
+// state here: a signal handler can reach nothing else. Slots hold a pid or 0.
+constexpr std::size_t max_children = 256;
+std::atomic<pid_t> running_children[max_children];
+
+class ChildRegistration {
+public:
+    explicit ChildRegistration(pid_t pid)
+    {
+        for (auto& slot : running_children) {
+            pid_t empty = 0;
+            if (slot.compare_exchange_strong(empty, pid)) {
+                slot_ = &slot;
+                return;
+            }
+        }
+    }
+    ~ChildRegistration()
+    {
+        if (slot_) slot_->store(0);
+    }
+    ChildRegistration(const ChildRegistration&) = delete;
+    ChildRegistration& operator=(const ChildRegistration&) = delete;
+
+private:
+    std::atomic<pid_t>* slot_ = nullptr;
+};
+
+// posix_spawnattr_t owner.
+class SpawnAttributes {
+public:
+    SpawnAttributes()
+    {
+        posix_spawnattr_init(&attributes_);
+        // Own process group: an interrupt reaches the whole compiler pipeline through us.
+        posix_spawnattr_setflags(&attributes_, POSIX_SPAWN_SETPGROUP);
+        posix_spawnattr_setpgroup(&attributes_, 0);
+    }
+    ~SpawnAttributes() { posix_spawnattr_destroy(&attributes_); }
+    SpawnAttributes(const SpawnAttributes&) = delete;
+    SpawnAttributes& operator=(const SpawnAttributes&) = delete;
+    posix_spawnattr_t* get() { return &attributes_; }
+
+private:
+    posix_spawnattr_t attributes_;
 };
 
 std::string read_all(int fd)
@@ -58,6 +107,14 @@ int wait_for(pid_t pid)
 }
 
 }  // namespace
+
+void terminate_children()
+{
+    for (auto& slot : running_children) {
+        pid_t pid = slot.load();
+        if (pid > 0) ::kill(-pid, SIGTERM);
+    }
+}
 
 fs::path find_in_path(const std::string& program)
 {
@@ -90,8 +147,10 @@ ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& 
     args.push_back(nullptr);
 
     pid_t pid = 0;
-    int error = ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ);
+    SpawnAttributes attributes;
+    int error = ::posix_spawnp(&pid, args[0], actions.get(), attributes.get(), args.data(), environ);
     if (error != 0) throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
+    ChildRegistration registration(pid);
     write_end = UniqueFd();
 
     ProcessResult result;

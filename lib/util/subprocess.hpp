@@ -17,6 +17,12 @@ struct ProcessResult {
 /// stdin from /dev/null. Throws ToolchainError when it cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {});
 
+/// Sends SIGTERM to every child process run_process has running, each in its
+/// own process group (nvcc's cicc and ptxas included). Async-signal-safe: the
+/// CLI calls it from its SIGINT/SIGTERM handler so an interrupted build leaves
+/// no compiler running.
+void terminate_children();
+
 /// Searches PATH for `program`; empty when not found.
 std::filesystem::path find_in_path(const std::string& program);
 

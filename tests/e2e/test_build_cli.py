@@ -195,3 +195,110 @@ def test_long_kernel_names_are_warned_about(run, tmp_path):
     assert "has 49 characters" in result.stderr
     result = run("build", "--no-name-check", "--cache-dir", tmp_path / "cache", tmp_path / "tree", check=0)
     assert "characters" not in result.stderr
+
+
+def test_missing_cunumpy_headers_are_named_with_the_fix(run, example, tmp_path):
+    no_cunumpy = tmp_path / "python-without-cunumpy"
+    no_cunumpy.write_text("#!/bin/sh\nexec /usr/bin/env python3 -I -S \"$@\"\n")
+    no_cunumpy.chmod(0o755)
+    result = run("build", "--python", no_cunumpy, "--cache-dir", tmp_path / "cache", example)
+    assert result.returncode == 1
+    assert "includes cunumpy/atomic.cuh but cunumpy's CUDA headers were not found" in result.stderr
+    assert "failed  particles.kernels.push" not in result.stderr  # push does not need cunumpy
+    assert "failed  particles.kernels.deposit [sm_90]" in result.stderr
+
+
+def test_a_damaged_entry_is_rebuilt_in_place(run, example, tmp_path):
+    cache = tmp_path / "cache"
+    first, _ = run.json("build", "--cache-dir", cache, example, check=0)
+    victim = Path(first["jobs"][0]["artifacts"][0])
+    victim.unlink()
+    report, _ = run.json("build", "--cache-dir", cache, example, check=0)
+    assert len(jobs_by_state(report, "built")) == 1
+    assert victim.is_file()
+    assert "0 bad entries" in run("cache", "verify", "--cache-dir", cache, check=0).stdout
+
+
+def test_computed_includes_are_warned_about(run, example, tmp_path):
+    push = example / "particles" / "kernels" / "push" / "push_cuda.cu"
+    push.write_text(push.read_text().replace('#include "particles/kernels/common.cuh"',
+                                             '#define COMMON "particles/kernels/common.cuh"\n#include COMMON'))
+    result = run("build", "--cache-dir", tmp_path / "cache", example, check=0)
+    assert "push_cuda.cu:2: #include COMMON: an #include through a macro is not followed" in result.stderr
+
+
+def test_unreadable_sources_fail_alone(run, example, tmp_path):
+    import os
+    if os.geteuid() == 0:
+        import pytest
+        pytest.skip("root reads files whatever their mode")
+    broken = example / "particles" / "kernels" / "common.cuh"
+    broken.chmod(0)
+    report, result = run.json("build", "--cache-dir", tmp_path / "cache", example)
+    assert result.returncode == 1
+    assert {j["state"] for j in report["jobs"] if j["kernel"] == "push"} == {"failed"}
+    assert "cannot read" in report["jobs"][-1]["log"]
+
+
+def test_a_named_toolkit_that_does_not_exist_is_an_error(run, example, tmp_path):
+    result = run("build", "--cuda-root", tmp_path / "no-toolkit", "--cache-dir", tmp_path / "cache", example)
+    assert result.returncode == 1 and "which is not a folder" in result.stderr
+    result = run("build", "--cache-dir", tmp_path / "cache", example, env={"CUDA_HOME": str(tmp_path)})
+    assert result.returncode == 1 and "$CUDA_HOME names" in result.stderr
+
+
+def test_a_symlinked_kernel_keeps_its_module_name(run, example, tmp_path):
+    outside = tmp_path / "outside"
+    (example / "particles" / "kernels" / "push").rename(outside)
+    (example / "particles" / "kernels" / "push").symlink_to(outside)
+    report, _ = run.json("build", "--dry-run", "--cache-dir", tmp_path / "cache", example, check=0)
+    assert "particles.kernels.push" in [k["module"] for k in report["kernels"]]
+
+
+def test_a_read_only_cache_still_serves_its_hits(run, example, tmp_path):
+    import os
+    cache = tmp_path / "cache"
+    run("build", "--cache-dir", cache, example, check=0)
+    if os.geteuid() == 0:
+        import pytest
+        pytest.skip("root writes to read-only folders")
+    cache.chmod(0o555)
+    try:
+        result = run("build", "--cache-dir", cache, example, check=0)
+        assert "6 cached" in result.stdout
+    finally:
+        cache.chmod(0o755)
+
+
+def test_nothing_to_build_and_unknown_commands_are_said(run, tmp_path):
+    (tmp_path / "empty").mkdir()
+    result = run("build", "--cache-dir", tmp_path / "cache", tmp_path / "empty", check=0)
+    assert "no kernels found" in result.stderr
+    result = run("frobnicate")
+    assert result.returncode == 2 and "unknown command 'frobnicate'" in result.stderr
+
+
+def test_sigterm_stops_the_compilers(run, tmp_path):
+    import signal
+    import time
+    import subprocess
+    sys_path = Path(__file__).resolve().parents[2] / "bench"
+    import sys
+    sys.path.insert(0, str(sys_path))
+    from kernel_tree import make_kernel_tree
+    from conftest import CLI
+    tree = make_kernel_tree(tmp_path / "tree", 4, work=400)
+    builder = subprocess.Popen([CLI, "build", "--compiler", "nvcc", "--jobs", "2", "--cache-dir", str(tmp_path / "cache"),
+                                str(tree)], env=run.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 60
+    def compilers():
+        out = subprocess.run(["pgrep", "-f", str(tmp_path / "home" / "tmp")], capture_output=True, text=True).stdout
+        return [int(p) for p in out.split()]
+    while time.time() < deadline and not compilers():
+        time.sleep(0.05)
+    assert compilers(), "nvcc never started"
+    builder.send_signal(signal.SIGTERM)
+    builder.wait(timeout=60)
+    assert builder.returncode == -signal.SIGTERM
+    time.sleep(1)
+    assert compilers() == [], "compilers outlived the build"

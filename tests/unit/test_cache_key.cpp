@@ -45,7 +45,7 @@ struct KeyFixture {
         IncludeScanner scanner([late] { return late; });
         std::vector<SearchDir> dirs = {{kernel.folder, ""}, {kernel.source_root, ""}};
         IncludeScan scan = scanner.scan(*kernel.cuda_file, source, dirs);
-        return cuda_key_inputs(kernel, source, scan, compiler, target, config.options);
+        return cuda_key_inputs(kernel, sha256_hex(source), scan, compiler, target, config.options);
     }
 
     std::string key() const { return cache_key(inputs(tree.root())); }
@@ -151,10 +151,21 @@ TEST_CASE("list_includes skips comments and reads both forms")
     CHECK(includes[1] == std::make_pair(std::string("b/c.cuh"), false));
 }
 
+TEST_CASE("a computed include is recorded, since no scan can follow it")
+{
+    KeyFixture f;
+    f.tree.write("src/sim/kernels/push/push_cuda.cu", "#define HDR \"m.cuh\"\n#include HDR\n__global__ void push() {}\n");
+    auto inputs = f.inputs(f.tree.root());
+    CHECK(inputs["computed_includes"] == nlohmann::json::array({"push_cuda.cu:2: #include HDR"}));
+    CHECK(list_computed_includes("#include_next <x>\n# include <y>\n").empty());
+}
+
 TEST_CASE("targets: each arch, then PTX of the newest")
 {
     Config config;
     CHECK(cuda_targets(config) == std::vector<std::string>{"sm_80", "sm_90", "compute_90"});
+    config.architectures = {"sm_80", "sm_90a"};
+    CHECK(cuda_targets(config) == std::vector<std::string>{"sm_80", "sm_90a", "compute_90"});
     config.architectures = {"sm_90", "sm_100", "sm_90"};
     CHECK(cuda_targets(config) == std::vector<std::string>{"sm_90", "sm_100", "compute_100"});
     config.ptx = false;

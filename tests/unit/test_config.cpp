@@ -33,6 +33,7 @@ jobs = 3
 check-name-length = false
 )");
     tree.write("src/pkg/__init__.py", "");
+    tree.write("include/shared.cuh", "");
     Config config = load_config(tree / "src/pkg");
     CHECK(config.host_suffix == "_pyccel");
     CHECK(config.architectures == std::vector<std::string>{"sm_90"});
@@ -99,4 +100,26 @@ TEST_CASE("architecture names")
     CHECK_NOTHROW(validate_architecture("compute_80", "--arch"));
     CHECK_THROWS_AS(validate_architecture("sm90", "--arch"), UsageError);
     CHECK_THROWS_AS(validate_architecture("", "--arch"), UsageError);
+}
+
+TEST_CASE("paths must exist, cache names must be plain, the table must be a table")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ninclude-dirs = [\"missing\"]\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains(":2: [tool.cunumpy-kernels] include-dirs: 'missing' is not a folder"), ConfigError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ncunumpy-include-dir = \"nope\"\n");
+    CHECK_THROWS_AS(load_config(tree.root()), ConfigError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ncache-name = \"../../evil\"\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("must be a plain name"), ConfigError);
+    tree.write("pyproject.toml", "[tool]\ncunumpy-kernels = 3\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("must be a table"), ConfigError);
+}
+
+TEST_CASE("value errors name the line of the key")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\n\narch = [\"sm_90\", \"ampere\"]\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("pyproject.toml:3: [tool.cunumpy-kernels] arch: 'ampere' is not a CUDA architecture"), ConfigError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ncompiler = \"clang\"\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("pyproject.toml:2: [tool.cunumpy-kernels] compiler: unknown compiler 'clang'"), ConfigError);
 }

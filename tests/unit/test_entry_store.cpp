@@ -66,6 +66,18 @@ TEST_CASE("a published entry is found whole, with its manifest")
     CHECK(count_children(tree / temporary_folder_name) == 0);
 }
 
+TEST_CASE("has_entry: a published entry with its files, by stat alone")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+    fs::path dir = publish(tree.root(), key_a, "cubin bytes");
+    CHECK(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_80.cubin"}));
+    fs::remove(dir / "push.sm_90.cubin");
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+}
+
 TEST_CASE("a writer destroyed without commit leaves nothing")
 {
     test::TempTree tree;

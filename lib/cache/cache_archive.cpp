@@ -1,0 +1,250 @@
+// export and import: a cache as one tar.zst (libarchive), for moving warm
+// caches between machines (a login node to a cluster without compilers).
+#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "cunumpy_kernels/error.hpp"
+
+#include "cache/entry_check.hpp"
+#include "cache/temporary_name.hpp"
+#include "util/file_util.hpp"
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <memory>
+#include <regex>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::uint64_t max_member_bytes = 256ull << 20;
+constexpr std::uint64_t max_archive_bytes = 4ull << 30;
+
+struct ArchiveEntryDeleter {
+    void operator()(archive_entry* entry) const { archive_entry_free(entry); }
+};
+using ArchiveEntryPtr = std::unique_ptr<archive_entry, ArchiveEntryDeleter>;
+
+// A libarchive handle for writing, freed once; close() reports late errors.
+class ArchiveWriter {
+public:
+    explicit ArchiveWriter(const fs::path& path) : handle_(archive_write_new()), path_(path)
+    {
+        if (!handle_ || archive_write_set_format_pax_restricted(handle_) != ARCHIVE_OK ||
+            archive_write_add_filter_zstd(handle_) != ARCHIVE_OK ||
+            archive_write_open_filename(handle_, path.c_str()) != ARCHIVE_OK) {
+            std::string reason = describe("cannot create");
+            archive_write_free(handle_);  // the destructor does not run when the constructor throws
+            throw CacheError(reason);
+        }
+    }
+    ~ArchiveWriter() { archive_write_free(handle_); }
+    ArchiveWriter(const ArchiveWriter&) = delete;
+    ArchiveWriter& operator=(const ArchiveWriter&) = delete;
+
+    void add(const std::string& name, const std::string& bytes)
+    {
+        ArchiveEntryPtr entry(archive_entry_new());
+        archive_entry_set_pathname(entry.get(), name.c_str());
+        archive_entry_set_size(entry.get(), static_cast<la_int64_t>(bytes.size()));
+        archive_entry_set_filetype(entry.get(), AE_IFREG);
+        archive_entry_set_perm(entry.get(), 0644);
+        archive_entry_set_mtime(entry.get(), std::time(nullptr), 0);
+        if (archive_write_header(handle_, entry.get()) != ARCHIVE_OK) fail("cannot write " + name + " to");
+        if (!bytes.empty() && archive_write_data(handle_, bytes.data(), bytes.size()) < 0)
+            fail("cannot write " + name + " to");
+    }
+
+    void close()
+    {
+        if (archive_write_close(handle_) != ARCHIVE_OK) fail("cannot finish");
+    }
+
+private:
+    std::string describe(const std::string& what) const
+    {
+        const char* reason = handle_ ? archive_error_string(handle_) : nullptr;
+        return what + " " + path_.string() + ": " + (reason ? reason : "libarchive error");
+    }
+
+    [[noreturn]] void fail(const std::string& what) { throw CacheError(describe(what)); }
+
+    archive* handle_;
+    fs::path path_;
+};
+
+// A libarchive handle for reading untrusted archives: tar only, zstd or none.
+class ArchiveReader {
+public:
+    explicit ArchiveReader(const fs::path& path) : handle_(archive_read_new()), path_(path)
+    {
+        if (!handle_ || archive_read_support_format_tar(handle_) != ARCHIVE_OK ||
+            archive_read_support_filter_zstd(handle_) != ARCHIVE_OK ||
+            archive_read_support_filter_none(handle_) != ARCHIVE_OK ||
+            archive_read_open_filename(handle_, path.c_str(), 1 << 16) != ARCHIVE_OK) {
+            std::string reason = describe("cannot open");
+            archive_read_free(handle_);  // the destructor does not run when the constructor throws
+            throw CacheError(reason);
+        }
+    }
+    ~ArchiveReader() { archive_read_free(handle_); }
+    ArchiveReader(const ArchiveReader&) = delete;
+    ArchiveReader& operator=(const ArchiveReader&) = delete;
+
+    /// The next member, or null at the end.
+    archive_entry* next()
+    {
+        archive_entry* entry = nullptr;
+        int status = archive_read_next_header(handle_, &entry);
+        if (status == ARCHIVE_EOF) return nullptr;
+        if (status != ARCHIVE_OK) fail("cannot read");
+        return entry;
+    }
+
+    std::string data(const std::string& member, std::uint64_t size)
+    {
+        std::string bytes(size, '\0');
+        std::size_t done = 0;
+        while (done < size) {
+            la_ssize_t n = archive_read_data(handle_, bytes.data() + done, size - done);
+            if (n < 0) fail("cannot read " + member + " in");
+            if (n == 0) break;
+            done += static_cast<std::size_t>(n);
+        }
+        if (done != size) throw CacheError(path_.string() + ": " + member + " is truncated");
+        return bytes;
+    }
+
+private:
+    std::string describe(const std::string& what) const
+    {
+        const char* reason = handle_ ? archive_error_string(handle_) : nullptr;
+        return what + " " + path_.string() + ": " + (reason ? reason : "not a tar archive");
+    }
+
+    [[noreturn]] void fail(const std::string& what) { throw CacheError(describe(what)); }
+
+    archive* handle_;
+    fs::path path_;
+};
+
+using EntryFiles = std::map<std::string, std::string>;  // file name -> bytes
+
+std::map<std::pair<std::string, std::string>, EntryFiles> read_members(const fs::path& path)
+{
+    static const std::regex member("(cuda)/([0-9a-f]{2})/([0-9a-f]{64})/([A-Za-z0-9_][A-Za-z0-9._-]*)");
+    static const std::regex folder("(cuda)(/[0-9a-f]{2}(/[0-9a-f]{64})?)?/?");
+    std::map<std::pair<std::string, std::string>, EntryFiles> entries;
+    ArchiveReader reader(path);
+    std::uint64_t total = 0;
+    while (archive_entry* entry = reader.next()) {
+        std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
+        auto type = archive_entry_filetype(entry);
+        std::smatch match;
+        if (type == AE_IFDIR && std::regex_match(name, folder)) continue;
+        if (type != AE_IFREG || !std::regex_match(name, match, member))
+            throw CacheError(path.string() + ": member '" + name +
+                             "' is not a cache file (only regular files at cuda/<kk>/<key>/<name> are accepted); nothing was imported");
+        if (match[2] != match[3].str().substr(0, 2))
+            throw CacheError(path.string() + ": member '" + name + "' is in the wrong shard; nothing was imported");
+        auto size = static_cast<std::uint64_t>(archive_entry_size(entry));
+        total += size;
+        if (size > max_member_bytes || total > max_archive_bytes)
+            throw CacheError(path.string() + ": member '" + name + "' exceeds the size limits; nothing was imported");
+        entries[{match[1], match[3]}][match[4]] = reader.data(name, size);
+    }
+    return entries;
+}
+
+Manifest checked_manifest(const fs::path& archive, const std::string& key, const EntryFiles& files)
+{
+    std::string where = archive.string() + ": entry " + key;
+    auto manifest_file = files.find("manifest.json");
+    if (manifest_file == files.end()) throw CacheError(where + " has no manifest.json; nothing was imported");
+    Manifest manifest;
+    try {
+        manifest = Manifest::from_json(nlohmann::json::parse(manifest_file->second), where);
+    } catch (const nlohmann::json::exception&) {
+        throw CacheError(where + ": manifest.json is not JSON; nothing was imported");
+    }
+    if (manifest.key != key || cache_key(manifest.inputs) != key)
+        throw CacheError(where + ": the key does not match the recorded inputs; nothing was imported");
+    if (files.size() != manifest.artifacts.size() + 1)
+        throw CacheError(where + " holds files its manifest does not name; nothing was imported");
+    for (const auto& artifact : manifest.artifacts) {
+        auto file = files.find(artifact.file);
+        if (file == files.end() || file->second.size() != artifact.size || sha256_hex(file->second) != artifact.sha256)
+            throw CacheError(where + ": " + artifact.file + " is missing or does not match its checksum; nothing was imported");
+    }
+    return manifest;
+}
+
+}  // namespace
+
+ArchiveSummary export_entries(const EntryStore& store, const fs::path& archive)
+{
+    ArchiveSummary summary;
+    fs::path partial = archive;
+    partial += ".partial-" + unique_temporary_name();
+    try {
+        ArchiveWriter writer(partial);
+        for (const auto& entry : list_entries(store)) {
+            if (!entry_problem(entry).empty()) {
+                ++summary.skipped;
+                continue;
+            }
+            std::string prefix = entry.kind + "/" + entry.key.substr(0, 2) + "/" + entry.key + "/";
+            EntryFiles files;
+            for (const auto& artifact : entry.manifest->artifacts)
+                files[artifact.file] = util::read_file(entry.dir / artifact.file);
+            for (const auto& [name, bytes] : files) {
+                writer.add(prefix + name, bytes);
+                summary.bytes += bytes.size();
+            }
+            writer.add(prefix + "manifest.json", util::read_file(entry.dir / "manifest.json"));
+            ++summary.entries;
+        }
+        writer.close();
+    } catch (...) {
+        std::remove(partial.c_str());
+        throw;
+    }
+    if (std::rename(partial.c_str(), archive.c_str()) != 0) {
+        std::remove(partial.c_str());
+        throw CacheError("cannot write " + archive.string());
+    }
+    return summary;
+}
+
+ArchiveSummary import_entries(const EntryStore& store, const fs::path& archive)
+{
+    auto entries = read_members(archive);
+    std::vector<std::pair<std::string, Manifest>> checked;
+    for (const auto& [kind_key, files] : entries)
+        checked.emplace_back(kind_key.first, checked_manifest(archive, kind_key.second, files));
+    ArchiveSummary summary;
+    store.ensure_tagged();
+    for (const auto& [kind, manifest] : checked) {
+        const EntryFiles& files = entries.at({kind, manifest.key});
+        if (store.find(kind, manifest.key)) {
+            ++summary.skipped;
+            continue;
+        }
+        EntryWriter writer(store.root(), kind, manifest.key);
+        for (const auto& artifact : manifest.artifacts) {
+            writer.add_file(artifact.file, artifact.target, files.at(artifact.file));
+            summary.bytes += artifact.size;
+        }
+        writer.commit(manifest);
+        store.remember_latest(kind, manifest.module, manifest.target, manifest.key);
+        ++summary.entries;
+    }
+    return summary;
+}
+
+}  // namespace ck

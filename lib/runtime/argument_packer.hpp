@@ -1,0 +1,72 @@
+// Checking a call's arguments against the `__global__` signature and packing
+// them into the parameter array cuLaunchKernel takes, without allocating in
+// the common case (a few dozen parameters of a few bytes each).
+#pragma once
+
+#include "cunumpy_kernels/arguments.hpp"
+
+#include "runtime/kernel_signature.hpp"
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// Storage for one launch's packed parameters and the pointer array to them.
+class PackedArguments {
+public:
+    PackedArguments() = default;
+    PackedArguments(const PackedArguments&) = delete;
+    PackedArguments& operator=(const PackedArguments&) = delete;
+
+    /// Room for `size` bytes aligned to 8 (16 for larger values), stable
+    /// until this object dies.
+    void* reserve(std::size_t size);
+    /// Appends the address of the next parameter's value.
+    void push(const void* value);
+    void** pointers() { return count_ <= inline_count ? inline_pointers_.data() : heap_pointers_.data(); }
+    std::size_t count() const { return count_; }
+
+private:
+    static constexpr std::size_t inline_bytes = 2048;
+    static constexpr std::size_t inline_count = 64;
+    alignas(16) std::array<std::byte, inline_bytes> storage_;  // not zeroed: written before read
+    std::size_t used_ = 0;
+    std::vector<std::vector<std::byte>> overflow_;
+    std::array<void*, inline_count> inline_pointers_;
+    std::vector<void*> heap_pointers_;
+    std::size_t count_ = 0;
+};
+
+/// The checks and packing of one kernel's parameters.
+class ArgumentPacker {
+public:
+    ArgumentPacker(std::string kernel, std::vector<KernelParameter> parameters);
+
+    const std::vector<KernelParameter>& parameters() const { return parameters_; }
+
+    /// Checks every argument as cunumpy's CudaKernel.prepare_args does and
+    /// packs it into `out`. `struct_sizes[i]`, when not 0, is the size the
+    /// driver reports for parameter i: a struct argument must have it.
+    /// Throws ArgumentError naming the kernel, the argument's position and
+    /// name, and what was expected.
+    void pack(std::span<const Argument> args, std::span<const std::size_t> struct_sizes, PackedArguments& out) const;
+
+    /// The same checks without packing (for a launch with an empty grid).
+    void check(std::span<const Argument> args) const;
+
+private:
+    void check_count(std::span<const Argument> args) const;
+    const void* pack_one(const Argument& arg, std::size_t index, std::size_t struct_size, PackedArguments& out) const;
+    const ArrayView& device_array(const Argument& arg, std::size_t index, bool any_type) const;
+    [[noreturn]] void fail(std::size_t index, const std::string& expected, const Argument& arg,
+                           const std::string& hint = "") const;
+
+    std::string kernel_;
+    std::vector<KernelParameter> parameters_;
+};
+
+}  // namespace ck

@@ -1,0 +1,292 @@
+#include "runtime/artifact_cache.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+
+#include "build/cuda_planner.hpp"
+#include "compilers/cuda_compiler.hpp"
+#include "compilers/nvrtc_compiler.hpp"
+#include "compilers/tool_probe.hpp"
+#include "util/file_util.hpp"
+#include "util/subprocess.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <set>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Target {
+    bool cubin = false;
+    int number = 0;  ///< 90 for sm_90 and compute_90
+};
+
+Target parse_target(const std::string& target)
+{
+    Target t;
+    t.cubin = target.rfind("sm_", 0) == 0;
+    auto underscore = target.find('_');
+    t.number = underscore == std::string::npos ? 0 : std::atoi(target.c_str() + underscore + 1);
+    return t;
+}
+
+std::string utc_now()
+{
+    std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return text;
+}
+
+bool same_inputs_but_compiler(nlohmann::json a, nlohmann::json b)
+{
+    a.erase("compiler");
+    b.erase("compiler");
+    return a == b;
+}
+
+// Every target whose artifact can run on a device of compute capability
+// major.minor: its own cubin, the cubins of lower minors, and PTX of any
+// architecture up to its own (the known ones and those the config names).
+std::vector<std::string> serving_targets(const Config& config, int major, int minor)
+{
+    int device = major * 10 + minor;
+    std::vector<std::string> targets;
+    for (int m = minor; m >= 0; --m) targets.push_back("sm_" + std::to_string(major) + std::to_string(m));
+    std::set<int> ptx = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
+    for (const auto& arch : config.architectures) ptx.insert(parse_target(arch).number);
+    for (auto n = ptx.rbegin(); n != ptx.rend(); ++n)
+        if (*n <= device && *n > 0) targets.push_back("compute_" + std::to_string(*n));
+    return targets;
+}
+
+std::string short_key(const std::string& key)
+{
+    return key.substr(0, 16);
+}
+
+}  // namespace
+
+ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool read_only, WarningSink warn)
+    : config_(std::move(config)),
+      location_(resolve_cache_location(cache_name, config_.cache_dir, false)),
+      store_(location_.root),
+      probe_(std::make_unique<ToolProbe>(location_.root / ".probes")),
+      nvrtc_(std::make_unique<NvrtcCompiler>(cuda_root_of(config_), probe_.get())),
+      read_only_(read_only),
+      warn_(std::move(warn))
+{
+    std::string identity;
+    if (config_.compiler == CudaCompilerKind::nvrtc) {
+        try {
+            identity = nvrtc_->identity();
+        } catch (const ToolchainError&) {
+            // No NVRTC here: entries are matched by their sources (see lookup).
+        }
+    } else {
+        // The runtime never starts nvcc: only an identity `build` recorded.
+        fs::path nvcc = cuda_root_of(config_) / "bin" / "nvcc";
+        std::error_code error;
+        if (!fs::exists(nvcc, error)) nvcc = util::find_in_path("nvcc");
+        if (!nvcc.empty()) identity = probe_->answer(nvcc, "nvcc-identity", [] { return std::string(); });
+    }
+    identity_known_ = !identity.empty();
+    identity_ = identity;
+}
+
+ArtifactCache::~ArtifactCache() = default;
+
+const std::vector<CudaJob>& ArtifactCache::jobs_of(const KernelSource& kernel, int cc_major, int cc_minor)
+{
+    std::string name = kernel.module + "@" + std::to_string(cc_major) + std::to_string(cc_minor);
+    std::lock_guard lock(mutex_);
+    auto it = plans_.find(name);
+    if (it != plans_.end()) return it->second;
+    Config config = config_;
+    config.architectures = serving_targets(config_, cc_major, cc_minor);
+    config.ptx = false;
+    CudaPlanner planner(config, identity_, cunumpy_dir_resolver(config, *probe_, false));
+    return plans_.emplace(name, planner.plan(kernel)).first->second;
+}
+
+std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::string& problem) const
+{
+    if (identity_known_) {
+        if (auto manifest = store_.find("cuda", job.key, &problem))
+            return ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), ""};
+        return std::nullopt;
+    }
+    // Without the compiler's identity, only the latest build of the kernel
+    // for this target can be matched, by all its other inputs.
+    auto latest = store_.latest("cuda", job.kernel->module, job.target);
+    if (latest && same_inputs_but_compiler(latest->inputs, job.inputs))
+        return ArtifactCandidate{*latest, store_.entry_dir("cuda", latest->key), ""};
+    return std::nullopt;
+}
+
+std::vector<std::string> ArtifactCache::held(const KernelSource& kernel) const
+{
+    std::vector<std::string> lines;
+    std::error_code error;
+    std::string prefix = kernel.module + "@";
+    for (const auto& entry : fs::directory_iterator(location_.root / "cuda-last", error)) {
+        std::string name = entry.path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        std::string target = name.substr(prefix.size());
+        if (auto manifest = store_.latest("cuda", kernel.module, target))
+            lines.push_back(target + ": an entry built " + manifest->built_at + " from other inputs (key " +
+                            short_key(manifest->key) + "...)");
+    }
+    if (lines.empty()) lines.push_back("no entry of " + kernel.module + " (run cunumpy-kernels build)");
+    std::sort(lines.begin(), lines.end());
+    return lines;
+}
+
+std::vector<ArtifactCandidate> ArtifactCache::candidates(const KernelSource& kernel, int cc_major, int cc_minor,
+                                                         std::vector<std::string>& report)
+{
+    int device = cc_major * 10 + cc_minor;
+    struct Ranked {
+        int rank;  // 0 exact cubin, 1 compatible cubin, 2 PTX
+        int number;
+        const CudaJob* job;
+    };
+    std::vector<Ranked> fitting;
+    for (const auto& job : jobs_of(kernel, cc_major, cc_minor)) {
+        Target t = parse_target(job.target);
+        if (t.cubin && t.number == device) fitting.push_back({0, t.number, &job});
+        else if (t.cubin && t.number / 10 == cc_major && t.number % 10 < cc_minor) fitting.push_back({1, t.number, &job});
+        else if (!t.cubin && t.number <= device) fitting.push_back({2, t.number, &job});
+    }
+    std::sort(fitting.begin(), fitting.end(),
+              [](const Ranked& a, const Ranked& b) { return a.rank != b.rank ? a.rank < b.rank : a.number > b.number; });
+    static const char* const how[] = {"cubin", "compatible cubin", "ptx"};
+    std::vector<ArtifactCandidate> found;
+    std::string missing;
+    for (const auto& f : fitting) {
+        std::string problem;
+        auto candidate = lookup(*f.job, problem);
+        if (!candidate) {
+            if (problem.empty()) missing += (missing.empty() ? "" : ", ") + f.job->target;
+            else report.push_back(f.job->target + ": unusable entry: " + problem);
+            continue;
+        }
+        candidate->how = how[f.rank];
+        found.push_back(std::move(*candidate));
+    }
+    if (!missing.empty()) report.push_back("no entry of the current inputs for " + missing);
+    if (found.empty())
+        for (auto& line : held(kernel)) report.push_back(std::move(line));
+    return found;
+}
+
+ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
+{
+    const Manifest& manifest = candidate.manifest;
+    if (manifest.artifacts.empty()) throw ArtifactError(candidate.entry.string() + ": the manifest lists no artifact");
+    const Artifact& artifact = manifest.artifacts.front();
+    fs::path file = candidate.entry / artifact.file;
+    std::string bytes = util::read_file(file);
+    std::string digest = sha256_hex(bytes);
+    if (bytes.size() != artifact.size || digest != artifact.sha256)
+        throw ArtifactError(file.string() + ": checksum mismatch (manifest sha256 " + artifact.sha256 + ", file " +
+                            digest + "); the entry is corrupt and was not loaded: remove " + candidate.entry.string() +
+                            " and run cunumpy-kernels build");
+    ModuleImage image;
+    image.bytes = std::move(bytes);
+    if (!parse_target(manifest.target).cubin) image.bytes.push_back('\0');  // PTX is loaded as a C string
+    image.entry_symbol = manifest.entry_symbol.empty() ? manifest.kernel : manifest.entry_symbol;
+    image.info.how = candidate.how;
+    image.info.target = manifest.target;
+    image.info.key = manifest.key;
+    image.info.artifact = file;
+    return image;
+}
+
+CudaJob ArtifactCache::nvrtc_job(const KernelSource& kernel, const std::string& target)
+{
+    std::lock_guard lock(mutex_);
+    auto it = nvrtc_plans_.find(kernel.module + "@" + target);
+    if (it != nvrtc_plans_.end()) return it->second;
+    Config config = config_;
+    config.architectures = {target};
+    config.ptx = false;
+    config.compiler = CudaCompilerKind::nvrtc;
+    CudaPlanner planner(config, nvrtc_->identity(), cunumpy_dir_resolver(config, *probe_, false));
+    CudaJob job = planner.plan(kernel).front();
+    return nvrtc_plans_.emplace(kernel.module + "@" + target, std::move(job)).first->second;
+}
+
+bool ArtifactCache::publish(const CudaJob& job, const std::string& entry_symbol, const std::string& bytes,
+                            const std::string& log, double seconds, fs::path& artifact)
+{
+    if (read_only_) return false;
+    try {
+        CacheLocation writable = resolve_cache_location(location_.name, config_.cache_dir, true);
+        if (writable.root != location_.root) {
+            if (warn_) warn_("cache " + location_.root.string() + " is not writable: kernel '" + job.kernel->name +
+                             "' built by NVRTC is kept in memory for this process");
+            return false;
+        }
+        EntryWriter writer(location_.root, "cuda", job.key);
+        Manifest manifest;
+        manifest.key = job.key;
+        manifest.kind = "cuda";
+        manifest.module = job.kernel->module;
+        manifest.kernel = job.kernel->name;
+        manifest.entry_symbol = entry_symbol;
+        manifest.target = job.target;
+        manifest.inputs = job.inputs;
+        manifest.artifacts.push_back(writer.add_file(
+            job.kernel->name + "." + job.target + "." + artifact_extension(job.target), job.target, bytes));
+        manifest.built_at = utc_now();
+        manifest.seconds = seconds;
+        manifest.log = log;
+        fs::path entry = writer.commit(manifest);
+        store_.ensure_tagged();
+        store_.remember_latest("cuda", job.kernel->module, job.target, job.key);
+        artifact = entry / manifest.artifacts.front().file;
+        return true;
+    } catch (const CacheError& error) {
+        if (warn_) warn_(std::string(error.what()) + ": kernel '" + job.kernel->name + "' built by NVRTC is kept in memory");
+        return false;
+    }
+}
+
+ModuleImage ArtifactCache::build(const KernelSource& kernel, int cc_major, int cc_minor)
+{
+    std::string target = "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
+    CudaJob job = nvrtc_job(kernel, target);
+    std::lock_guard lock(build_mutex_);
+    // Another thread or process may have published it meanwhile.
+    if (auto manifest = store_.find("cuda", job.key)) {
+        try {
+            return read(ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), "cubin"});
+        } catch (const ArtifactError&) {
+            // Corrupt: build it again below, in memory if it cannot replace the entry.
+        }
+    }
+    auto start = std::chrono::steady_clock::now();
+    CudaCompileRequest request{*kernel.cuda_file, job.source, kernel.name, target, config_.options, job.include_dirs};
+    CudaCompileOutput output = nvrtc_->compile(request);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!output.ok)
+        throw ArtifactError("kernel '" + kernel.name + "': NVRTC could not build " + kernel.cuda_file->string() +
+                            " for " + target + ":\n" + output.log);
+    ModuleImage image;
+    image.info.how = "nvrtc";
+    image.info.target = target;
+    image.info.key = job.key;
+    image.info.published = publish(job, output.entry_symbol, output.artifact, output.log, seconds, image.info.artifact);
+    image.bytes = std::move(output.artifact);
+    image.entry_symbol = output.entry_symbol;
+    return image;
+}
+
+}  // namespace ck

@@ -1,0 +1,240 @@
+#include "runtime/cuda_kernel.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+
+#include "runtime/artifact_cache.hpp"
+#include "runtime/gpu_state.hpp"
+#include "util/file_util.hpp"
+
+#include <chrono>
+
+namespace ck {
+
+namespace {
+
+std::string device_text(const DeviceInfo& info)
+{
+    return info.name + " (" + info.arch() + ")";
+}
+
+int function_attribute(CudaDriver& driver, CUfunction function, CUfunction_attribute which)
+{
+    int value = 0;
+    check_cuda(driver, driver.function_attribute(&value, which, function), "cuFuncGetAttribute");
+    return value;
+}
+
+}  // namespace
+
+CudaKernel::CudaKernel(KernelSource source, std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu,
+                       WarningSink warn)
+    : source_(std::move(source)), cache_(std::move(cache)), gpu_(std::move(gpu)), warn_(std::move(warn))
+{
+    try {
+        GlobalSignature signature = read_global_signature(util::read_file(*source_.cuda_file), source_.name, *source_.cuda_file);
+        packer_.emplace(source_.name, std::move(signature.parameters));
+    } catch (const SourceError& error) {
+        signature_error_ = error.what();
+    }
+}
+
+CudaKernel::~CudaKernel()
+{
+    for (auto& [context, loaded] : loaded_) {
+        try {
+            gpu_->driver().module_unload(loaded->module);
+        } catch (const Error&) {
+            // The driver is gone: so is the module.
+        }
+    }
+}
+
+const ArgumentPacker& CudaKernel::packer() const
+{
+    if (!packer_) throw SourceError(signature_error_);
+    return *packer_;
+}
+
+void CudaKernel::read_function_facts(Loaded& loaded, const std::string& entry_symbol)
+{
+    CudaDriver& driver = gpu_->driver();
+    loaded.limits.max_threads_per_block = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    loaded.limits.static_shared = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+    loaded.dynamic_shared = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+
+    // The driver's parameter layout, when it can tell (CUDA 12.4+): it checks
+    // the signature reader and gives the size of every struct.
+    const auto& parameters = packer().parameters();
+    loaded.struct_sizes.assign(parameters.size(), 0);
+    std::size_t count = 0;
+    for (;; ++count) {
+        std::size_t offset = 0, size = 0;
+        CUresult result = driver.function_param_info(loaded.function, count, &offset, &size);
+        if (result == CUDA_ERROR_NOT_SUPPORTED) return;
+        if (result != CUDA_SUCCESS) break;
+        if (count >= parameters.size()) continue;
+        const KernelParameter& p = parameters[count];
+        if (p.kind == ParameterKind::structure) loaded.struct_sizes[count] = size;
+        else if (p.packed_size() != size)
+            throw ArtifactError(loaded.context + ": " + describe_parameter(p, count) + " takes " + std::to_string(size) +
+                                " bytes in the module's entry " + entry_symbol + ", not the " +
+                                std::to_string(p.packed_size()) + " its declaration in " + source_.cuda_file->string() +
+                                " gives; rebuild the kernel (cunumpy-kernels build)");
+    }
+    if (count != parameters.size())
+        throw ArtifactError(loaded.context + ": the module's entry " + entry_symbol + " takes " + std::to_string(count) +
+                            " parameters, the declaration in " + source_.cuda_file->string() + " " +
+                            std::to_string(parameters.size()) + "; rebuild the kernel (cunumpy-kernels build)");
+}
+
+std::optional<std::unique_ptr<CudaKernel::Loaded>> CudaKernel::try_image(const CurrentContext& current,
+                                                                          ModuleImage& image, std::string& problem)
+{
+    CudaDriver& driver = gpu_->driver();
+    auto loaded = std::make_unique<Loaded>();
+    loaded->context = "kernel '" + source_.name + "' on CUDA device " + std::to_string(current.device->info.ordinal) +
+                      " (" + current.device->info.name + ")";
+    CUresult result = driver.module_load_data(&loaded->module, image.bytes.data());
+    if (result != CUDA_SUCCESS) {
+        problem = image.info.target + " (" + image.info.how + "): cuModuleLoadData: " + driver.error_text(result);
+        return std::nullopt;
+    }
+    result = driver.module_get_function(&loaded->function, loaded->module, image.entry_symbol.c_str());
+    if (result != CUDA_SUCCESS) {
+        problem = image.info.target + " (" + image.info.how + "): no entry " + image.entry_symbol + " in the module: " +
+                  driver.error_text(result);
+        driver.module_unload(loaded->module);
+        return std::nullopt;
+    }
+    try {
+        read_function_facts(*loaded, image.entry_symbol);
+    } catch (...) {
+        driver.module_unload(loaded->module);
+        throw;
+    }
+    loaded->info = image.info;
+    loaded->info.device = device_text(current.device->info);
+    return loaded;
+}
+
+std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_module(const CurrentContext& current)
+{
+    auto start = std::chrono::steady_clock::now();
+    const DeviceInfo& device = current.device->info;
+    std::vector<std::string> report;
+    std::unique_ptr<Loaded> loaded;
+    for (const auto& candidate : cache_->candidates(source_, device.cc_major, device.cc_minor, report)) {
+        std::string problem;
+        try {
+            ModuleImage image = cache_->read(candidate);
+            if (auto attempt = try_image(current, image, problem)) {
+                loaded = std::move(*attempt);
+                break;
+            }
+        } catch (const ArtifactError& error) {
+            problem = error.what();
+            if (warn_) warn_("kernel '" + source_.name + "': " + problem);
+        }
+        report.push_back(problem);
+    }
+    if (!loaded) {
+        std::string holds = "the cache " + cache_->root().string() + " holds:";
+        for (const auto& line : report) holds += "\n  " + line;
+        std::string prefix = "kernel '" + source_.name + "': nothing in the cache fits CUDA device " +
+                             std::to_string(device.ordinal) + ", " + device_text(device) + "; " + holds;
+        ModuleImage image;
+        try {
+            image = cache_->build(source_, device.cc_major, device.cc_minor);
+        } catch (const Error& error) {
+            throw ArtifactError(prefix + "\nand building it now failed: " + error.what());
+        }
+        std::string problem;
+        auto attempt = try_image(current, image, problem);
+        if (!attempt) throw ArtifactError(prefix + "\nand the NVRTC build did not load: " + problem);
+        loaded = std::move(*attempt);
+    }
+    loaded->info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return loaded;
+}
+
+CudaKernel::Loaded& CudaKernel::loaded_for(const CurrentContext& current)
+{
+    if (Loaded* first = first_loaded_.load(std::memory_order_acquire);
+        first && first_context_.load(std::memory_order_relaxed) == current.context)
+        return *first;
+    {
+        std::shared_lock lock(mutex_);
+        auto it = loaded_.find(current.context);
+        if (it != loaded_.end()) return *it->second;
+    }
+    std::lock_guard load_lock(load_mutex_);
+    {
+        std::shared_lock lock(mutex_);
+        auto it = loaded_.find(current.context);
+        if (it != loaded_.end()) return *it->second;
+    }
+    auto loaded = load_module(current);
+    std::unique_lock lock(mutex_);
+    Loaded& result = *loaded_.emplace(current.context, std::move(loaded)).first->second;
+    if (!first_loaded_.load(std::memory_order_relaxed)) {
+        first_context_.store(current.context, std::memory_order_relaxed);
+        first_loaded_.store(&result, std::memory_order_release);
+    }
+    return result;
+}
+
+void CudaKernel::opt_in_shared(Loaded& loaded, std::size_t shared_mem)
+{
+    std::lock_guard lock(load_mutex_);
+    if (static_cast<int>(shared_mem) <= loaded.dynamic_shared) return;
+    CudaDriver& driver = gpu_->driver();
+    check_cuda(driver,
+               driver.function_set_attribute(loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                             static_cast<int>(shared_mem)),
+               loaded.context + ": opting in to " + std::to_string(shared_mem) + " bytes of dynamic shared memory");
+    loaded.dynamic_shared = static_cast<int>(shared_mem);
+}
+
+void CudaKernel::launch(std::span<const Argument> args, const Launch& launch, const Dim3& block_size,
+                        const NThreadsFrom& n_threads_from)
+{
+    const ArgumentPacker& arguments = packer();
+    LaunchShape shape = launch_shape(launch, block_size, n_threads_from, args);
+    if (shape.empty()) {
+        arguments.check(args);
+        return;
+    }
+    CurrentContext current = gpu_->state().current_context();
+    Loaded& loaded = loaded_for(current);
+    PackedArguments packed;
+    arguments.pack(args, loaded.struct_sizes, packed);
+    check_launch_limits(shape, launch.shared_mem, current.device->info, loaded.limits, loaded.context);
+    if (static_cast<int>(launch.shared_mem) > loaded.dynamic_shared) opt_in_shared(loaded, launch.shared_mem);
+    CudaDriver& driver = *gpu_->state().driver;
+    CUresult result = driver.launch(loaded.function, static_cast<unsigned>(shape.grid.x), static_cast<unsigned>(shape.grid.y),
+                                    static_cast<unsigned>(shape.grid.z), static_cast<unsigned>(shape.block.x),
+                                    static_cast<unsigned>(shape.block.y), static_cast<unsigned>(shape.block.z),
+                                    static_cast<unsigned>(launch.shared_mem), reinterpret_cast<CUstream>(launch.stream),
+                                    packed.pointers());
+    if (result != CUDA_SUCCESS)
+        throw CudaError(loaded.context + ": cuLaunchKernel with grid " + shape.grid.to_string() + ", block " +
+                        shape.block.to_string() + ": " + driver.error_text(result));
+}
+
+void CudaKernel::load()
+{
+    packer();
+    loaded_for(gpu_->state().current_context());
+}
+
+std::optional<CudaLoadInfo> CudaKernel::load_info() const
+{
+    CUcontext context = nullptr;
+    if (gpu_->driver().context_get_current(&context) != CUDA_SUCCESS || !context) return std::nullopt;
+    std::shared_lock lock(mutex_);
+    auto it = loaded_.find(context);
+    if (it == loaded_.end()) return std::nullopt;
+    return it->second->info;
+}
+
+}  // namespace ck

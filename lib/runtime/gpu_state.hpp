@@ -1,0 +1,64 @@
+// Gpu's per-process state: the driver (loaded and initialised once), the
+// devices' limits, and which device each context belongs to.
+#pragma once
+
+#include "cunumpy_kernels/gpu.hpp"
+
+#include "runtime/cuda_driver.hpp"
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+namespace ck {
+
+/// One device as the runtime uses it.
+struct DeviceState {
+    CUdevice device = 0;
+    DeviceInfo info;
+    CUcontext primary = nullptr;  ///< retained primary context, when this process retained it
+};
+
+/// The calling thread's context and its device.
+struct CurrentContext {
+    CUcontext context = nullptr;
+    const DeviceState* device = nullptr;
+};
+
+struct Gpu::State {
+    /// Set for a test's fake; for the system Gpu loaded at the first need.
+    std::shared_ptr<CudaDriver> driver;
+    bool load_from_system = false;
+    std::once_flag load_once;
+    std::string load_error;  ///< why the driver is unusable; empty when it works
+
+    std::shared_mutex mutex;  ///< guards the maps below
+    std::map<CUdevice, std::unique_ptr<DeviceState>> devices;
+    std::map<CUcontext, const DeviceState*> contexts;
+    // The first context seen, answered without a lock (set once).
+    std::atomic<CUcontext> first_context{nullptr};
+    std::atomic<const DeviceState*> first_device{nullptr};
+
+    ~State();
+
+    /// The initialised driver. Throws CudaError naming why it is unusable.
+    CudaDriver& ready_driver();
+
+    /// The context current on this thread, making device 0's primary context
+    /// current when there is none. Throws CudaError.
+    CurrentContext current_context();
+
+private:
+    void load();
+    const DeviceState& device_state(CUdevice device);
+    const DeviceState& device_of_context(CUcontext context);
+    void remember_first(CUcontext context, const DeviceState& state);  ///< called with `mutex` held
+};
+
+/// Reads a device's name, compute capability and launch limits.
+DeviceInfo read_device_info(CudaDriver& driver, CUdevice device, int ordinal);
+
+}  // namespace ck

@@ -1,0 +1,41 @@
+// A kernel's host side: one plain host kernel (no choice applies), or named
+// implementations chosen as cunumpy's HostImplementations chooses them.
+#pragma once
+
+#include "cunumpy_kernels/kernel.hpp"
+
+#include <array>
+#include <atomic>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+class HostImplementations {
+public:
+    explicit HostImplementations(std::string kernel) : kernel_(std::move(kernel)) {}
+    HostImplementations(HostImplementations&& other) noexcept;
+
+    /// Throws UsageError when named implementations are attached.
+    void attach_plain(HostKernel host);
+    /// Throws UsageError for a name outside host_implementation_names or when
+    /// a plain host kernel is attached.
+    void attach(const std::string& implementation, HostKernel host);
+
+    /// "host", or the attached names in preference order; empty when none.
+    std::vector<std::string> names() const;
+
+    /// The kernel a host call runs now and its name: the plain one; else the
+    /// selected implementation (ImplementationError when missing); else the
+    /// first of pyccel, numba, numpy; else python, with `warn` called once.
+    /// Throws MissingKernelError when nothing is attached.
+    const HostKernel& selected(const WarningSink& warn, std::string* name = nullptr) const;
+
+private:
+    std::string kernel_;
+    HostKernel plain_;
+    std::array<HostKernel, 4> named_;  ///< indexed as host_implementation_names
+    mutable std::atomic<bool> warned_python_{false};
+};
+
+}  // namespace ck

@@ -1,0 +1,43 @@
+// What a Kernel holds, and how the catalog builds one from a kernel folder.
+#pragma once
+
+#include "cunumpy_kernels/kernel.hpp"
+#include "cunumpy_kernels/package.hpp"
+
+#include "runtime/host_fallback.hpp"
+#include "runtime/host_implementations.hpp"
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+namespace ck {
+
+class ArtifactCache;
+class CudaKernel;
+
+struct Kernel::State {
+    State(std::string name_, KernelOptions options_);
+
+    std::string name;
+    KernelOptions options;
+    HostImplementations host;
+    WarningSink warn;                          ///< options.warn, or spdlog
+    std::shared_ptr<CudaKernel> cuda;          ///< null: not ported
+    std::filesystem::path cuda_path;           ///< where the CUDA kernel is or is expected
+    std::optional<std::filesystem::path> python_host;  ///< the Python host module, for check_signatures
+    std::shared_ptr<Gpu> gpu;                  ///< for fallback copies; null: Gpu::system()
+    AtomicTransferCounts counts;
+    std::atomic<bool> warned_fallback{false};
+};
+
+/// The kernel of `source`: CUDA side over `cache` when the folder has a CUDA
+/// source, host side empty until the application attaches one.
+Kernel make_kernel(const KernelSource& source, KernelOptions options, const Config& config,
+                   std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu);
+
+/// The warning sink of `options`, or spdlog's warn.
+WarningSink warning_sink(const KernelOptions& options);
+
+}  // namespace ck

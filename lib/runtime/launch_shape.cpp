@@ -1,0 +1,122 @@
+// Launch arithmetic: cunumpy's CudaKernel.launch_shape and n_threads_from.
+#include "cunumpy_kernels/error.hpp"
+#include "cunumpy_kernels/launch.hpp"
+
+namespace ck {
+
+namespace {
+
+constexpr std::int64_t max_threads_per_block = 1024;
+
+const ArrayView* first_array(std::span<const Argument> args)
+{
+    for (const auto& arg : args)
+        if (arg.is_array() && arg.array().ndim > 0) return &arg.array();
+    return nullptr;
+}
+
+const ArrayView& require_first_array(std::span<const Argument> args)
+{
+    const ArrayView* view = first_array(args);
+    if (!view)
+        throw LaunchError("inferring n_threads needs an array argument; pass n_threads or grid, or set "
+                          "n_threads_from to a function");
+    return *view;
+}
+
+void check_dims(const Dim3& shape, const char* what)
+{
+    if (shape.ndim < 1 || shape.ndim > 3)
+        throw LaunchError(std::string(what) + " must have 1 to 3 dimensions, got " + std::to_string(shape.ndim));
+}
+
+Dim3 checked_block(const Dim3& block)
+{
+    check_dims(block, "block");
+    for (int axis = 0; axis < block.ndim; ++axis)
+        if (block[axis] <= 0) throw LaunchError("block sizes must be positive, got " + block.to_string());
+    if (block.product() > max_threads_per_block)
+        throw LaunchError("a block has at most 1024 threads, got " + block.to_string() + " = " +
+                          std::to_string(block.product()));
+    return block;
+}
+
+void check_non_negative(const Dim3& shape, const char* what)
+{
+    check_dims(shape, what);
+    for (int axis = 0; axis < shape.ndim; ++axis)
+        if (shape[axis] < 0) throw LaunchError(std::string(what) + " must be non-negative, got " + shape.to_string());
+}
+
+Dim3 with_ndim(std::int64_t x, std::int64_t y, std::int64_t z, int ndim)
+{
+    Dim3 d(x, y, z);
+    d.ndim = ndim;
+    return d;
+}
+
+}  // namespace
+
+std::string Dim3::to_string() const
+{
+    std::string text = "(" + std::to_string(x);
+    if (ndim == 1) return text + ",)";
+    text += ", " + std::to_string(y);
+    if (ndim == 3) text += ", " + std::to_string(z);
+    return text + ")";
+}
+
+Dim3 NThreadsFrom::infer(std::span<const Argument> args, int dimensions) const
+{
+    switch (mode_) {
+    case Mode::none:
+        throw LaunchError("n_threads_from is none: pass n_threads or grid");
+    case Mode::function:
+        return function_(args);
+    case Mode::last_axis: {
+        const ArrayView& view = require_first_array(args);
+        return Dim3(view.shape[view.ndim - 1]);
+    }
+    case Mode::first_array:
+        dimensions = 1;
+        [[fallthrough]];
+    case Mode::automatic: {
+        const ArrayView& view = require_first_array(args);
+        if (view.ndim < dimensions)
+            throw LaunchError("cannot infer " + std::to_string(dimensions) + "D n_threads from the first array's " +
+                              std::to_string(view.ndim) + "D shape; pass n_threads or grid, or set n_threads_from");
+        return with_ndim(view.shape[0], dimensions > 1 ? view.shape[1] : 1, dimensions > 2 ? view.shape[2] : 1,
+                         dimensions);
+    }
+    }
+    throw LaunchError("unknown n_threads_from mode");
+}
+
+LaunchShape launch_shape(const Launch& launch, const Dim3& block_size, const NThreadsFrom& n_threads_from,
+                         std::span<const Argument> args)
+{
+    Dim3 block = checked_block(launch.block ? *launch.block : block_size);
+    std::optional<Dim3> n_threads = launch.n_threads;
+    if (!n_threads && !launch.grid) {
+        if (n_threads_from.mode() == NThreadsFrom::Mode::none)
+            throw LaunchError("n_threads is required to launch the CUDA kernel (or pass grid, or set n_threads_from)");
+        n_threads = n_threads_from.infer(args, block.ndim);
+    }
+    if (n_threads && launch.grid) throw LaunchError("pass exactly one of n_threads and grid, got both");
+    if (launch.grid) {
+        check_non_negative(*launch.grid, "grid");
+        return {*launch.grid, block};
+    }
+    check_non_negative(*n_threads, "n_threads");
+    if (block.ndim != n_threads->ndim) {
+        if (block.ndim != 1)
+            throw LaunchError("block " + block.to_string() + " and n_threads " + n_threads->to_string() +
+                              " have different numbers of dimensions");
+        block.ndim = n_threads->ndim;
+    }
+    Dim3 grid = with_ndim((n_threads->x + block.x - 1) / block.x, (n_threads->y + block.y - 1) / block.y,
+                          (n_threads->z + block.z - 1) / block.z, n_threads->ndim);
+    return {grid, block};
+}
+
+}  // namespace ck

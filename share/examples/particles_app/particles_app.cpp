@@ -1,0 +1,203 @@
+// The particle code's kernels called from C++: opens the example package's
+// catalog (share/examples/particles/src), attaches C++ host kernels, runs each
+// kernel on the host and, when a GPU is present, on the GPU from the cache
+// that `cunumpy-kernels build` filled, and compares the results.
+//
+//   particles-app [--src DIR] [--cache-dir DIR] [--cunumpy-include-dir DIR]
+//                 [--python PY] [--markers N]
+//
+// Exit status: 0 when every kernel agrees (or no GPU is present), 1 when a
+// result differs, 2 on bad flags or a library error.
+#include "particles_host.hpp"
+
+#include <cunumpy_kernels/error.hpp>
+#include <cunumpy_kernels/gpu.hpp>
+#include <cunumpy_kernels/kernel_catalog.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <numbers>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Flags {
+    std::filesystem::path src = PARTICLES_SRC;
+    std::optional<std::filesystem::path> cache_dir;
+    std::optional<std::filesystem::path> cunumpy_include_dir;
+    std::optional<std::string> python;
+    long long markers = 100000;
+};
+
+Flags parse(int argc, char** argv)
+{
+    Flags flags;
+    for (int i = 1; i < argc; ++i) {
+        std::string flag = argv[i];
+        if (i + 1 >= argc) throw ck::UsageError("flag " + flag + " needs a value");
+        std::string value = argv[++i];
+        if (flag == "--src") flags.src = value;
+        else if (flag == "--cache-dir") flags.cache_dir = value;
+        else if (flag == "--cunumpy-include-dir") flags.cunumpy_include_dir = value;
+        else if (flag == "--python") flags.python = value;
+        else if (flag == "--markers") flags.markers = std::stoll(value);
+        else throw ck::UsageError("unknown flag " + flag);
+    }
+    return flags;
+}
+
+// The state of one step: markers in a periodic box of length 1, and a grid.
+struct State {
+    explicit State(long long n) : x(n), v(n), e(n), w(n), rho(n_cells, 0.0), order(n), counts(n_cells)
+    {
+        std::mt19937_64 random(12345);
+        std::uniform_real_distribution<double> unit(0.0, 1.0);
+        for (long long i = 0; i < n; ++i) {
+            x[i] = unit(random) * length;
+            v[i] = unit(random) - 0.5;
+            e[i] = std::sin(2 * std::numbers::pi * x[i]);
+            w[i] = 1.0 / static_cast<double>(n);
+        }
+    }
+    static constexpr long long n_cells = 64;
+    static constexpr double length = 1.0;
+    static constexpr double dt = 0.05;
+    double dx() const { return length / n_cells; }
+    long long n() const { return static_cast<long long>(x.size()); }
+
+    std::vector<double> x, v, e, w, rho;
+    std::vector<long long> order, counts;
+};
+
+template <typename T>
+ck::ArrayView host_view(std::vector<T>& data)
+{
+    return ck::host_array(data.data(), {static_cast<std::int64_t>(data.size())});
+}
+
+// A device copy of a host vector, and back.
+template <typename T>
+struct DeviceArray {
+    DeviceArray(const ck::Gpu& gpu, const std::vector<T>& host) : buffer(gpu.allocate(host.size() * sizeof(T))), size(host.size())
+    {
+        buffer.upload(host.data(), host.size() * sizeof(T));
+    }
+    ck::ArrayView view() const { return buffer.view<T>({static_cast<std::int64_t>(size)}); }
+    std::vector<T> read() const
+    {
+        std::vector<T> host(size);
+        buffer.download(host.data(), size * sizeof(T));
+        return host;
+    }
+    ck::DeviceBuffer buffer;
+    std::size_t size;
+};
+
+template <typename T>
+double max_difference(const std::vector<T>& a, const std::vector<T>& b)
+{
+    double worst = 0;
+    for (std::size_t i = 0; i < a.size(); ++i)
+        worst = std::max(worst, std::abs(static_cast<double>(a[i]) - static_cast<double>(b[i])));
+    return worst;
+}
+
+bool report(const std::string& kernel, double difference, double tolerance)
+{
+    bool ok = difference <= tolerance;
+    std::printf("  %-8s max |host - gpu| = %.3g (tolerance %.3g): %s\n", kernel.c_str(), difference, tolerance,
+                ok ? "parity" : "DIFFERENT");
+    return ok;
+}
+
+ck::KernelCatalog open_catalog(const Flags& flags)
+{
+    ck::Config config = ck::load_config(flags.src);
+    if (flags.cache_dir) config.cache_dir = *flags.cache_dir;
+    if (flags.cunumpy_include_dir) config.cunumpy_include_dir = *flags.cunumpy_include_dir;
+    if (flags.python) config.python = *flags.python;
+    ck::CatalogOptions options;
+    options.load.config = config;
+    // As the package's __init__.py: sort is not ported yet, calls go by where the arrays are.
+    options.kernel.missing_cuda = ck::MissingCuda::fallback;
+    options.kernel.dispatch = ck::Dispatch::arrays;
+    static const std::map<std::string, std::vector<int>> outputs = {{"push", {0, 1}}, {"deposit", {2}}, {"sort", {2, 3}}};
+    options.per_kernel = [base = options.kernel](const std::string& name) -> std::optional<ck::KernelOptions> {
+        ck::KernelOptions kernel = base;
+        if (auto it = outputs.find(name); it != outputs.end()) kernel.outputs = it->second;
+        return kernel;
+    };
+    auto catalog = ck::KernelCatalog::from_package(flags.src / "particles" / "kernels", options);
+    catalog.attach_host("push", ck::host_kernel(&particles::push));
+    catalog.attach_host("deposit", ck::host_kernel(&particles::deposit));
+    catalog.attach_host("sort", ck::host_kernel(&particles::sort));
+    return catalog;
+}
+
+// Each kernel from the same initial state, so that host and GPU results of
+// one kernel compare on their own.
+void run_on_host(ck::KernelCatalog& catalog, const State& initial, State& s)
+{
+    catalog["push"](host_view(s.x), host_view(s.v), host_view(s.e), State::dt, State::length, s.n());
+    std::vector<double> x0 = initial.x;
+    catalog["deposit"](host_view(x0), host_view(s.w), host_view(s.rho), s.dx(), s.n(), State::n_cells);
+    catalog["sort"](host_view(x0), s.dx(), host_view(s.order), host_view(s.counts), s.n(), State::n_cells);
+}
+
+bool run_on_gpu(ck::KernelCatalog& catalog, const ck::Gpu& gpu, const State& initial, const State& host)
+{
+    DeviceArray<double> x(gpu, initial.x), v(gpu, initial.v), e(gpu, initial.e), w(gpu, initial.w);
+    DeviceArray<double> rho(gpu, initial.rho), x0(gpu, initial.x);
+    DeviceArray<long long> order(gpu, initial.order), counts(gpu, initial.counts);
+    catalog["push"](x.view(), v.view(), e.view(), State::dt, State::length, initial.n());
+    catalog["deposit"](x0.view(), w.view(), rho.view(), initial.dx(), initial.n(), State::n_cells);
+    catalog["sort"](x0.view(), initial.dx(), order.view(), counts.view(), initial.n(), State::n_cells);
+    gpu.synchronize();
+    for (const char* name : {"push", "deposit"})
+        if (auto info = catalog[name].load_info())
+            std::printf("  %-8s loaded %s %s for %s in %.2f ms\n", name, info->how.c_str(), info->target.c_str(),
+                        info->device.c_str(), info->seconds * 1e3);
+    auto t = catalog["sort"].transfers();
+    std::printf("  sort     ran on the host (not ported): %llu fallback, %llu + %llu copies, %llu bytes\n",
+                static_cast<unsigned long long>(t.fallbacks), static_cast<unsigned long long>(t.to_host),
+                static_cast<unsigned long long>(t.to_device),
+                static_cast<unsigned long long>(t.to_host_bytes + t.to_device_bytes));
+    bool ok = report("push", std::max(max_difference(x.read(), host.x), max_difference(v.read(), host.v)), 1e-12);
+    ok = report("deposit", max_difference(rho.read(), host.rho), 1e-9) && ok;
+    ok = report("sort", std::max(max_difference(order.read(), host.order), max_difference(counts.read(), host.counts)), 0) && ok;
+    return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    try {
+        Flags flags = parse(argc, argv);
+        ck::KernelCatalog catalog = open_catalog(flags);
+        std::printf("%s\n", catalog.summary().c_str());
+        catalog.check_signatures();
+
+        State initial(flags.markers);
+        State host = initial;
+        run_on_host(catalog, initial, host);
+        std::printf("host: %lld markers pushed, deposited and sorted\n", initial.n());
+
+        auto gpu = ck::Gpu::system();
+        std::string why;
+        if (!gpu->available(&why)) {
+            std::printf("no GPU (%s): host kernels only\n", why.c_str());
+            return 0;
+        }
+        std::printf("gpu: %s\n", gpu->current_device().name.c_str());
+        return run_on_gpu(catalog, *gpu, initial, host) ? 0 : 1;
+    } catch (const ck::Error& error) {
+        std::fprintf(stderr, "particles-app: %s\n", error.what());
+        return 2;
+    }
+}

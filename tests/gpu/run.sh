@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The GPU run, from a folder made by tests/gpu/pack.sh: builds the example
+# package with the CLI, runs the GPU tests, the example application, the
+# launch benchmark and the CuPy reference. Output to $OUT/gpu-run.log.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH="$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export CK_SOURCE_ROOT="$here/src-root"
+export CK_CUNUMPY_INCLUDE_DIR="$here/cunumpy-include"
+out=${OUT:-/tmp}
+work=$(mktemp -d)
+export HOME="$work/home" TMPDIR="$work"
+mkdir -p "$HOME"
+cache="$work/cache"
+src="$CK_SOURCE_ROOT/share/examples/particles/src"
+{
+  echo "== machine"
+  nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
+  ls /usr/local/cuda/lib64/libnvrtc.so* 2>&1 | head -3
+  for b in "$here"/bin/*; do ldd "$b" | grep "not found"; done
+  echo "== cunumpy-kernels build (the CLI) of the example package"
+  "$here/bin/cunumpy-kernels" build --cache-dir "$cache" --cunumpy-include-dir "$CK_CUNUMPY_INCLUDE_DIR" "$src"
+  echo "== GPU tests"
+  CK_GPU_CLI_CACHE="$cache" "$here/bin/test_gpu_runtime"
+  echo "test_gpu_runtime exit status: $?"
+  echo "== example application"
+  "$here/bin/particles-app" --src "$src" --cache-dir "$cache" --cunumpy-include-dir "$CK_CUNUMPY_INCLUDE_DIR" --markers 1000000
+  echo "particles-app exit status: $?"
+  echo "== launch benchmark"
+  CK_GPU_CLI_CACHE="$cache" "$here/bin/bench_runtime_launch" --benchmark_report_aggregates_only=true \
+    --benchmark_enable_random_interleaving=true
+  echo "== the runtime's own share of a call (null driver, this machine's CPU)"
+  "$here/bin/bench_runtime_overhead" --benchmark_report_aggregates_only=true
+  echo "== CuPy reference"
+  cubin=$(find "$cache" -name 'push.sm_90.cubin' | head -1)
+  python3 "$here/cupy_rawkernel_launch.py" "$cubin" "$CK_SOURCE_ROOT"
+} 2>&1 | tee "$out/gpu-run.log"

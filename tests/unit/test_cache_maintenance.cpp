@@ -1,0 +1,189 @@
+// verify, prune, export and import.
+#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "temp_tree.hpp"
+#include "util/file_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Publishes a sound entry whose key is the hash of its inputs.
+std::string publish(const fs::path& root, const std::string& module, const std::string& bytes,
+                    const std::string& built_at = "2026-01-01T00:00:00Z")
+{
+    Manifest m;
+    m.kind = "cuda";
+    m.module = module;
+    m.kernel = module.substr(module.rfind('.') + 1);
+    m.entry_symbol = m.kernel;
+    m.target = "sm_90";
+    m.inputs = {{"module", module}, {"bytes", bytes}};
+    m.key = cache_key(m.inputs);
+    m.built_at = built_at;
+    EntryWriter writer(root, "cuda", m.key);
+    m.artifacts.push_back(writer.add_file(m.kernel + ".sm_90.cubin", "sm_90", bytes));
+    writer.commit(m);
+    return m.key;
+}
+
+// Writes a tar archive with the given members; a member whose name ends in
+// "@link" is written as a symlink to /etc/passwd.
+void write_tar(const fs::path& path, const std::vector<std::pair<std::string, std::string>>& members)
+{
+    archive* a = archive_write_new();
+    archive_write_set_format_pax_restricted(a);
+    archive_write_open_filename(a, path.c_str());
+    for (const auto& [name, bytes] : members) {
+        archive_entry* e = archive_entry_new();
+        bool link = name.size() > 5 && name.substr(name.size() - 5) == "@link";
+        archive_entry_set_pathname(e, (link ? name.substr(0, name.size() - 5) : name).c_str());
+        archive_entry_set_filetype(e, link ? AE_IFLNK : AE_IFREG);
+        if (link) archive_entry_set_symlink(e, "/etc/passwd");
+        archive_entry_set_size(e, link ? 0 : static_cast<la_int64_t>(bytes.size()));
+        archive_entry_set_perm(e, 0644);
+        archive_write_header(a, e);
+        if (!link) archive_write_data(a, bytes.data(), bytes.size());
+        archive_entry_free(e);
+    }
+    archive_write_close(a);
+    archive_write_free(a);
+}
+
+}  // namespace
+
+TEST_CASE("verify finds corrupt artifacts, forged keys and unreadable manifests")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    std::string good = publish(tree.root(), "sim.kernels.push", "good cubin");
+    std::string corrupt = publish(tree.root(), "sim.kernels.deposit", "deposit cubin");
+    std::string broken = publish(tree.root(), "sim.kernels.sort", "sort cubin");
+    CHECK(verify_entries(store, false).empty());
+
+    util::write_file_synced(store.entry_dir("cuda", corrupt) / "deposit.sm_90.cubin", "deposit cubiN");
+    util::write_file_synced(store.entry_dir("cuda", broken) / "manifest.json", "{");
+    auto findings = verify_entries(store, false);
+    REQUIRE(findings.size() == 2);
+    for (const auto& f : findings) {
+        CHECK_FALSE(f.removed);
+        bool known = f.problem.find("SHA-256 mismatch") != std::string::npos ||
+                     f.problem.find("manifest.json unreadable") != std::string::npos;
+        CHECK_MESSAGE(known, f.problem);
+    }
+    findings = verify_entries(store, true);
+    CHECK(findings.size() == 2);
+    CHECK(findings[0].removed);
+    CHECK(verify_entries(store, false).empty());
+    CHECK(store.find("cuda", good));
+    CHECK(list_entries(store).size() == 1);
+}
+
+TEST_CASE("prune by age, then by size, oldest built first")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    publish(tree.root(), "sim.kernels.a", std::string(1000, 'a'), "2020-01-01T00:00:00Z");
+    publish(tree.root(), "sim.kernels.b", std::string(1000, 'b'), "2099-01-01T00:00:00Z");
+    publish(tree.root(), "sim.kernels.c", std::string(1000, 'c'), "2098-01-01T00:00:00Z");
+
+    PruneOptions dry;
+    dry.max_age_seconds = 365 * 86400.0;
+    dry.dry_run = true;
+    auto would = prune_entries(store, dry);
+    REQUIRE(would.size() == 1);
+    CHECK(would[0].manifest->module == "sim.kernels.a");
+    CHECK(list_entries(store).size() == 3);
+
+    PruneOptions by_size;
+    by_size.max_bytes = list_entries(store)[0].bytes + 10;  // room for one entry
+    auto removed = prune_entries(store, by_size);
+    REQUIRE(removed.size() == 2);
+    CHECK(removed[0].manifest->module == "sim.kernels.a");
+    CHECK(removed[1].manifest->module == "sim.kernels.c");
+    auto left = list_entries(store);
+    REQUIRE(left.size() == 1);
+    CHECK(left[0].manifest->module == "sim.kernels.b");
+}
+
+TEST_CASE("ages and sizes")
+{
+    CHECK(parse_age("90") == 90);
+    CHECK(parse_age("45m") == 2700);
+    CHECK(parse_age("12h") == 43200);
+    CHECK(parse_age("30d") == 30 * 86400);
+    CHECK(parse_size("1024") == 1024);
+    CHECK(parse_size("500M") == 500ull << 20);
+    CHECK(parse_size("2G") == 2ull << 30);
+    CHECK_THROWS_AS(parse_age("soon"), UsageError);
+    CHECK_THROWS_AS(parse_age("3w"), UsageError);
+    CHECK_THROWS_AS(parse_size("-1G"), UsageError);
+    CHECK_THROWS_AS(parse_size("12GB"), UsageError);
+}
+
+TEST_CASE("export then import reproduces every sound entry; import twice adds nothing")
+{
+    test::TempTree tree;
+    EntryStore from(tree / "from");
+    publish(from.root(), "sim.kernels.push", "push cubin");
+    std::string corrupt = publish(from.root(), "sim.kernels.deposit", "deposit cubin");
+    util::write_file_synced(from.entry_dir("cuda", corrupt) / "deposit.sm_90.cubin", "tampered");
+    auto exported = export_entries(from, tree / "cache.tar.zst");
+    CHECK(exported.entries == 1);
+    CHECK(exported.skipped == 1);
+
+    EntryStore to(tree / "to");
+    auto imported = import_entries(to, tree / "cache.tar.zst");
+    CHECK(imported.entries == 1);
+    CHECK(verify_entries(to, false).empty());
+    CHECK(list_entries(to).size() == 1);
+    CHECK(fs::exists(to.root() / "CACHEDIR.TAG"));
+    CHECK(import_entries(to, tree / "cache.tar.zst").skipped == 1);
+}
+
+TEST_CASE("import rejects untrusted archives whole")
+{
+    test::TempTree tree;
+    EntryStore store(tree / "cache");
+    std::string key(64, 'a');
+    std::string dir = "cuda/aa/" + key + "/";
+
+    SUBCASE("a path outside the cache layout")
+    {
+        write_tar(tree / "bad.tar", {{"../../etc/evil", "x"}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("is not a cache file"), CacheError);
+    }
+    SUBCASE("a symlink")
+    {
+        write_tar(tree / "bad.tar", {{dir + "push.sm_90.cubin@link", ""}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("only regular files"), CacheError);
+    }
+    SUBCASE("an artifact that does not match its manifest")
+    {
+        test::TempTree source;
+        EntryStore real(source.root());
+        std::string real_key = publish(source.root(), "sim.kernels.push", "push cubin");
+        std::string manifest = util::read_file(real.entry_dir("cuda", real_key) / "manifest.json");
+        std::string prefix = "cuda/" + real_key.substr(0, 2) + "/" + real_key + "/";
+        write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest}, {prefix + "push.sm_90.cubin", "evil cubin"}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("does not match its checksum"), CacheError);
+    }
+    SUBCASE("a manifest whose key is not the hash of its inputs")
+    {
+        write_tar(tree / "bad.tar", {{dir + "manifest.json", R"({"format":1,"key":")" + key +
+                                                                 R"(","kind":"cuda","module":"m","kernel":"k","entry_symbol":"k","target":"sm_90","inputs":{},"artifacts":[],"built_at":"","seconds":0,"log":""})"}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("does not match the recorded inputs"), CacheError);
+    }
+    SUBCASE("not an archive")
+    {
+        tree.write("bad.tar", "plain text, not a tar archive at all");
+        CHECK_THROWS_AS(import_entries(store, tree / "bad.tar"), CacheError);
+    }
+    CHECK(list_entries(store).empty());
+}

@@ -1,0 +1,145 @@
+// Launch arithmetic (cunumpy's launch_shape and n_threads_from) and the limit
+// checks made before a launch.
+#include "cunumpy_kernels/error.hpp"
+#include "cunumpy_kernels/launch.hpp"
+
+#include "runtime/launch_limits.hpp"
+
+#include <doctest/doctest.h>
+
+#include <vector>
+
+using namespace ck;
+
+namespace {
+
+std::vector<double> storage(64);
+
+Argument array(std::initializer_list<std::int64_t> shape)
+{
+    return Argument(make_array_view(storage.data(), ElementType::float64,
+                                    std::span<const std::int64_t>(shape.begin(), shape.size()), Memory::device));
+}
+
+LaunchShape shape_of(const Launch& launch, Dim3 block = Dim3(128), NThreadsFrom from = NThreadsFrom::automatic(),
+                     std::vector<Argument> args = {})
+{
+    return launch_shape(launch, block, from, args);
+}
+
+DeviceInfo h200()
+{
+    DeviceInfo info;
+    info.name = "NVIDIA H200";
+    info.cc_major = 9;
+    info.max_threads_per_block = 1024;
+    info.max_block[0] = 1024;
+    info.max_block[1] = 1024;
+    info.max_block[2] = 64;
+    info.max_grid[0] = 2147483647;
+    info.max_grid[1] = 65535;
+    info.max_grid[2] = 65535;
+    info.shared_per_block = 49152;
+    info.shared_per_block_optin = 232448;
+    return info;
+}
+
+}  // namespace
+
+TEST_CASE("n_threads is divided by the block and rounded up")
+{
+    auto shape = shape_of(Launch{.n_threads = Dim3(1000)});
+    CHECK(shape.grid == Dim3(8));
+    CHECK(shape.block == Dim3(128));
+    shape = shape_of(Launch{.n_threads = Dim3(100, 50)}, Dim3(16, 16));
+    CHECK(shape.grid == Dim3(7, 4));
+    CHECK(shape.block == Dim3(16, 16));
+}
+
+TEST_CASE("a 1D block with 2D or 3D n_threads becomes (b, 1[, 1])")
+{
+    auto shape = shape_of(Launch{.n_threads = Dim3(300, 7)});
+    CHECK(shape.grid == Dim3(3, 7));
+    CHECK(shape.block == Dim3(128, 1));
+    shape = shape_of(Launch{.n_threads = Dim3(10, 2, 3)}, Dim3(4));
+    CHECK(shape.grid == Dim3(3, 2, 3));
+    CHECK(shape.block == Dim3(4, 1, 1));
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10)}, Dim3(4, 4)),
+                         doctest::Contains("different numbers of dimensions"), LaunchError);
+}
+
+TEST_CASE("an explicit grid and block win; a zero axis is an empty launch")
+{
+    auto shape = shape_of(Launch{.grid = Dim3(5, 2), .block = Dim3(32)}, Dim3(128), NThreadsFrom::automatic(), {array({9})});
+    CHECK(shape.grid == Dim3(5, 2));
+    CHECK(shape.block == Dim3(32));
+    CHECK_FALSE(shape.empty());
+    CHECK(shape_of(Launch{.n_threads = Dim3(0)}).empty());
+    CHECK(shape_of(Launch{.grid = Dim3(4, 0)}).empty());
+}
+
+TEST_CASE("the size comes from the leading axes of the first array, one per block dimension")
+{
+    std::vector<Argument> args = {Argument(2.0), array({40, 8}), array({3})};
+    auto shape = launch_shape(Launch{}, Dim3(16), NThreadsFrom::automatic(), args);
+    CHECK(shape.grid == Dim3(3));
+    shape = launch_shape(Launch{}, Dim3(8, 4), NThreadsFrom::automatic(), args);
+    CHECK(shape.grid == Dim3(5, 2));
+    shape = launch_shape(Launch{}, Dim3(4), NThreadsFrom::last_axis(), args);
+    CHECK(shape.grid == Dim3(2));
+    shape = launch_shape(Launch{}, Dim3(8), NThreadsFrom::first_array(), args);
+    CHECK(shape.grid == Dim3(5));
+    // first_array is one axis: a 2D block does not fit it (as in cunumpy)
+    CHECK_THROWS_WITH_AS(launch_shape(Launch{}, Dim3(8, 4), NThreadsFrom::first_array(), args),
+                         doctest::Contains("different numbers of dimensions"), LaunchError);
+    // explicit n_threads beats inference
+    shape = launch_shape(Launch{.n_threads = Dim3(1)}, Dim3(16), NThreadsFrom::automatic(), args);
+    CHECK(shape.grid == Dim3(1));
+    CHECK_THROWS_WITH_AS(launch_shape(Launch{}, Dim3(4, 4, 4), NThreadsFrom::automatic(), args),
+                         doctest::Contains("cannot infer 3D n_threads"), LaunchError);
+}
+
+TEST_CASE("n_threads_from: a function of the arguments, or none, which requires a size")
+{
+    auto from = NThreadsFrom::function([](std::span<const Argument> args) { return Dim3(args[0].as_int()); });
+    std::vector<Argument> args = {Argument(1000LL)};
+    CHECK(launch_shape(Launch{}, Dim3(100), from, args).grid == Dim3(10));
+    CHECK_THROWS_WITH_AS(launch_shape(Launch{}, Dim3(128), NThreadsFrom::none(), args),
+                         doctest::Contains("n_threads is required"), LaunchError);
+    CHECK(launch_shape(Launch{.n_threads = Dim3(3)}, Dim3(128), NThreadsFrom::none(), args).grid == Dim3(1));
+    CHECK_THROWS_WITH_AS(launch_shape(Launch{}, Dim3(128), NThreadsFrom::automatic(), args),
+                         doctest::Contains("needs an array argument"), LaunchError);
+}
+
+TEST_CASE("bad launch sizes are refused before any driver call")
+{
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .grid = Dim3(1)}), doctest::Contains("exactly one"), LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(-1)}), doctest::Contains("non-negative"), LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.grid = Dim3(1, -2)}), doctest::Contains("non-negative"), LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .block = Dim3(2048)}), doctest::Contains("at most 1024"),
+                         LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .block = Dim3(0)}), doctest::Contains("positive"), LaunchError);
+    CHECK(Dim3(128).to_string() == "(128,)");
+    CHECK(Dim3(16, 16).to_string() == "(16, 16)");
+}
+
+TEST_CASE("limits: block and grid per axis, threads against device and kernel, shared memory with opt-in")
+{
+    DeviceInfo device = h200();
+    FunctionLimits function{1024, 0};
+    std::string context = "kernel 'push' on CUDA device 0 (NVIDIA H200)";
+    check_launch_limits({Dim3(8), Dim3(128)}, 0, device, function, context);
+    check_launch_limits({Dim3(1), Dim3(32)}, 100 * 1024, device, function, context);  // above 48 KiB: opt-in
+
+    CHECK_THROWS_WITH_AS(check_launch_limits({Dim3(1), Dim3(1, 1, 128)}, 0, device, function, context),
+                         doctest::Contains("kernel 'push' on CUDA device 0 (NVIDIA H200): block[2]=128 exceeds the 64 limit"),
+                         LaunchError);
+    CHECK_THROWS_WITH_AS(check_launch_limits({Dim3(1, 70000), Dim3(32)}, 0, device, function, context),
+                         doctest::Contains("grid[1]=70000"), LaunchError);
+    FunctionLimits bounded{256, 0};  // __launch_bounds__(256)
+    CHECK_THROWS_WITH_AS(check_launch_limits({Dim3(1), Dim3(512)}, 0, device, bounded, context),
+                         doctest::Contains("exceeding the 256 device/kernel limit"), LaunchError);
+    FunctionLimits with_static{1024, 32 * 1024};
+    CHECK_THROWS_WITH_AS(check_launch_limits({Dim3(1), Dim3(32)}, 200 * 1024, device, with_static, context),
+                         doctest::Contains("static shared memory 32768 + shared_mem=204800 exceeds the 232448"), LaunchError);
+}

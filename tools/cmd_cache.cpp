@@ -1,0 +1,230 @@
+// `cunumpy-kernels cache dir|info|list|verify|prune|export|import`.
+#include "commands.hpp"
+#include "tree_options.hpp"
+
+#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "cunumpy_kernels/package.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <memory>
+
+namespace ck::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CacheFlags {
+    std::optional<std::string> cache_dir;
+    std::optional<std::string> cache_name;
+    std::string tree = ".";
+    bool json = false;
+    bool fix = false;
+    bool dry_run = false;
+    std::optional<std::string> max_age;
+    std::optional<std::string> max_size;
+    std::string archive;
+};
+
+// Which cache: --cache-dir, else the name from --cache-name, the tree's
+// pyproject.toml, or the top-level package of the kernels in the tree.
+CacheLocation locate(const CacheFlags& flags, bool for_writing)
+{
+    Config config = load_config(flags.tree);
+    if (flags.cache_dir) config.cache_dir = fs::path(*flags.cache_dir);
+    if (flags.cache_name) config.cache_name = *flags.cache_name;
+    if (!config.cache_name && !config.cache_dir) {
+        auto kernels = find_kernels({flags.tree}, config);
+        if (kernels.empty())
+            throw UsageError("no kernels in " + flags.tree + " to name the cache: pass --cache-dir, --cache-name, or --tree");
+        config.cache_name = kernels.front().top_package;
+    }
+    return resolve_cache_location(config.cache_name.value_or(""), config.cache_dir, for_writing);
+}
+
+std::string human_bytes(std::uint64_t bytes)
+{
+    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double value = static_cast<double>(bytes);
+    int unit = 0;
+    while (value >= 1024 && unit < 4) {
+        value /= 1024;
+        ++unit;
+    }
+    return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", value, units[unit]);
+}
+
+nlohmann::json entry_json(const EntryInfo& entry)
+{
+    nlohmann::json j = {{"kind", entry.kind}, {"key", entry.key}, {"dir", entry.dir.string()}, {"bytes", entry.bytes}};
+    if (entry.manifest) {
+        j["module"] = entry.manifest->module;
+        j["target"] = entry.manifest->target;
+        j["built_at"] = entry.manifest->built_at;
+    } else {
+        j["problem"] = entry.problem;
+    }
+    return j;
+}
+
+int run_dir(const CacheFlags& flags, Terminal& terminal)
+{
+    terminal.result(locate(flags, false).root.string() + "\n");
+    return 0;
+}
+
+int run_info(const CacheFlags& flags, Terminal& terminal)
+{
+    CacheLocation location = locate(flags, false);
+    auto entries = list_entries(EntryStore(location.root));
+    std::uint64_t bytes = 0;
+    std::map<std::string, std::size_t> by_kind;
+    for (const auto& entry : entries) {
+        bytes += entry.bytes;
+        ++by_kind[entry.kind];
+    }
+    if (flags.json) {
+        terminal.result(nlohmann::json{{"root", location.root.string()}, {"name", location.name}, {"entries", entries.size()},
+                                       {"bytes", bytes}, {"by_kind", by_kind}}
+                            .dump(2) +
+                        "\n");
+        return 0;
+    }
+    std::string out = fmt::format("cache root: {}\nentries:    {}\nsize:       {}\n", location.root.string(),
+                                  entries.size(), human_bytes(bytes));
+    for (const auto& [kind, count] : by_kind) out += fmt::format("  {}: {}\n", kind, count);
+    terminal.result(out);
+    return 0;
+}
+
+int run_list(const CacheFlags& flags, Terminal& terminal)
+{
+    auto entries = list_entries(EntryStore(locate(flags, false).root));
+    if (flags.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& entry : entries) list.push_back(entry_json(entry));
+        terminal.result(list.dump(2) + "\n");
+        return 0;
+    }
+    std::string out;
+    for (const auto& entry : entries) {
+        if (entry.manifest)
+            out += fmt::format("{} {:<12} {:<10} {:>10} {} {}\n", entry.key.substr(0, 12), entry.kind, entry.manifest->target,
+                               human_bytes(entry.bytes), entry.manifest->built_at, entry.manifest->module);
+        else
+            out += fmt::format("{} {:<12} unreadable: {}\n", entry.key.substr(0, 12), entry.kind, entry.problem);
+    }
+    terminal.result(out);
+    return 0;
+}
+
+int run_verify(const CacheFlags& flags, Terminal& terminal)
+{
+    CacheLocation location = locate(flags, flags.fix);
+    auto findings = verify_entries(EntryStore(location.root), flags.fix);
+    bool unfixed = false;
+    std::string out;
+    for (const auto& finding : findings) {
+        out += fmt::format("{}: {}{}\n", finding.entry.string(), finding.problem, finding.removed ? " (removed)" : "");
+        unfixed = unfixed || !finding.removed;
+    }
+    out += fmt::format("{} bad entr{} in {}\n", findings.size(), findings.size() == 1 ? "y" : "ies", location.root.string());
+    terminal.result(out);
+    return unfixed ? 1 : 0;
+}
+
+int run_prune(const CacheFlags& flags, Terminal& terminal)
+{
+    if (!flags.max_age && !flags.max_size) throw UsageError("cache prune: give --max-age, --max-size or both");
+    PruneOptions options;
+    if (flags.max_age) options.max_age_seconds = parse_age(*flags.max_age);
+    if (flags.max_size) options.max_bytes = parse_size(*flags.max_size);
+    options.dry_run = flags.dry_run;
+    auto removed = prune_entries(EntryStore(locate(flags, !flags.dry_run).root), options);
+    std::uint64_t bytes = 0;
+    std::string out;
+    for (const auto& entry : removed) {
+        bytes += entry.bytes;
+        terminal.note(fmt::format("{} {}", flags.dry_run ? "would remove" : "removed", entry.dir.string()), 1);
+    }
+    out += fmt::format("{} {} entries, {}\n", flags.dry_run ? "would remove" : "removed", removed.size(), human_bytes(bytes));
+    terminal.result(out);
+    return 0;
+}
+
+int run_export(const CacheFlags& flags, Terminal& terminal)
+{
+    auto summary = export_entries(EntryStore(locate(flags, false).root), flags.archive);
+    terminal.result(fmt::format("exported {} entries ({}) to {}; skipped {} unsound\n", summary.entries,
+                                human_bytes(summary.bytes), flags.archive, summary.skipped));
+    return 0;
+}
+
+int run_import(const CacheFlags& flags, Terminal& terminal)
+{
+    CacheLocation location = locate(flags, true);
+    auto summary = import_entries(EntryStore(location.root), flags.archive);
+    terminal.result(fmt::format("imported {} entries ({}) into {}; {} already present\n", summary.entries,
+                                human_bytes(summary.bytes), location.root.string(), summary.skipped));
+    return 0;
+}
+
+using CacheRunner = int (*)(const CacheFlags&, Terminal&);
+
+struct CacheCommand {
+    const char* name;
+    const char* help;
+    CacheRunner run;
+};
+
+const CacheCommand cache_commands[] = {
+    {"dir", "Print the cache root", run_dir},
+    {"info", "Entries and size of the cache", run_info},
+    {"list", "One line per entry: key, kind, target, size, build time, kernel", run_list},
+    {"verify", "Check every entry's manifest, key and artifact checksums", run_verify},
+    {"prune", "Remove entries built longest ago, by age or to a size", run_prune},
+    {"export", "Write every sound entry to a .tar.zst archive", run_export},
+    {"import", "Publish the entries of an exported archive that the cache lacks", run_import},
+};
+
+void add_location_flags(CLI::App& command, CacheFlags& flags)
+{
+    command.add_option("--cache-dir", flags.cache_dir, "Cache root");
+    command.add_option("--cache-name", flags.cache_name, "PyccelCache name (root from $<NAME>_KERNEL_CACHE or ~/.cache/<name>/kernels)");
+    command.add_option("--tree", flags.tree, "Kernel tree whose cache is meant (default: .)");
+}
+
+}  // namespace
+
+CommandRunner setup_cache(CLI::App& command)
+{
+    auto flags = std::make_shared<CacheFlags>();
+    command.require_subcommand(1);
+    std::vector<std::pair<CLI::App*, CacheRunner>> runners;
+    for (const auto& spec : cache_commands) {
+        CLI::App* sub = command.add_subcommand(spec.name, spec.help);
+        add_location_flags(*sub, *flags);
+        std::string name = spec.name;
+        if (name == "info" || name == "list") sub->add_flag("--json", flags->json, "JSON on stdout");
+        if (name == "verify") sub->add_flag("--fix", flags->fix, "Remove bad entries (the next build rebuilds them)");
+        if (name == "prune") {
+            sub->add_option("--max-age", flags->max_age, "Remove entries built longer ago than this (30d, 12h, 45m, 90s)");
+            sub->add_option("--max-size", flags->max_size, "Then remove the oldest until the cache is under this size (500M, 2G)");
+            sub->add_flag("-n,--dry-run", flags->dry_run, "List what would be removed");
+        }
+        if (name == "export" || name == "import")
+            sub->add_option("archive", flags->archive, "The .tar.zst file")->required();
+        runners.emplace_back(sub, spec.run);
+    }
+    return [flags, runners](Terminal& terminal) {
+        for (const auto& [sub, run] : runners)
+            if (sub->parsed()) return run(*flags, terminal);
+        throw UsageError("cache: name a subcommand (dir, info, list, verify, prune, export, import)");
+    };
+}
+
+}  // namespace ck::cli
