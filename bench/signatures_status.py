@@ -15,6 +15,8 @@ import argparse
 import os
 import platform
 import re
+import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -38,19 +40,40 @@ def struphy_tree(work, given):
     return work / "tree"
 
 
+def child_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def timed(command, runs, env=None, cwd=None, expect=(0,)):
-    times = []
+    """Wall and CPU (user + sys) milliseconds of each run."""
+    walls, cpus = [], []
     for _ in range(runs):
+        cpu = child_cpu()
         start = time.perf_counter()
         result = subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append((time.perf_counter() - start) * 1000)
+        walls.append((time.perf_counter() - start) * 1000)
+        cpus.append((child_cpu() - cpu) * 1000)
         assert result.returncode in expect, f"{command}: exit {result.returncode}"
-    return times
+    return walls, cpus
 
 
-def row(label, times):
-    return (f"| {label} | {min(times):.1f} | {statistics.median(times):.1f} | "
-            f"{statistics.mean(times):.1f} | {max(times):.1f} |")
+def instructions(command, env):
+    """Instructions executed (valgrind's callgrind): the same whatever else the machine does."""
+    if not shutil.which("valgrind"):
+        return None
+    with tempfile.TemporaryDirectory() as out:
+        result = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}/cg", *command],
+                                env=env, capture_output=True, text=True)
+    found = re.search(r"Collected : (\d+)", result.stderr)
+    return int(found.group(1)) if found else None
+
+
+def row(label, figures, count=None):
+    walls, cpus = figures
+    millions = f"{count / 1e6:.0f}" if count else "-"
+    return (f"| {label} | {min(walls):.1f} | {statistics.median(walls):.1f} | {max(walls):.1f} | "
+            f"{statistics.median(cpus):.1f} | {millions} |")
 
 
 def main():
@@ -58,6 +81,7 @@ def main():
     parser.add_argument("--cli", default=str(ROOT / "build" / "tools" / "cunumpy-kernels"))
     parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
     parser.add_argument("--struphy", help="an unpacked struphy wheel (default: pip download)")
+    parser.add_argument("--cache", help="cache folder to build into and keep (default: a temporary one)")
     parser.add_argument("--runs", type=int, default=30)
     parser.add_argument("--write", action="store_true", help="record the figures in bench/RESULTS.md")
     args = parser.parse_args()
@@ -68,19 +92,23 @@ def main():
         source = tree / "struphy"
         version = next((p.name for p in tree.glob("struphy-*.dist-info")), "struphy")
         env = dict(os.environ, HOME=str(work / "home"), NO_COLOR="1")
-        cache = ["--cache-dir", str(work / "cache"), "--python", args.python]
+        cache = ["--cache-dir", args.cache or str(work / "cache"), "--python", args.python]
         built = subprocess.run([args.cli, "build", "--jobs", str(os.cpu_count()), *cache, str(source)], env=env,
                                capture_output=True, text=True)
         summary = built.stdout.strip().splitlines()[-1] if built.stdout.strip() else built.stderr[-300:]
         load = os.getloadavg()[0]
-        figures = {
-            "check-signatures": timed([args.cli, "check-signatures", str(source)], args.runs, env),
-            "status (warm cache)": timed([args.cli, "status", *cache, str(source)], args.runs, env),
-            "status --json --check-signatures": timed([args.cli, "status", "--json", "--check-signatures", *cache,
-                                                       str(source)], args.runs, env),
-            "python -c 'import cunumpy'": timed([args.python, "-c", "import cunumpy"], args.runs, env),
-            "python -c 'pass'": timed([args.python, "-c", "pass"], args.runs, env),
+        commands = {
+            "check-signatures": [args.cli, "check-signatures", str(source)],
+            "status (warm cache)": [args.cli, "status", *cache, str(source)],
+            "status --json --check-signatures": [args.cli, "status", "--json", "--check-signatures", *cache,
+                                                 str(source)],
+            "build --dry-run (the planning status shares)": [args.cli, "build", "--dry-run", *cache, str(source)],
+            "python -c 'import cunumpy'": [args.python, "-c", "import cunumpy"],
+            "python -c 'pass'": [args.python, "-c", "pass"],
         }
+        figures = {label: timed(command, args.runs, env) for label, command in commands.items()}
+        counts = {label: instructions(command, env) for label, command in commands.items()
+                  if command[0] == args.cli}
         kernels = subprocess.run([args.cli, "status", *cache, str(source)], env=env, capture_output=True,
                                  text=True).stdout.splitlines()[0]
 
@@ -94,9 +122,12 @@ def main():
         f"start (other work shares the machine); CLI: `{Path(args.cli).relative_to(ROOT) if Path(args.cli).is_relative_to(ROOT) else args.cli}`"
         " (meson debugoptimized: -O2 -g). Target: under 30 ms each.",
         "",
-        "| command | min | median | mean | max |",
-        "|---|---|---|---|---|",
-        *[row(label, times) for label, times in figures.items()],
+        "Wall: min, median, max over the runs; CPU: median user + sys of the process; instructions: one run under",
+        "callgrind, in millions (independent of the load).",
+        "",
+        "| command | wall min | wall median | wall max | CPU median | instructions (M) |",
+        "|---|---|---|---|---|---|",
+        *[row(label, figures[label], counts.get(label)) for label in figures],
         END,
     ]
     text = "\n".join(lines)

@@ -15,6 +15,7 @@ namespace ck::cli {
 
 struct TargetOptions {
     std::vector<std::string> architectures;
+    bool ptx = false;
     bool no_ptx = false;
     std::optional<std::string> compiler;
     std::vector<std::string> options;

@@ -139,8 +139,9 @@ void CppPreprocessor::emit(const CppToken& token, int depth)
             }
             budget_ -= macro->second.body.size();
             expanding_.push_back(token.text);
-            std::vector<CppToken> body = macro->second.body;  // a copy: nothing redefines it meanwhile, but stay safe
-            for (CppToken expanded : body) {
+            // Directives are only read by run(), never during an expansion:
+            // the body stays put while it is walked.
+            for (CppToken expanded : macro->second.body) {
                 expanded.line = token.line;
                 emit(expanded, depth + 1);
             }

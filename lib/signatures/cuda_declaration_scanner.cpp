@@ -68,6 +68,11 @@ void CudaDeclarationScanner::token(const CppToken& token)
 
 void CudaDeclarationScanner::at_namespace_level(const CppToken& token)
 {
+    // Inside parentheses everything belongs to the statement: `= {}` as a
+    // default argument, a lambda in __launch_bounds__(...).
+    if (is(token, "(") || is(token, "[")) ++state_.parens;
+    if ((is(token, ")") || is(token, "]")) && state_.parens > 0) --state_.parens;
+    if (state_.parens > 0 || is(token, ")") || is(token, "]")) return append(token);
     if (is(token, ";")) return finish_statement(false);
     if (is(token, "{")) return open_brace();
     if (is(token, "}")) {
@@ -75,9 +80,15 @@ void CudaDeclarationScanner::at_namespace_level(const CppToken& token)
         if (state_.scopes > 0) --state_.scopes;
         return;
     }
+    append(token);
+}
+
+void CudaDeclarationScanner::append(const CppToken& token)
+{
     if (state_.statement.size() >= max_statement_tokens) {
         state_.statement.clear();
         state_.alternatives.clear();
+        state_.parens = 0;
     }
     state_.statement.push_back({token, serial_});
 }
@@ -108,6 +119,7 @@ void CudaDeclarationScanner::finish_statement(bool has_body)
     }
     state_.statement.clear();
     state_.alternatives.clear();
+    state_.parens = 0;
 }
 
 void CudaDeclarationScanner::analyze(const Statement& statement, bool has_body)
@@ -160,13 +172,19 @@ void CudaDeclarationScanner::record_macro_use(const std::vector<CppToken>& token
     }
 }
 
+// `namespace a::b {`, `extern "C" {`, also after words the reader cannot
+// see through (`CUB_NAMESPACE_BEGIN namespace detail {`, a macro from
+// another file that ends in no `;`): only the tail of the statement counts.
 bool CudaDeclarationScanner::opens_scope() const
 {
     const Statement& s = state_.statement;
-    if (s.empty()) return false;
-    if (is(s[0].token, "namespace")) return true;
-    if (s.size() > 1 && is(s[0].token, "inline") && is(s[1].token, "namespace")) return true;
-    return s.size() == 2 && is(s[0].token, "extern") && s[1].token.kind == Kind::literal;
+    std::size_t n = s.size();
+    if (n >= 2 && is(s[n - 2].token, "extern") && s[n - 1].token.kind == Kind::literal) return true;
+    std::size_t at = n;
+    while (at > 0 && (s[at - 1].token.kind == Kind::identifier || is(s[at - 1].token, "::")) &&
+           !is(s[at - 1].token, "namespace"))
+        --at;
+    return at > 0 && is(s[at - 1].token, "namespace");
 }
 
 // A `{` starts a function body when the statement so far is a declarator

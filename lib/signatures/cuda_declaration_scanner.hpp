@@ -61,12 +61,14 @@ private:
     struct State {
         int scopes = 0;       ///< open namespace and extern "C" blocks
         int braces = 0;       ///< depth inside a function body or a statement's braces
+        int parens = 0;       ///< open ( and [ of the current statement: braces inside belong to it
         bool in_function = false;
         Statement statement;
         std::vector<Alternative> alternatives;
     };
 
     void at_namespace_level(const CppToken& token);
+    void append(const CppToken& token);
     void open_brace();
     void finish_statement(bool has_body);
     void analyze(const Statement& statement, bool has_body);

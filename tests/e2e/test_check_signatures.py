@@ -6,8 +6,6 @@ import re
 import subprocess
 import sys
 
-import pytest
-
 from conftest import SOURCE_ROOT
 
 VENV_PYTHON = SOURCE_ROOT / ".venv" / "bin" / "python"

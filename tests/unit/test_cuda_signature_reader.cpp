@@ -82,6 +82,15 @@ TEST_CASE("qualifiers, references, arrays, structs, pointers to pointers, defaul
                 {"x", "flag", "m", "markers", "rows", "cols", "n", "w", "callback", "b", "p", "count", "size"}, 1);
 }
 
+TEST_CASE("braces inside the parameter list and the specifiers, and macros from other files")
+{
+    check_found("template <typename D = identity>\n__launch_bounds__(int(N > 2 ? 256 : 128)) __global__ void push(\n"
+                "    const double* x, D decomposer = {}, Options options = Options{1, {2}}, int n = [] { return 3; }())\n{\n}\n",
+                {"x", "decomposer", "options", "n"}, 2);
+    // An unknown macro that opens a namespace, and one that holds __global__ (not visible here).
+    check_found("CUB_NAMESPACE_BEGIN\nnamespace detail {\n__global__ void push(double* x) {}\n}\nCUB_NAMESPACE_END\n", {"x"}, 3);
+}
+
 TEST_CASE("declarations over many lines and with line continuations")
 {
     check_found("__global__\nvoid\npush\n(\n  double* x,\n\n  int n\n)\n{\n}\n", {"x", "n"}, 3);
