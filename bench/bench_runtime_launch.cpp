@@ -67,6 +67,7 @@ struct Setup {
         ck::BuildRequest request;
         request.paths = {package() / "push"};
         request.config = c;
+        request.host = false;
         ck::run_build(request);
         return dir;
     }

@@ -93,6 +93,7 @@ struct Setup {
         config.cache_dir = fs::path(tmp && *tmp ? tmp : "/tmp") / "ck-bench-overhead-cache";
         config.architectures = {"sm_90"};
         ck::BuildRequest request{{package() / "push"}, config, false};
+        request.host = false;
         ck::run_build(request);
         ck::CatalogOptions options;
         options.load.config = config;

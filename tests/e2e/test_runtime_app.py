@@ -27,7 +27,7 @@ def test_app_runs_host_kernels_without_a_driver(run, example, tmp_path):
     if include is None:
         pytest.skip("cunumpy is not installed: the example's deposit needs its headers")
     cache = tmp_path / "cache"
-    run("build", "--cache-dir", cache, "--cunumpy-include-dir", include, example, check=0)
+    run("build", "--only", "cuda", "--cache-dir", cache, "--cunumpy-include-dir", include, example, check=0)
     env = dict(run.env, LD_LIBRARY_PATH="")  # no libcuda.so.1 on the library path
     result = subprocess.run(
         [APP, "--src", example, "--cache-dir", cache, "--cunumpy-include-dir", include, "--markers", "2000"],

@@ -107,6 +107,7 @@ public:
         request.config = config;
         request.config.architectures = std::move(architectures);
         request.config.ptx = ptx;
+        request.host = false;
         return run_build(request);
     }
 
@@ -163,6 +164,7 @@ TEST_CASE("the example package: loaded from the cache `build` filled, parity wit
     config.cache_dir = cli_cache ? *cli_cache : scratch / "cache";
     if (!cli_cache) {
         BuildRequest request{{example_src()}, config, false};
+        request.host = false;
         REQUIRE(run_build(request).ok());
     }
     CatalogOptions options;

@@ -71,6 +71,7 @@ public:
         request.config.architectures = std::move(architectures);
         request.config.ptx = ptx;
         request.config.jobs = 2;
+        request.host = false;  // the runtime loads CUDA entries; host kernels are C++ here
         return run_build(request);
     }
 
