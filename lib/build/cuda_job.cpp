@@ -1,6 +1,7 @@
 #include "build/cuda_job.hpp"
 
 #include "cunumpy_kernels/error.hpp"
+#include "util/utc_time.hpp"
 
 #include <chrono>
 #include <ctime>
@@ -16,16 +17,6 @@ int architecture_number(const std::string& arch)
 {
     auto underscore = arch.find('_');
     return underscore == std::string::npos ? 0 : std::atoi(arch.c_str() + underscore + 1);
-}
-
-std::string utc_now()
-{
-    std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
 }
 
 JobResult base_result(const CudaJob& job)
@@ -115,7 +106,7 @@ JobResult run_cuda_job(const CudaJob& job, const CudaCompiler& compiler, const E
         manifest.target = job.target;
         manifest.inputs = job.inputs;
         manifest.artifacts.push_back(writer.add_file(job.artifact_file(), job.target, output.artifact));
-        manifest.built_at = utc_now();
+        manifest.built_at = util::utc_now();
         manifest.seconds = result.seconds;
         manifest.log = output.log;
         result.entry = writer.commit(manifest);

@@ -209,6 +209,13 @@ std::string describe_host_change(const json& before, const json& after)
     }
     for (const auto& [name, key] : old_imports.items())
         if (!new_imports.contains(name)) return "no longer imports " + name;
+    // The user's own choices first: a new language also brings gfortran into the compiler field.
+    for (const char* choice : {"language", "openmp"}) {
+        json old_value = before.value(choice, json());
+        json new_value = after.value(choice, json());
+        auto text = [](const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
+        if (old_value != new_value) return std::string(choice) + ": " + text(old_value) + " -> " + text(new_value);
+    }
     return describe_input_change(before, after);
 }
 

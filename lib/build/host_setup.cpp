@@ -58,8 +58,9 @@ void find_pyccel(HostSetup& setup, const PythonFacts& facts, const std::string& 
     auto version = PyccelVersion::parse(facts.pyccel);
     fs::path command = pyccel_command_of(facts);
     if (facts.pyccel.empty() || !version || command.empty()) {
-        setup.problem = "Pyccel is not installed for " + facts.executable + " (" + python +
-                        "): install it there (pip install pyccel==2.2.3), pick another interpreter with "
+        std::string named = python == facts.executable ? "" : " (" + python + ")";
+        setup.problem = "Pyccel is not installed for " + facts.executable + named +
+                        ": install it there (pip install pyccel==2.2.3), pick another interpreter with "
                         "--python, or build CUDA kernels only with --only cuda";
         return;
     }

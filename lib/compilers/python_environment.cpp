@@ -146,7 +146,7 @@ std::optional<PythonFacts> find_python_facts(const std::string& python, const To
         }
     }
     if (!may_start_python) {
-        *why = interpreter.string() + " has not been probed yet (run `cunumpy-kernels build` once)";
+        *why = interpreter.string() + " has not been probed yet (run `cunumpy-kernels build` once with this --python)";
         return std::nullopt;
     }
     auto facts = ask_python(interpreter, why);

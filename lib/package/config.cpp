@@ -112,14 +112,18 @@ const std::map<std::string, KeyHandler>& key_handlers()
              if (!k.node.is_integer() || !value || *value < 1 || *value > 4096) k.fail("expected an integer from 1 to 4096");
              c.jobs = static_cast<int>(*value);
          }},
-        {"python", [](Config& c, const KeyContext& k) { c.python = k.string(); }},
+        {"python",
+         [](Config& c, const KeyContext& k) {
+             // A path is read relative to pyproject.toml, as every path key is; a bare name is looked up in PATH.
+             c.python = k.string().find('/') == std::string::npos ? k.string() : k.path().string();
+         }},
         {"cunumpy-include-dir", [](Config& c, const KeyContext& k) { c.cunumpy_include_dir = k.existing_dir(k.string()); }},
         {"check-name-length", [](Config& c, const KeyContext& k) { c.check_name_length = k.boolean(); }},
         {"cuda-root", [](Config& c, const KeyContext& k) { c.cuda_root = k.path(); }},
         {"language",
          [](Config& c, const KeyContext& k) {
+             k.check(validate_language, k.string());
              c.language = k.string();
-             validate_language(c.language, k.file.string() + ": [" + table_name + "] language");
          }},
         {"openmp", [](Config& c, const KeyContext& k) { c.openmp = k.boolean(); }},
     };

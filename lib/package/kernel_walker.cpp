@@ -78,6 +78,13 @@ std::optional<KernelSource> kernel_in(const fs::path& folder, const Config& conf
     return kernel;
 }
 
+bool is_ascii_identifier(const std::string& name)
+{
+    auto head = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    auto tail = [&](char c) { return head(c) || (c >= '0' && c <= '9'); };
+    return !name.empty() && head(name[0]) && std::all_of(name.begin() + 1, name.end(), tail);
+}
+
 class Walker {
 public:
     Walker(const Config& config, WalkWarning warn) : config_(config), warn_(warn) {}
@@ -145,6 +152,15 @@ private:
 
     void add_kernel(KernelSource kernel)
     {
+        // Python imports the kernel module by this name, and Pyccel's C wrapper names its init
+        // function after it: a folder like `my-kern` or `café` can never be a kernel.
+        if (!is_ascii_identifier(kernel.name)) {
+            if (warn_)
+                warn_(kernel.folder.string() + ": '" + kernel.name +
+                      "' is not a Python identifier (ASCII letters, digits, _), so it cannot be imported as a "
+                      "kernel module; skipped. Rename the folder and its files");
+            return;
+        }
         if (config_.check_name_length && kernel.name.size() > max_kernel_name_length && warn_) {
             warn_(kernel.folder.string() + ": kernel name '" + kernel.name + "' has " +
                   std::to_string(kernel.name.size()) + " characters; Pyccel's Fortran backend compiles at most " +

@@ -8,6 +8,7 @@
 #include "compilers/tool_probe.hpp"
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
+#include "util/utc_time.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -32,16 +33,6 @@ Target parse_target(const std::string& target)
     auto underscore = target.find('_');
     t.number = underscore == std::string::npos ? 0 : std::atoi(target.c_str() + underscore + 1);
     return t;
-}
-
-std::string utc_now()
-{
-    std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return text;
 }
 
 bool same_inputs_but_compiler(nlohmann::json a, nlohmann::json b)
@@ -245,7 +236,7 @@ bool ArtifactCache::publish(const CudaJob& job, const std::string& entry_symbol,
         manifest.inputs = job.inputs;
         manifest.artifacts.push_back(writer.add_file(
             job.kernel->name + "." + job.target + "." + artifact_extension(job.target), job.target, bytes));
-        manifest.built_at = utc_now();
+        manifest.built_at = util::utc_now();
         manifest.seconds = seconds;
         manifest.log = log;
         fs::path entry = writer.commit(manifest);

@@ -38,9 +38,14 @@ public:
     {
         ArtifactStatus status{kind_of(job), job.target, ArtifactState::built, "", job.key};
         if (job.state == JobState::hit || job.state == JobState::built) return status;
-        if (job.state == JobState::failed || job.key.empty()) {
-            status.state = job.key.empty() ? ArtifactState::unknown : ArtifactState::failed;
-            status.reason = job.key.empty() ? job.reason : first_line(job.log);
+        if (job.state == JobState::failed) {  // found while planning: an import cycle, an unreadable source
+            status.state = ArtifactState::failed;
+            status.reason = first_line(job.log.empty() ? job.reason : job.log);
+            return status;
+        }
+        if (job.key.empty()) {
+            status.state = ArtifactState::unknown;
+            status.reason = job.reason;
             return status;
         }
         if (auto failure = store_of(kernel).failure(status.kind, job.module, job.target);

@@ -133,13 +133,15 @@ void terminate_children()
 
 fs::path find_in_path(const std::string& program)
 {
-    if (program.find('/') != std::string::npos) return fs::exists(program) ? fs::path(program) : fs::path();
+    // Absolute, because the tools run their children in other folders; not
+    // canonical, because a virtual environment's python is known by its link.
+    if (program.find('/') != std::string::npos) return fs::exists(program) ? fs::absolute(program).lexically_normal() : fs::path();
     const char* path = std::getenv("PATH");
     std::istringstream dirs(path ? path : "/usr/bin:/bin");
     std::string dir;
     while (std::getline(dirs, dir, ':')) {
         fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        if (::access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate).lexically_normal();
     }
     return {};
 }

@@ -29,7 +29,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
 /// no compiler running.
 void terminate_children();
 
-/// Searches PATH for `program`; empty when not found.
+/// Searches PATH for `program` (a name holding a slash is taken as a path);
+/// returns an absolute path, empty when not found.
 std::filesystem::path find_in_path(const std::string& program);
 
 }  // namespace ck::util

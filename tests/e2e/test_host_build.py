@@ -320,6 +320,26 @@ def test_an_import_cycle_is_reported_with_its_modules(run, sim, tmp_path):
     assert set(failed) == {"sim.util.lin_kernels", "sim.util.args_kernels", "sim.kernels.scale"}
     assert "import cycle" in failed["sim.util.lin_kernels"]
     assert {j["module"] for j in jobs_by_state(report, "built")} == {"sim.kernels.plain"}
+    status = run("status", "--python", PYTHON, "--cache-dir", tmp_path / "cache", sim)
+    row = next(line for line in status.stdout.splitlines() if line.startswith("sim.kernels.scale "))
+    assert "failed (" in row and "import cycle" in row, status.stdout
+
+
+def test_a_relative_python_is_found_from_any_folder_and_from_pyproject(run, example, tmp_path):
+    if not VENV_PYTHON.exists():
+        pytest.skip("needs the project's .venv")
+    relative = os.path.relpath(VENV_PYTHON, example)
+    report, result = run.json("build", "--only", "host", "--python", relative, "--cache-dir", tmp_path / "c",
+                              ".", cwd=example)
+    assert result.returncode == 0, result.stderr
+    assert len(jobs_by_state(report, "built")) == 3
+    # In pyproject.toml a path is relative to the file, whatever the working folder.
+    pyproject = example.parent / "pyproject.toml"
+    assert pyproject.read_text().rstrip().splitlines()[-3] == "[tool.cunumpy-kernels]"
+    pyproject.write_text(pyproject.read_text() + f'python = "{os.path.relpath(VENV_PYTHON, example.parent)}"\n')
+    report, result = run.json("build", "--only", "host", "--cache-dir", tmp_path / "c", example, cwd="/")
+    assert result.returncode == 0, result.stderr
+    assert len(jobs_by_state(report, "hit")) == 3
 
 
 def test_without_pyccel_the_build_says_what_to_do(run, example, tmp_path):

@@ -202,3 +202,19 @@ TEST_CASE("a folder holding kernels is a package even with <name>_kernels.py in 
     CHECK(kernels[0].name == "eval_spline");
     CHECK(kernels[1].name == "lonely");
 }
+
+TEST_CASE("a folder whose name is no Python identifier is skipped with a warning naming it")
+{
+    test::TempTree tree;
+    tree.kernel("pkg/kernels", "my-kern");
+    tree.kernel("pkg/kernels", "2d");
+    tree.kernel("pkg/kernels", "push_2d");
+    std::vector<std::string> warnings;
+    auto kernels = find_kernels({tree / "pkg"}, Config{}, [&](const std::string& w) { warnings.push_back(w); });
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].name == "push_2d");
+    REQUIRE(warnings.size() == 2);
+    CHECK(warnings[0].find("'2d' is not a Python identifier") != std::string::npos);
+    CHECK(warnings[1].find("my-kern") != std::string::npos);
+    CHECK(warnings[1].find("Rename") != std::string::npos);
+}
