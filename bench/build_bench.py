@@ -47,7 +47,7 @@ warm_cpu = []
 def warm_build(cli, env, work):
     tree = make_kernel_tree(work / "warm", 200)
     cache = work / "warm-cache"
-    base = [cli, "build", "--jobs", "2", "--cache-dir", cache, tree]
+    base = [cli, "build", "--only", "cuda", "--jobs", "2", "--cache-dir", cache, tree]
     timed(base, env)  # cold, fills the cache
     CPU_TIMES.clear()
     times = [timed(base, env)[0] for _ in range(30)]
@@ -63,7 +63,7 @@ def cold_build(cli, env, work, jobs, runs=3):
     times = []
     for run in range(runs):
         cache = work / f"cold-cache-{jobs}-{run}"
-        elapsed, _ = timed([cli, "build", "--jobs", str(jobs), "--arch", "sm_90", "--no-ptx",
+        elapsed, _ = timed([cli, "build", "--only", "cuda", "--jobs", str(jobs), "--arch", "sm_90", "--no-ptx",
                             "--cache-dir", cache, tree], env)
         times.append(elapsed)
     return times
@@ -73,7 +73,7 @@ def compiler_per_kernel(cli, env, work, compiler, runs=5):
     tree = make_kernel_tree(work / f"one-{compiler}", 1)
     times = []
     for run in range(runs):
-        _, result = timed([cli, "build", "--json", "--compiler", compiler, "--arch", "sm_90", "--no-ptx",
+        _, result = timed([cli, "build", "--only", "cuda", "--json", "--compiler", compiler, "--arch", "sm_90", "--no-ptx",
                            "--cache-dir", work / f"one-{compiler}-cache-{run}", tree], env)
         (job,) = json.loads(result.stdout)["jobs"]
         times.append(job["seconds"])

@@ -93,7 +93,7 @@ def main():
         version = next((p.name for p in tree.glob("struphy-*.dist-info")), "struphy")
         env = dict(os.environ, HOME=str(work / "home"), NO_COLOR="1")
         cache = ["--cache-dir", args.cache or str(work / "cache"), "--python", args.python]
-        built = subprocess.run([args.cli, "build", "--jobs", str(os.cpu_count()), *cache, str(source)], env=env,
+        built = subprocess.run([args.cli, "build", "--only", "cuda", "--jobs", str(os.cpu_count()), *cache, str(source)], env=env,
                                capture_output=True, text=True)
         summary = built.stdout.strip().splitlines()[-1] if built.stdout.strip() else built.stderr[-300:]
         load = os.getloadavg()[0]
