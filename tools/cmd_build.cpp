@@ -133,9 +133,9 @@ void print_summary(Terminal& terminal, const BuildReport& report)
     for (const auto& kernel : report.kernels) ported += kernel.cuda_file ? 1 : 0;
     std::size_t host = static_cast<std::size_t>(
         std::count_if(report.jobs.begin(), report.jobs.end(), [](const JobResult& job) { return job.target == "host"; }));
-    std::string host_part = host == 0 ? "" : fmt::format(", {} host modules", host);
-    std::string line = fmt::format("{} kernels ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
-                                   report.kernels.size(), ported, host_part, report.count(JobState::built),
+    std::string host_part = host == 0 ? "" : ", " + counted(host, "host module");
+    std::string line = fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
+                                   counted(report.kernels.size(), "kernel"), ported, host_part, report.count(JobState::built),
                                    report.count(JobState::hit), report.count(JobState::failed), report.seconds);
     if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
 }

@@ -86,10 +86,10 @@ std::string summary(const std::vector<KernelSignatures>& kernels)
         unreadable += agreement == SignatureAgreement::unreadable ? 1 : 0;
     }
     if (mismatched + unreadable == 0)
-        return fmt::format("check-signatures: {} kernels, {} with more than one implementation: all agree",
-                           kernels.size(), compared);
-    return fmt::format("check-signatures: {} kernels, {} compared: {} differ, {} cannot be read", kernels.size(),
-                       compared, mismatched, unreadable);
+        return fmt::format("check-signatures: {}, {} with more than one implementation: all agree",
+                           counted(kernels.size(), "kernel"), compared);
+    return fmt::format("check-signatures: {}, {} compared: {} differ, {} cannot be read",
+                       counted(kernels.size(), "kernel"), compared, mismatched, unreadable);
 }
 
 int exit_code(const std::vector<KernelSignatures>& kernels)

@@ -3,6 +3,7 @@
 // stdout carries results; stderr carries logs and progress.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace ck::cli {
@@ -39,5 +40,11 @@ private:
     bool colored_;
     bool progress_shown_ = false;
 };
+
+/// "1 kernel", "3 kernels": a count and its noun, as a summary line reads.
+inline std::string counted(std::size_t n, const std::string& noun)
+{
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+}
 
 }  // namespace ck::cli

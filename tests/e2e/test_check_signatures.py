@@ -46,6 +46,8 @@ def test_the_example_package_agrees(run, example):
     result = run("check-signatures", example, check=0)
     assert result.stdout == ""
     assert "3 kernels, 2 with more than one implementation: all agree" in result.stderr
+    one = run("check-signatures", example / "particles" / "kernels" / "push", check=0)
+    assert "check-signatures: 1 kernel, 1 with more than one implementation: all agree" in one.stderr
 
 
 def test_a_mismatch_names_both_declarations_as_cunumpy_words_it(run, example):
