@@ -251,7 +251,9 @@ private:
         host.setup.toolchain.cache_root = context.store.root().string();
         if (!host.setup.warning.empty()) report_.warnings.push_back(host.setup.warning);
         if (!host.setup.problem.empty()) {
-            if (!request_.dry_run) throw ToolchainError(host.setup.problem);
+            // A dry run that could ask the tools fails as the build would; status, which
+            // asks none, lists the kernels with the reason instead.
+            if (may_start_tools()) throw ToolchainError(host.setup.problem);
             for (const KernelSource* kernel : host.kernels) report_.jobs.push_back(unplanned_host(*kernel, host.setup.problem));
             return;
         }

@@ -157,8 +157,9 @@ private:
         if (!is_ascii_identifier(kernel.name)) {
             if (warn_)
                 warn_(kernel.folder.string() + ": '" + kernel.name +
-                      "' is not a Python identifier (ASCII letters, digits, _), so it cannot be imported as a "
-                      "kernel module; skipped. Rename the folder and its files");
+                      "' is not an ASCII Python identifier (letters, digits, _): Python cannot import it as a "
+                      "kernel module (cunumpy's from_package fails on it too) and Pyccel cannot build "
+                      "non-ASCII names; skipped. Rename the folder and its files");
             return;
         }
         if (config_.check_name_length && kernel.name.size() > max_kernel_name_length && warn_) {

@@ -348,6 +348,9 @@ def test_without_pyccel_the_build_says_what_to_do(run, example, tmp_path):
     result = run("build", "--only", "host", "--python", bare / "bin" / "python", "--cache-dir", tmp_path / "c", example)
     assert result.returncode == 1
     assert "Pyccel is not installed for" in result.stderr and "--only cuda" in result.stderr
+    dry = run("build", "--dry-run", "--only", "host", "--python", bare / "bin" / "python", "--cache-dir", tmp_path / "c",
+              example)
+    assert dry.returncode == 1 and "Pyccel is not installed for" in dry.stderr
     # CUDA kernels need no Pyccel (cunumpy's headers come from the project's environment here).
     headers = subprocess.run([PYTHON, "-c", "import cunumpy.cuda as c; print(c.cuda_include_dir())"],
                              capture_output=True, text=True, check=True).stdout.strip()

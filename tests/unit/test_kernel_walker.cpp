@@ -214,7 +214,7 @@ TEST_CASE("a folder whose name is no Python identifier is skipped with a warning
     REQUIRE(kernels.size() == 1);
     CHECK(kernels[0].name == "push_2d");
     REQUIRE(warnings.size() == 2);
-    CHECK(warnings[0].find("'2d' is not a Python identifier") != std::string::npos);
+    CHECK(warnings[0].find("'2d' is not an ASCII Python identifier") != std::string::npos);
     CHECK(warnings[1].find("my-kern") != std::string::npos);
     CHECK(warnings[1].find("Rename") != std::string::npos);
 }
