@@ -8,6 +8,8 @@ import json
 import os
 import shutil
 import subprocess
+import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -56,3 +58,20 @@ def example(tmp_path):
 
 def jobs_by_state(report, state):
     return [job for job in report["jobs"] if job["state"] == state]
+
+
+@pytest.fixture(scope="module")
+def struphy_tree(tmp_path_factory):
+    """Struphy's published wheel (`pip download --no-deps struphy`), unpacked; skips when offline."""
+    download = tmp_path_factory.mktemp("struphy-download")
+    fetch = subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download), "struphy"],
+        capture_output=True, text=True, timeout=600,
+    )
+    wheels = list(download.glob("struphy-*.whl"))
+    if fetch.returncode != 0 or not wheels:
+        pytest.skip(f"cannot download struphy from the package registry:\n{fetch.stderr[-2000:]}")
+    tree = download / "tree"
+    with zipfile.ZipFile(wheels[0]) as wheel:
+        wheel.extractall(tree)
+    return tree

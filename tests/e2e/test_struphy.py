@@ -1,30 +1,8 @@
 """`build` on the real kernel tree of Struphy, as published on PyPI."""
 
 import re
-import subprocess
-import sys
-import zipfile
-from pathlib import Path
-
-import pytest
 
 from conftest import jobs_by_state
-
-
-@pytest.fixture(scope="module")
-def struphy_tree(tmp_path_factory):
-    download = tmp_path_factory.mktemp("struphy-download")
-    fetch = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download), "struphy"],
-        capture_output=True, text=True, timeout=600,
-    )
-    wheels = list(download.glob("struphy-*.whl"))
-    if fetch.returncode != 0 or not wheels:
-        pytest.skip(f"cannot download struphy from the package registry:\n{fetch.stderr[-2000:]}")
-    tree = download / "tree"
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        wheel.extractall(tree)
-    return tree
 
 
 def test_every_struphy_cuda_kernel_builds_or_fails_with_the_compilers_diagnostic(run, struphy_tree, tmp_path):

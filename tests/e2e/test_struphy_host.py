@@ -14,7 +14,6 @@ import textwrap
 
 from conftest import jobs_by_state
 from test_host_build import NO_COMPILER, PYTHON
-from test_struphy import struphy_tree  # noqa: F401 -- the download fixture
 
 PUSHER = "struphy/pic/pushing/kernels/push_eta_stage"
 

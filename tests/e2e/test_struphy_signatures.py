@@ -9,27 +9,6 @@ import ast
 import json
 import re
 import shutil
-import subprocess
-import sys
-import zipfile
-
-import pytest
-
-
-@pytest.fixture(scope="module")
-def struphy_tree(tmp_path_factory):
-    download = tmp_path_factory.mktemp("struphy-download")
-    fetch = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(download), "struphy"],
-        capture_output=True, text=True, timeout=600,
-    )
-    wheels = list(download.glob("struphy-*.whl"))
-    if fetch.returncode != 0 or not wheels:
-        pytest.skip(f"cannot download struphy from the package registry:\n{fetch.stderr[-2000:]}")
-    tree = download / "tree"
-    with zipfile.ZipFile(wheels[0]) as wheel:
-        wheel.extractall(tree)
-    return tree
 
 
 def kernel_folders(root):
