@@ -29,7 +29,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 CLI = Path(os.environ.get("CUNUMPY_KERNELS", ROOT / "build" / "tools" / "cunumpy-kernels"))
-PYTHON = str(ROOT / ".venv" / "bin" / "python") if (ROOT / ".venv" / "bin" / "python").exists() else sys.executable
+# The project's interpreter (scripts/setup fills it), never whatever python3 comes first.
+PYTHON = str(ROOT / ".venv" / "bin" / "python")
+if not Path(PYTHON).exists():
+    sys.exit(f"{PYTHON} is missing: run scripts/setup first")
 EXAMPLE = ROOT / "share" / "examples" / "particles"
 RESULTS = ROOT / "bench" / "RESULTS.md"
 

@@ -32,7 +32,7 @@ BEGIN, END = "<!-- signatures-status:begin -->", "<!-- signatures-status:end -->
 def struphy_tree(work, given):
     if given:
         return Path(given)
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(work), "struphy"],
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "-d", str(work), "struphy==3.5.0"],
                    check=True)
     wheel = next(work.glob("struphy-*.whl"))
     with zipfile.ZipFile(wheel) as archive:

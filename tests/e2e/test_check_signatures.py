@@ -4,11 +4,8 @@ import json
 import os
 import re
 import subprocess
-import sys
 
-from conftest import SOURCE_ROOT
-
-VENV_PYTHON = SOURCE_ROOT / ".venv" / "bin" / "python"
+from conftest import PYTHON
 PUSH_CUDA = "particles/kernels/push/push_cuda.cu"
 PUSH_HOST = "particles/kernels/push/push_kernels.py"
 DEPOSIT_CUDA = "particles/kernels/deposit/deposit_cuda.cu"
@@ -28,16 +25,13 @@ def line_of(path, needle):
 
 
 def cunumpy_problems(src):
-    """The problems cunumpy's own KernelCatalog.check_signatures lists, or None without cunumpy."""
-    python = VENV_PYTHON if VENV_PYTHON.exists() else sys.executable
+    """The problems cunumpy's own KernelCatalog.check_signatures lists."""
     script = (
         "from particles.kernels import catalog\n"
         "try:\n    catalog.check_signatures()\nexcept ValueError as e:\n    print(str(e))\n"
     )
-    result = subprocess.run([str(python), "-c", script], cwd=src, capture_output=True, text=True,
+    result = subprocess.run([PYTHON, "-c", script], cwd=src, capture_output=True, text=True,
                             env=dict(os.environ, PYTHONPATH=str(src)), timeout=120)
-    if result.returncode != 0 and "No module named 'cunumpy'" in result.stderr:
-        return None
     assert result.returncode == 0, result.stderr
     return [line.strip() for line in result.stdout.splitlines()[1:] if line.strip()]
 
@@ -60,9 +54,7 @@ def test_a_mismatch_names_both_declarations_as_cunumpy_words_it(run, example):
         f"{PUSH_CUDA}:{cuda_line}: error: {message}",
         f"{PUSH_HOST}:{host_line}: note: the host kernel is declared here",
     ]
-    problems = cunumpy_problems(example)
-    if problems is not None:
-        assert problems == [message]
+    assert cunumpy_problems(example) == [message]
 
 
 def test_every_mismatch_is_listed_not_just_the_first(run, example):
@@ -79,9 +71,7 @@ def test_every_mismatch_is_listed_not_just_the_first(run, example):
     push = report["findings"][1]["declarations"]
     assert [d["role"] for d in push] == ["host kernel", "CUDA kernel"]
     assert push[1]["line"] == line_of(example / PUSH_CUDA, "void push(")
-    problems = cunumpy_problems(example)
-    if problems is not None:
-        assert problems == messages
+    assert cunumpy_problems(example) == messages
 
 
 def test_github_format_annotates_both_files(run, example):

@@ -17,10 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SOURCE_ROOT, jobs_by_state
+from conftest import PYTHON, SOURCE_ROOT, jobs_by_state
 
-VENV_PYTHON = SOURCE_ROOT / ".venv" / "bin" / "python"
-PYTHON = str(VENV_PYTHON if VENV_PYTHON.exists() else Path(sys.executable))
 
 # Prepended to every program: compiling is impossible, and attempts are counted.
 NO_COMPILER = textwrap.dedent(
@@ -326,9 +324,7 @@ def test_an_import_cycle_is_reported_with_its_modules(run, sim, tmp_path):
 
 
 def test_a_relative_python_is_found_from_any_folder_and_from_pyproject(run, example, tmp_path):
-    if not VENV_PYTHON.exists():
-        pytest.skip("needs the project's .venv")
-    relative = os.path.relpath(VENV_PYTHON, example)
+    relative = os.path.relpath(PYTHON, example)
     report, result = run.json("build", "--only", "host", "--python", relative, "--cache-dir", tmp_path / "c",
                               ".", cwd=example)
     assert result.returncode == 0, result.stderr
@@ -336,7 +332,7 @@ def test_a_relative_python_is_found_from_any_folder_and_from_pyproject(run, exam
     # In pyproject.toml a path is relative to the file, whatever the working folder.
     pyproject = example.parent / "pyproject.toml"
     assert pyproject.read_text().rstrip().splitlines()[-3] == "[tool.cunumpy-kernels]"
-    pyproject.write_text(pyproject.read_text() + f'python = "{os.path.relpath(VENV_PYTHON, example.parent)}"\n')
+    pyproject.write_text(pyproject.read_text() + f'python = "{os.path.relpath(PYTHON, example.parent)}"\n')
     report, result = run.json("build", "--only", "host", "--cache-dir", tmp_path / "c", example, cwd="/")
     assert result.returncode == 0, result.stderr
     assert len(jobs_by_state(report, "hit")) == 3

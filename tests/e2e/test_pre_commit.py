@@ -3,17 +3,20 @@
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
-from conftest import CLI, SOURCE_ROOT
+from conftest import CLI, PYTHON, SOURCE_ROOT
 
 PUSH_CUDA = "src/particles/kernels/push/push_cuda.cu"
 
 
 def find_pre_commit():
-    venv = SOURCE_ROOT / ".venv" / "bin" / "pre-commit"
-    return str(venv) if venv.exists() else shutil.which("pre-commit")
+    """The pre-commit beside the tests' interpreter (scripts/setup installs it into .venv)."""
+    pre_commit = Path(PYTHON).parent / "pre-commit"
+    assert pre_commit.exists(), f"{pre_commit} is missing: scripts/setup installs pre-commit into .venv"
+    return str(pre_commit)
 
 
 def git(cwd, *args, env, check=True):
@@ -53,8 +56,6 @@ def hook_repository(tmp_path, env):
 
 def test_a_commit_that_breaks_a_signature_is_refused_and_the_fix_passes(tmp_path, env, example, hook_repository):
     pre_commit = find_pre_commit()
-    if not pre_commit:
-        pytest.skip("pre-commit is not installed (scripts/setup puts it in .venv)")
     project = example.parent
     repo, rev = hook_repository
     (project / ".pre-commit-config.yaml").write_text(

@@ -1,2 +1,44 @@
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+// One doctest binary for the unit tests: each area is a TEST_SUITE, run as a
+// meson test of its own with --test-suite=<area>.
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <cstdio>
+
+namespace {
+
+// How many test cases the filters selected: a run that selects none (a
+// misspelt suite, a file left out of the build) must fail, not pass empty.
+unsigned selected_cases = 0;
+
+struct SelectionCounter : doctest::IReporter {
+    explicit SelectionCounter(const doctest::ContextOptions&) {}
+    void report_query(const doctest::QueryData&) override {}
+    void test_run_start() override {}
+    void test_run_end(const doctest::TestRunStats& stats) override { selected_cases = stats.numTestCasesPassingFilters; }
+    void test_case_start(const doctest::TestCaseData&) override {}
+    void test_case_reenter(const doctest::TestCaseData&) override {}
+    void test_case_end(const doctest::CurrentTestCaseStats&) override {}
+    void test_case_exception(const doctest::TestCaseException&) override {}
+    void subcase_start(const doctest::SubcaseSignature&) override {}
+    void subcase_end() override {}
+    void log_assert(const doctest::AssertData&) override {}
+    void log_message(const doctest::MessageData&) override {}
+    void test_case_skipped(const doctest::TestCaseData&) override {}
+};
+
+}  // namespace
+
+REGISTER_LISTENER("selection-counter", 1, SelectionCounter);
+
+int main(int argc, char** argv)
+{
+    doctest::Context context(argc, argv);
+    int status = context.run();
+    if (context.shouldExit()) return status;
+    if (status == 0 && selected_cases == 0) {
+        std::fprintf(stderr, "no test case matched the filters: check the --test-suite name\n");
+        return 1;
+    }
+    return status;
+}

@@ -12,6 +12,8 @@
 
 #include <fstream>
 
+TEST_SUITE_BEGIN("artifact_loading");
+
 using namespace ck;
 using test::FakeCudaDriver;
 using test::RuntimePackage;
@@ -211,3 +213,5 @@ TEST_CASE_FIXTURE(Fixture, "the runtime starts no process: no Python probe for c
     CHECK_THROWS_AS(catalog["gather"].compile(), ArtifactError);  // cunumpy's header not found: no probe
     CHECK_FALSE(std::filesystem::exists(marker));
 }
+
+TEST_SUITE_END();

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+TEST_SUITE_BEGIN("cache_location");
+
 using namespace ck;
 namespace fs = std::filesystem;
 
@@ -96,3 +98,5 @@ TEST_CASE("--cache-dir is used as given; readers never create folders")
     CHECK(reader.root == tree / "absent");
     CHECK_FALSE(fs::exists(tree / "absent"));
 }
+
+TEST_SUITE_END();

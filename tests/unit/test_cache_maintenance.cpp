@@ -9,6 +9,8 @@
 #include <archive.h>
 #include <archive_entry.h>
 
+TEST_SUITE_BEGIN("cache_maintenance");
+
 using namespace ck;
 namespace fs = std::filesystem;
 
@@ -187,3 +189,5 @@ TEST_CASE("import rejects untrusted archives whole")
     }
     CHECK(list_entries(store).empty());
 }
+
+TEST_SUITE_END();

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("config");
+
 using namespace ck;
 
 TEST_CASE("no pyproject.toml gives the defaults")
@@ -123,3 +125,5 @@ TEST_CASE("value errors name the line of the key")
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ncompiler = \"clang\"\n");
     CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("pyproject.toml:2: [tool.cunumpy-kernels] compiler: unknown compiler 'clang'"), ConfigError);
 }
+
+TEST_SUITE_END();

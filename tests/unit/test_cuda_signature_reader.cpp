@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("cuda_signature_reader");
+
 using namespace ck;
 using Status = SignatureRead::Status;
 using Names = std::vector<std::string>;
@@ -169,3 +171,5 @@ TEST_CASE("macro chains that grow exponentially are not expanded without bound")
     CHECK(r.status == Status::unreadable);
     CHECK(r.reason.find("expand") != std::string::npos);
 }
+
+TEST_SUITE_END();

@@ -12,6 +12,8 @@
 #include <atomic>
 #include <thread>
 
+TEST_SUITE_BEGIN("cunumpy_entry");
+
 using namespace ck;
 namespace fs = std::filesystem;
 
@@ -98,3 +100,5 @@ TEST_CASE("host entries name their artifact by a relative path of plain names")
         CHECK_THROWS_AS(Manifest::from_json(j, "m.json"), CacheError);
     }
 }
+
+TEST_SUITE_END();

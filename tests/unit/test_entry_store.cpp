@@ -11,6 +11,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+TEST_SUITE_BEGIN("entry_store");
+
 using namespace ck;
 namespace fs = std::filesystem;
 
@@ -219,3 +221,5 @@ TEST_CASE("CACHEDIR.TAG has the standard signature")
     EntryStore(tree.root()).ensure_tagged();
     CHECK(util::read_file(tree / "CACHEDIR.TAG").rfind("Signature: 8a477f597d28d172789f06886806bc55", 0) == 0);
 }
+
+TEST_SUITE_END();

@@ -3,6 +3,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("entry_symbols");
+
 using namespace ck;
 
 TEST_CASE("pick_entry_symbol: extern \"C\" name or a unique mangled free function")
@@ -39,3 +41,5 @@ TEST_CASE("diagnostics are rewritten to file:line")
     CHECK(artifact_extension("sm_90") == "cubin");
     CHECK(artifact_extension("compute_90") == "ptx");
 }
+
+TEST_SUITE_END();

@@ -10,6 +10,8 @@
 
 #include <cstdlib>
 
+TEST_SUITE_BEGIN("host_key");
+
 using namespace ck;
 using nlohmann::json;
 
@@ -262,3 +264,5 @@ TEST_CASE("OpenMP: the config or flag, else <NAME>_OPENMP as cunumpy reads it, e
     config.openmp = false;
     CHECK_FALSE(host_openmp(config, "my-sim"));
 }
+
+TEST_SUITE_END();

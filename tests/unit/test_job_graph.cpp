@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+TEST_SUITE_BEGIN("job_graph");
+
 using namespace ck;
 
 namespace {
@@ -123,3 +125,5 @@ TEST_CASE("an empty graph runs nothing")
     CHECK(runs == 0);
     CHECK(JobGraph(0).workers() == 1);
 }
+
+TEST_SUITE_END();

@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+TEST_SUITE_BEGIN("job_pool");
+
 using namespace ck;
 
 TEST_CASE("every job runs once")
@@ -39,3 +41,5 @@ TEST_CASE("zero jobs and zero workers")
     CHECK(runs == 0);
     CHECK(JobPool(0).workers() == 1);
 }
+
+TEST_SUITE_END();

@@ -9,6 +9,8 @@
 
 #include <cstring>
 
+TEST_SUITE_BEGIN("kernel_arguments");
+
 using namespace ck;
 
 namespace {
@@ -241,3 +243,5 @@ TEST_CASE("a typed host kernel unpacks and checks its arguments")
     CHECK_THROWS_AS(host(std::vector<Argument>{host_array(x.data(), {2}), host_array(e.data(), {2}), 0.5, 2.5}),
                     ArgumentError);
 }
+
+TEST_SUITE_END();

@@ -14,6 +14,8 @@
 
 #include <thread>
 
+TEST_SUITE_BEGIN("kernel_dispatch");
+
 using namespace ck;
 using test::FakeCudaDriver;
 using test::RuntimePackage;
@@ -396,3 +398,5 @@ TEST_CASE_FIXTURE(Fixture, "Kernel::from_folder builds the kernel of one folder"
     CHECK(push.compile());
     CHECK_THROWS_AS(Kernel::from_folder(package.package(), {}, load), UsageError);
 }
+
+TEST_SUITE_END();

@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("kernel_signature");
+
 using namespace ck;
 
 namespace {
@@ -75,3 +77,5 @@ TEST_CASE("unreadable signatures are errors naming file and line")
     CHECK_THROWS_WITH_AS(read("__global__ void push(double& x) {}"), doctest::Contains("reference"), SourceError);
     CHECK_THROWS_WITH_AS(read("__global__ void push(REAL) {}"), doctest::Contains("a type and a name"), SourceError);
 }
+
+TEST_SUITE_END();

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+TEST_SUITE_BEGIN("kernel_walker");
+
 using namespace ck;
 namespace fs = std::filesystem;
 
@@ -218,3 +220,5 @@ TEST_CASE("a folder whose name is no Python identifier is skipped with a warning
     CHECK(warnings[1].find("my-kern") != std::string::npos);
     CHECK(warnings[1].find("Rename") != std::string::npos);
 }
+
+TEST_SUITE_END();

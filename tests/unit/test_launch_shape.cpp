@@ -9,6 +9,8 @@
 
 #include <vector>
 
+TEST_SUITE_BEGIN("launch_shape");
+
 using namespace ck;
 
 namespace {
@@ -143,3 +145,5 @@ TEST_CASE("limits: block and grid per axis, threads against device and kernel, s
     CHECK_THROWS_WITH_AS(check_launch_limits({Dim3(1), Dim3(32)}, 200 * 1024, device, with_static, context),
                          doctest::Contains("static shared memory 32768 + shared_mem=204800 exceeds the 232448"), LaunchError);
 }
+
+TEST_SUITE_END();

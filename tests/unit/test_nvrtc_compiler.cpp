@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("nvrtc_compiler");
+
 using namespace ck;
 
 namespace {
@@ -85,3 +87,5 @@ TEST_CASE("nvcc builds the same kernel and finds the entry symbol")
     CHECK_FALSE(failed.ok);
     CHECK(failed.log.find(broken.source_file.string() + ":1:") != std::string::npos);
 }
+
+TEST_SUITE_END();

@@ -15,6 +15,8 @@
 #include <sstream>
 #include <thread>
 
+TEST_SUITE_BEGIN("pyccel_probe");
+
 using namespace ck;
 
 namespace {
@@ -150,3 +152,5 @@ TEST_CASE("Pyccel's diagnostics point at the user's file and line")
     std::string generated = "RuntimeError: Failed to build module\n/tmp/ws/m.c:83:34: error: user defined reduction\n";
     CHECK(format_pyccel_log(generated, {}, "/src/pk/m.py").rfind("/src/pk/m.py: error: Pyccel translated it", 0) == 0);
 }
+
+TEST_SUITE_END();

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("python_imports");
+
 using namespace ck;
 
 namespace {
@@ -87,3 +89,5 @@ TEST_CASE("imports resolve as Pyccel resolves them, inside the source root only"
     CHECK_FALSE(resolve_python_import(".", importer, root));
     CHECK(python_module_name(root / "pk/util/lin_kernels.py", root) == "pk.util.lin_kernels");
 }
+
+TEST_SUITE_END();

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("python_signature_reader");
+
 using namespace ck;
 using Status = SignatureRead::Status;
 using Names = std::vector<std::string>;
@@ -103,3 +105,5 @@ TEST_CASE("parameter lists that do not parse")
     CHECK(read_python_signature("def push(x,\n", "push").status == Status::unreadable);
     CHECK(read_python_signature("def push:\n", "push").status == Status::unreadable);
 }
+
+TEST_SUITE_END();

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+TEST_SUITE_BEGIN("signature_check");
+
 using namespace ck;
 namespace fs = std::filesystem;
 using Kind = SignatureFinding::Kind;
@@ -143,3 +145,5 @@ TEST_CASE("the JSON report lists every kernel and every finding")
     CHECK(j["findings"][0]["declarations"][1]["parameters"] == nlohmann::json({"x", "m"}));
     CHECK(j["kernels"][0]["agreement"] == "mismatch");
 }
+
+TEST_SUITE_END();

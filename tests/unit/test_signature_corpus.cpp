@@ -11,6 +11,8 @@
 #include <map>
 #include <sstream>
 
+TEST_SUITE_BEGIN("signature_corpus");
+
 using namespace ck;
 namespace fs = std::filesystem;
 using Status = SignatureRead::Status;
@@ -122,3 +124,5 @@ TEST_CASE("every input that once failed a reader keeps its contract")
             CHECK_MESSAGE(problem.empty(), file << ": " << problem);
         }
 }
+
+TEST_SUITE_END();

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+TEST_SUITE_BEGIN("status");
+
 using namespace ck;
 namespace fs = std::filesystem;
 
@@ -165,3 +167,5 @@ TEST_CASE("gates name what fails them")
     CHECK(j["kernels"][0]["artifacts"][1]["state"] == "missing");
     CHECK(j["without_cuda"] == nlohmann::json({"sort"}));
 }
+
+TEST_SUITE_END();
