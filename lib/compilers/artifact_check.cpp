@@ -25,7 +25,7 @@ const std::set<std::string> driver_functions = {"vprintf", "malloc", "free", "__
 
 const char* const option_advice =
     "a compiler option (--compiler-option, `options` in pyproject.toml, or NVCC_APPEND_FLAGS for nvcc) "
-    "overrides it: remove the option and choose targets with --arch";
+    "sets another architecture than the target's: remove it and choose targets with --arch";
 
 [[noreturn]] void fail(ArtifactCheck check, const ArtifactExpectation& expected, const std::string& finding,
                        const std::string& advice)
