@@ -41,9 +41,9 @@ std::vector<ElfSymbol> read_elf_symbols(const std::string& elf);
 int cuda_elf_sm(const CudaElfHeader& header);
 
 /// Whether the cubin uses architecture-specific features (`sm_90a`): bit 3 of
-/// e_flags from ABI version 8 (EF_CUDA_ACCELERATORS), bit 11 before it. nvcc
-/// 13 sets it only when such features are used: an `sm_90a` cubin without
-/// them is marked as plain `sm_90`.
+/// e_flags from ABI version 8 (EF_CUDA_ACCELERATORS), bit 11 before it. A
+/// clear bit proves nothing: nvcc 13 left it clear on sm_90a and sm_100a
+/// cubins, even ones using `setmaxnreg`.
 bool cuda_elf_accelerated(const CudaElfHeader& header);
 
 }  // namespace ck
