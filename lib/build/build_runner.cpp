@@ -1,5 +1,5 @@
 // run_build: walk, plan every job's key, report hits, compile misses in a
-// job pool, publish each result as it finishes.
+// job pool, publish each kernel's targets together once all have finished.
 #include "cunumpy_kernels/build.hpp"
 #include "cunumpy_kernels/error.hpp"
 
@@ -82,6 +82,12 @@ private:
         CudaJob job;
         CacheContext* context;
         std::string reason;
+    };
+
+    // The misses of one kernel's targets, compiled so far.
+    struct KernelTargets {
+        std::size_t expected = 0;
+        std::vector<CompiledCudaJob> compiled;
     };
 
     struct HostMiss {
@@ -397,30 +403,44 @@ private:
 
     void compile_misses()
     {
+        for (const auto& miss : misses_) ++kernel_targets_[miss.job.kernel].expected;
         int jobs = config().jobs.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
         JobGraph(jobs).run(
             miss_dependencies(),
             [this](std::size_t i) {
-                JobResult result = i < host_misses_.size() ? run_host_miss(host_misses_[i])
-                                                           : run_cuda_miss(misses_[i - host_misses_.size()]);
-                bool ok = result.state != JobState::failed;
-                finish(std::move(result));
+                std::vector<JobResult> results;
+                if (i < host_misses_.size()) results.push_back(run_host_miss(host_misses_[i]));
+                else results = run_cuda_miss(misses_[i - host_misses_.size()]);
+                bool ok = std::none_of(results.begin(), results.end(),
+                                       [](const JobResult& r) { return r.state == JobState::failed; });
+                for (auto& result : results) finish(std::move(result));
                 return ok;
             },
             [this](std::size_t i, std::size_t failed) { finish(skipped_host(host_misses_[i], host_misses_[failed])); });
     }
 
-    JobResult run_cuda_miss(const Miss& miss)
+    // Compiles one target of a kernel; the last of its kernel's targets to
+    // finish publishes them all, or none (publish_cuda_kernel). Returns the
+    // results of every target then, and nothing before.
+    std::vector<JobResult> run_cuda_miss(const Miss& miss)
     {
         if (observer_) {
             std::lock_guard lock(mutex_);
             observer_->started(would_build(miss));
         }
-        JobResult result = miss.context->read_only.empty()
-                               ? run_cuda_job(miss.job, *miss.context->compiler, miss.context->store)
-                               : read_only_failure(miss);
-        result.reason = miss.reason;
-        return result;
+        CompiledCudaJob compiled = miss.context->read_only.empty()
+                                       ? compile_cuda_job(miss.job, *miss.context->compiler)
+                                       : read_only_failure(miss);
+        compiled.result.reason = miss.reason;
+        std::vector<CompiledCudaJob> targets;
+        {
+            std::lock_guard lock(mutex_);
+            KernelTargets& kernel = kernel_targets_[miss.job.kernel];
+            kernel.compiled.push_back(std::move(compiled));
+            if (kernel.compiled.size() < kernel.expected) return {};
+            targets = std::move(kernel.compiled);
+        }
+        return publish_cuda_kernel(std::move(targets), miss.context->store);
     }
 
     JobResult run_host_miss(const HostMiss& miss)
@@ -452,12 +472,12 @@ private:
         return result;
     }
 
-    JobResult read_only_failure(const Miss& miss) const
+    CompiledCudaJob read_only_failure(const Miss& miss) const
     {
-        JobResult result = would_build(miss);
-        result.state = JobState::failed;
-        result.log = "not compiled: " + miss.context->read_only + "; run build where the cache can be written";
-        return result;
+        CompiledCudaJob compiled{&miss.job, would_build(miss), {}, "not compiled: " + miss.context->read_only};
+        compiled.result.state = JobState::failed;
+        compiled.result.log = compiled.failure + "; run build where the cache can be written";
+        return compiled;
     }
 
     void finish(JobResult result)
@@ -473,6 +493,7 @@ private:
     std::map<std::string, std::unique_ptr<CacheContext>> contexts_;
     std::vector<Miss> misses_;
     std::vector<HostMiss> host_misses_;
+    std::map<const KernelSource*, KernelTargets> kernel_targets_;
     bool cunumpy_warned_ = false;
     std::mutex mutex_;
 };

@@ -1,10 +1,13 @@
 #include "build/cuda_job.hpp"
 
+#include "compilers/artifact_check.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/utc_time.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <memory>
 
 namespace ck {
 
@@ -19,6 +22,11 @@ int architecture_number(const std::string& arch)
     return underscore == std::string::npos ? 0 : std::atoi(arch.c_str() + underscore + 1);
 }
 
+std::string with_line(const std::string& log, const std::string& line)
+{
+    return log + (log.empty() ? "" : "\n") + line;
+}
+
 JobResult base_result(const CudaJob& job)
 {
     JobResult result;
@@ -27,6 +35,48 @@ JobResult base_result(const CudaJob& job)
     result.target = job.target;
     result.key = job.key;
     return result;
+}
+
+// A target that built but is not published because `failed`, another target
+// of its kernel, did not: a kernel is published whole or not at all, so that
+// no GPU loads a cubin whose siblings were never checked.
+void fail_with_sibling(CompiledCudaJob& target, const CompiledCudaJob& failed)
+{
+    target.failure = "not published";
+    target.result.state = JobState::failed;
+    target.result.log = with_line(target.result.log, "not published: " + failed.job->target + " of kernel " +
+                                                         failed.job->kernel->module + " failed (" + failed.failure +
+                                                         "), and a kernel publishes all its targets or none");
+}
+
+// Stages every entry before the first rename, so that an I/O error while
+// writing publishes nothing; a rename that fails after others succeeded
+// leaves those entries, each whole and checked.
+void publish_all(std::vector<CompiledCudaJob>& targets, const EntryStore& store)
+{
+    std::vector<std::unique_ptr<EntryWriter>> writers;
+    std::vector<Manifest> manifests;
+    try {
+        for (auto& target : targets) {
+            writers.push_back(std::make_unique<EntryWriter>(store.root(), "cuda", target.job->key));
+            manifests.push_back(stage_cuda_entry(*writers.back(), *target.job, target.output, target.result.seconds));
+        }
+        for (std::size_t i = 0; i < targets.size(); ++i) {
+            const CudaJob& job = *targets[i].job;
+            JobResult& result = targets[i].result;
+            result.entry = writers[i]->commit(manifests[i]);
+            store.remember_latest("cuda", job.kernel->module, job.target, job.key);
+            store.forget_failure("cuda", job.kernel->module, job.target);
+            for (const auto& artifact : manifests[i].artifacts) result.artifacts.push_back(result.entry / artifact.file);
+        }
+    } catch (const Error& error) {
+        for (auto& target : targets) {
+            if (!target.result.entry.empty()) continue;
+            target.failure = error.what();
+            target.result.state = JobState::failed;
+            target.result.log = with_line(target.result.log, error.what());
+        }
+    }
 }
 
 }  // namespace
@@ -81,45 +131,71 @@ JobResult hit_result(const CudaJob& job, const EntryStore& store)
     return result;
 }
 
-JobResult run_cuda_job(const CudaJob& job, const CudaCompiler& compiler, const EntryStore& store)
+void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output)
+{
+    check_artifact(output.artifact,
+                   ArtifactExpectation{job.artifact_file() + " of " + job.kernel->cuda_file->string(), job.target,
+                                       output.entry_symbol});
+}
+
+CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compiler)
 {
     auto start = std::chrono::steady_clock::now();
-    JobResult result = base_result(job);
+    CompiledCudaJob compiled{&job, base_result(job), {}, {}};
+    JobResult& result = compiled.result;
     try {
         CudaCompileRequest request{*job.kernel->cuda_file, job.source, job.kernel->name, job.target,
                                    job.inputs["options"].get<std::vector<std::string>>(), job.include_dirs};
-        CudaCompileOutput output = compiler.compile(request);
-        result.log = output.log;
-        result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        if (!output.ok) {
-            result.state = JobState::failed;
-            store.remember_failure("cuda", job.kernel->module, job.target, job.key, result.log);
-            return result;
-        }
-        EntryWriter writer(store.root(), "cuda", job.key);
-        Manifest manifest;
-        manifest.key = job.key;
-        manifest.kind = "cuda";
-        manifest.module = job.kernel->module;
-        manifest.kernel = job.kernel->name;
-        manifest.entry_symbol = output.entry_symbol;
-        manifest.target = job.target;
-        manifest.inputs = job.inputs;
-        manifest.artifacts.push_back(writer.add_file(job.artifact_file(), job.target, output.artifact));
-        manifest.built_at = util::utc_now();
-        manifest.seconds = result.seconds;
-        manifest.log = output.log;
-        result.entry = writer.commit(manifest);
-        store.remember_latest("cuda", job.kernel->module, job.target, job.key);
-        store.forget_failure("cuda", job.kernel->module, job.target);
-        for (const auto& artifact : manifest.artifacts) result.artifacts.push_back(result.entry / artifact.file);
-        result.state = JobState::built;
+        compiled.output = compiler.compile(request);
+        result.log = compiled.output.log;
+        if (!compiled.output.ok) compiled.failure = "it did not compile";
+        else check_cuda_output(job, compiled.output);
+    } catch (const ArtifactCheckError& error) {
+        compiled.failure = std::string("check '") + to_string(error.check()) + "' failed";
+        result.log = with_line(result.log, error.what());
     } catch (const Error& error) {
-        result.state = JobState::failed;
-        result.log += (result.log.empty() ? "" : "\n") + std::string(error.what());
+        compiled.failure = error.what();
+        result.log = with_line(result.log, error.what());
     }
+    result.state = compiled.failure.empty() ? JobState::built : JobState::failed;
     result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return result;
+    return compiled;
+}
+
+Manifest stage_cuda_entry(EntryWriter& writer, const CudaJob& job, const CudaCompileOutput& output, double seconds)
+{
+    Manifest manifest;
+    manifest.key = job.key;
+    manifest.kind = "cuda";
+    manifest.module = job.kernel->module;
+    manifest.kernel = job.kernel->name;
+    manifest.entry_symbol = output.entry_symbol;
+    manifest.target = job.target;
+    manifest.inputs = job.inputs;
+    manifest.artifacts.push_back(writer.add_file(job.artifact_file(), job.target, output.artifact));
+    manifest.built_at = util::utc_now();
+    manifest.seconds = seconds;
+    manifest.log = output.log;
+    return manifest;
+}
+
+std::vector<JobResult> publish_cuda_kernel(std::vector<CompiledCudaJob> targets, const EntryStore& store)
+{
+    auto failed = std::find_if(targets.begin(), targets.end(), [](auto& t) { return !t.failure.empty(); });
+    if (failed != targets.end()) {
+        for (auto& target : targets)
+            if (target.failure.empty()) fail_with_sibling(target, *failed);
+    } else {
+        publish_all(targets, store);
+    }
+    std::vector<JobResult> results;
+    for (auto& target : targets) {
+        const CudaJob& job = *target.job;
+        if (target.result.state == JobState::failed)
+            store.remember_failure("cuda", job.kernel->module, job.target, job.key, target.result.log);
+        results.push_back(std::move(target.result));
+    }
+    return results;
 }
 
 }  // namespace ck

@@ -1,46 +1,18 @@
 #include "compilers/entry_symbols.hpp"
 
+#include "compilers/cuda_elf.hpp"
+
 #include <elf.h>
 
-#include <cstring>
 #include <regex>
 
 namespace ck {
 
-namespace {
-
-template <typename T>
-bool read_at(const std::string& bytes, std::size_t offset, T& value)
-{
-    if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
-    std::memcpy(&value, bytes.data() + offset, sizeof(T));
-    return true;
-}
-
-}  // namespace
-
 std::vector<std::string> elf_function_symbols(const std::string& elf)
 {
     std::vector<std::string> names;
-    Elf64_Ehdr header{};
-    if (!read_at(elf, 0, header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-        header.e_ident[EI_CLASS] != ELFCLASS64)
-        return names;
-    for (unsigned i = 0; i < header.e_shnum; ++i) {
-        Elf64_Shdr symtab{};
-        if (!read_at(elf, header.e_shoff + std::size_t(i) * header.e_shentsize, symtab)) return names;
-        if (symtab.sh_type != SHT_SYMTAB || symtab.sh_entsize == 0) continue;
-        Elf64_Shdr strtab{};
-        if (!read_at(elf, header.e_shoff + std::size_t(symtab.sh_link) * header.e_shentsize, strtab)) return names;
-        for (std::size_t s = 0; s < symtab.sh_size / symtab.sh_entsize; ++s) {
-            Elf64_Sym symbol{};
-            if (!read_at(elf, symtab.sh_offset + s * symtab.sh_entsize, symbol)) break;
-            if (ELF64_ST_TYPE(symbol.st_info) != STT_FUNC || symbol.st_name >= strtab.sh_size) continue;
-            std::size_t start = strtab.sh_offset + symbol.st_name;
-            if (start >= elf.size()) continue;
-            names.emplace_back(elf.c_str() + start, strnlen(elf.c_str() + start, elf.size() - start));
-        }
-    }
+    for (auto& symbol : read_elf_symbols(elf))
+        if (symbol.type == STT_FUNC && !symbol.name.empty()) names.push_back(std::move(symbol.name));
     return names;
 }
 

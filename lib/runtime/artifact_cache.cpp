@@ -3,6 +3,7 @@
 #include "cunumpy_kernels/error.hpp"
 
 #include "build/cuda_planner.hpp"
+#include "compilers/artifact_check.hpp"
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
 #include "compilers/tool_probe.hpp"
@@ -214,8 +215,7 @@ CudaJob ArtifactCache::nvrtc_job(const KernelSource& kernel, const std::string& 
     return nvrtc_plans_.emplace(kernel.module + "@" + target, std::move(job)).first->second;
 }
 
-bool ArtifactCache::publish(const CudaJob& job, const std::string& entry_symbol, const std::string& bytes,
-                            const std::string& log, double seconds, fs::path& artifact)
+bool ArtifactCache::publish(const CudaJob& job, const CudaCompileOutput& output, double seconds, fs::path& artifact)
 {
     if (read_only_) return false;
     try {
@@ -226,19 +226,7 @@ bool ArtifactCache::publish(const CudaJob& job, const std::string& entry_symbol,
             return false;
         }
         EntryWriter writer(location_.root, "cuda", job.key);
-        Manifest manifest;
-        manifest.key = job.key;
-        manifest.kind = "cuda";
-        manifest.module = job.kernel->module;
-        manifest.kernel = job.kernel->name;
-        manifest.entry_symbol = entry_symbol;
-        manifest.target = job.target;
-        manifest.inputs = job.inputs;
-        manifest.artifacts.push_back(writer.add_file(
-            job.kernel->name + "." + job.target + "." + artifact_extension(job.target), job.target, bytes));
-        manifest.built_at = util::utc_now();
-        manifest.seconds = seconds;
-        manifest.log = log;
+        Manifest manifest = stage_cuda_entry(writer, job, output, seconds);
         fs::path entry = writer.commit(manifest);
         store_.ensure_tagged();
         store_.remember_latest("cuda", job.kernel->module, job.target, job.key);
@@ -270,11 +258,17 @@ ModuleImage ArtifactCache::build(const KernelSource& kernel, int cc_major, int c
     if (!output.ok)
         throw ArtifactError("kernel '" + kernel.name + "': NVRTC could not build " + kernel.cuda_file->string() +
                             " for " + target + ":\n" + output.log);
+    try {
+        check_cuda_output(job, output);
+    } catch (const ArtifactCheckError& error) {
+        throw ArtifactCheckError(error.check(), "kernel '" + kernel.name + "': NVRTC built an artifact that cannot be "
+                                                "loaded, and it was not published: " + error.what());
+    }
     ModuleImage image;
     image.info.how = "nvrtc";
     image.info.target = target;
     image.info.key = job.key;
-    image.info.published = publish(job, output.entry_symbol, output.artifact, output.log, seconds, image.info.artifact);
+    image.info.published = publish(job, output, seconds, image.info.artifact);
     image.bytes = std::move(output.artifact);
     image.entry_symbol = output.entry_symbol;
     return image;

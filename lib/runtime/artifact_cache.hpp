@@ -68,7 +68,9 @@ public:
     /// Compiles the kernel for `sm_<cc>` with NVRTC and publishes the entry,
     /// unless the cache is read-only (then the image stays in memory).
     /// Throws ArtifactError with the compiler's log when the source does not
-    /// compile, ToolchainError when NVRTC cannot be loaded.
+    /// compile, ArtifactCheckError (nothing published) when the artifact
+    /// fails a check of artifact_check.hpp, ToolchainError when NVRTC cannot
+    /// be loaded.
     ModuleImage build(const KernelSource& kernel, int cc_major, int cc_minor);
 
 private:
@@ -77,8 +79,7 @@ private:
     std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& problem) const;
     std::vector<std::string> held(const KernelSource& kernel) const;
     CudaJob nvrtc_job(const KernelSource& kernel, const std::string& target);
-    bool publish(const CudaJob& job, const std::string& entry_symbol, const std::string& bytes, const std::string& log,
-                 double seconds, std::filesystem::path& artifact);
+    bool publish(const CudaJob& job, const CudaCompileOutput& output, double seconds, std::filesystem::path& artifact);
 
     Config config_;
     CacheLocation location_;

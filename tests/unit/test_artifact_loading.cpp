@@ -164,6 +164,22 @@ TEST_CASE_FIXTURE(Fixture, "when nothing fits and NVRTC fails, the error names t
     }
 }
 
+TEST_CASE_FIXTURE(Fixture, "an NVRTC build that fails an artifact check is neither loaded nor published")
+{
+    package.config.options = {"-arch=sm_80"};  // slipped through: the cubin is sm_80, the device sm_90
+    try {
+        load();
+        FAIL("the sm_80 cubin must not serve sm_90");
+    } catch (const ArtifactError& error) {
+        std::string message = error.what();
+        CHECK(message.find("push.sm_90.cubin of ") != std::string::npos);
+        CHECK(message.find("check 'architecture' failed: the cubin is for sm_80") != std::string::npos);
+        CHECK(message.find("not published") != std::string::npos);
+    }
+    CHECK(driver->images().empty());
+    CHECK_FALSE(std::filesystem::exists(package.cache() / "cuda"));
+}
+
 TEST_CASE_FIXTURE(Fixture, "a module whose parameter layout differs from the declaration is refused")
 {
     package.build({"sm_90"}, false);

@@ -1,0 +1,78 @@
+#include "compilers/cuda_elf.hpp"
+
+#include <elf.h>
+
+#include <cstring>
+
+namespace ck {
+
+namespace {
+
+template <typename T>
+bool read_at(const std::string& bytes, std::size_t offset, T& value)
+{
+    if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
+    std::memcpy(&value, bytes.data() + offset, sizeof(T));
+    return true;
+}
+
+std::optional<Elf64_Ehdr> elf64_header(const std::string& elf)
+{
+    Elf64_Ehdr header{};
+    if (!read_at(elf, 0, header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
+        header.e_ident[EI_CLASS] != ELFCLASS64)
+        return std::nullopt;
+    return header;
+}
+
+// The NUL-terminated name at `offset` of string table `strtab`, or "" when it
+// lies outside the table or the file.
+std::string name_at(const std::string& elf, const Elf64_Shdr& strtab, std::size_t offset)
+{
+    if (offset >= strtab.sh_size) return {};
+    std::size_t start = strtab.sh_offset + offset;
+    if (start >= elf.size()) return {};
+    return std::string(elf.c_str() + start, strnlen(elf.c_str() + start, elf.size() - start));
+}
+
+}  // namespace
+
+std::optional<CudaElfHeader> read_elf_header(const std::string& elf)
+{
+    auto header = elf64_header(elf);
+    if (!header) return std::nullopt;
+    return CudaElfHeader{header->e_type, header->e_machine, header->e_ident[EI_ABIVERSION], header->e_flags};
+}
+
+std::vector<ElfSymbol> read_elf_symbols(const std::string& elf)
+{
+    std::vector<ElfSymbol> symbols;
+    auto header = elf64_header(elf);
+    if (!header) return symbols;
+    for (unsigned i = 0; i < header->e_shnum; ++i) {
+        Elf64_Shdr symtab{};
+        if (!read_at(elf, header->e_shoff + std::size_t(i) * header->e_shentsize, symtab)) return symbols;
+        if (symtab.sh_type != SHT_SYMTAB || symtab.sh_entsize == 0) continue;
+        Elf64_Shdr strtab{};
+        if (!read_at(elf, header->e_shoff + std::size_t(symtab.sh_link) * header->e_shentsize, strtab)) return symbols;
+        for (std::size_t s = 0; s < symtab.sh_size / symtab.sh_entsize; ++s) {
+            Elf64_Sym symbol{};
+            if (!read_at(elf, symtab.sh_offset + s * symtab.sh_entsize, symbol)) break;
+            symbols.push_back(ElfSymbol{name_at(elf, strtab, symbol.st_name), ELF64_ST_TYPE(symbol.st_info),
+                                        ELF64_ST_BIND(symbol.st_info), symbol.st_shndx != SHN_UNDEF});
+        }
+    }
+    return symbols;
+}
+
+int cuda_elf_sm(const CudaElfHeader& header)
+{
+    return header.abi_version >= 8 ? (header.flags >> 8) & 0xff : header.flags & 0xff;
+}
+
+bool cuda_elf_accelerated(const CudaElfHeader& header)
+{
+    return (header.flags & (header.abi_version >= 8 ? 0x8u : 0x800u)) != 0;
+}
+
+}  // namespace ck

@@ -1,0 +1,49 @@
+// Reading a cubin's ELF header and symbol table: what the artifact checks and
+// the entry-symbol search need, and nothing else (no relocations, no sections
+// by name). Bytes are untrusted: every offset is bounds-checked.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// The fields of an ELF64 header that say what a cubin is.
+struct CudaElfHeader {
+    std::uint16_t type = 0;         ///< ET_EXEC (loadable) or ET_REL (needs a device link)
+    std::uint16_t machine = 0;      ///< EM_CUDA (190) for a cubin
+    std::uint8_t abi_version = 0;   ///< e_ident[EI_ABIVERSION]: 7 before CUDA 13, 8 from CUDA 13
+    std::uint32_t flags = 0;        ///< e_flags, holding the architecture
+};
+
+/// One symbol of the symbol table.
+struct ElfSymbol {
+    std::string name;
+    unsigned char type = 0;  ///< STT_FUNC, STT_OBJECT, ...
+    unsigned char bind = 0;  ///< STB_GLOBAL, STB_WEAK, STB_LOCAL
+    bool defined = false;    ///< false: st_shndx is SHN_UNDEF
+};
+
+/// The header of an ELF64 file; nothing when the bytes are not ELF64.
+std::optional<CudaElfHeader> read_elf_header(const std::string& elf);
+
+/// Every symbol of every SHT_SYMTAB section, in order. Empty when the bytes
+/// are not ELF64; a table that runs past the end is read up to there.
+std::vector<ElfSymbol> read_elf_symbols(const std::string& elf);
+
+/// The SASS architecture a cubin header names, as the number of `sm_<number>`
+/// (80, 90, 100, 120). The field moved in CUDA 13 (LLVM's BinaryFormat/ELF.h,
+/// EF_CUDA_SM and EF_CUDA_SM_MASK; checked with readelf -h on nvcc 13 cubins
+/// for sm_80 to sm_120): ABI version 8 keeps it in bits 8 to 15 (sm_90:
+/// e_flags 0x06005a04), earlier versions in bits 0 to 7.
+int cuda_elf_sm(const CudaElfHeader& header);
+
+/// Whether the cubin uses architecture-specific features (`sm_90a`): bit 3 of
+/// e_flags from ABI version 8 (EF_CUDA_ACCELERATORS), bit 11 before it. A
+/// clear bit proves nothing: nvcc 13 left it clear on sm_90a and sm_100a
+/// cubins, even ones using `setmaxnreg`.
+bool cuda_elf_accelerated(const CudaElfHeader& header);
+
+}  // namespace ck

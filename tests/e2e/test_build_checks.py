@@ -1,0 +1,111 @@
+"""Nothing unloadable is published: every artifact is checked before it enters the cache,
+and a kernel publishes all its targets or none."""
+
+import hashlib
+from pathlib import Path
+
+from conftest import jobs_by_state
+
+KERNEL = 'extern "C" __global__ void push(double* x, long long n)\n{ if (threadIdx.x < n) x[threadIdx.x] += 1; }\n'
+WITH_UNDEFINED_HELPER = (
+    'extern "C" __device__ double helper(double);\n'
+    'extern "C" __global__ void push(double* x, long long n)\n{ if (threadIdx.x < n) x[threadIdx.x] = helper(x[0]); }\n'
+)
+
+
+def kernel_tree(root: Path, source: str) -> Path:
+    """A package `sim.kernels` with one kernel `push` whose CUDA source is `source`."""
+    folder = root / "src" / "sim" / "kernels" / "push"
+    folder.mkdir(parents=True)
+    for package in (root / "src" / "sim", root / "src" / "sim" / "kernels"):
+        (package / "__init__.py").write_text("")
+    (folder / "push_kernels.py").write_text("def push(x: 'float[:]', n: int):\n    pass\n")
+    (folder / "push_cuda.cu").write_text(source)
+    return root / "src"
+
+
+def published(cache: Path):
+    """Every artifact file in the cache's CUDA entries, with its SHA-256."""
+    return {path: hashlib.sha256(path.read_bytes()).hexdigest()
+            for path in (cache / "cuda").glob("*/*/*") if path.name != "manifest.json"}
+
+
+def build(run, cache, tree, *flags, env=None):
+    return run.json("build", "--only", "cuda", "--cache-dir", cache, *flags, tree, env=env)
+
+
+def test_an_arch_option_that_slips_through_nvcc_publishes_nothing(run, tmp_path):
+    tree = kernel_tree(tmp_path, KERNEL)
+    cache = tmp_path / "cache"
+    report, result = build(run, cache, tree, "--compiler", "nvcc", "--arch", "sm_80,sm_90",
+                           env={"NVCC_APPEND_FLAGS": "-arch=sm_80"})
+    assert result.returncode == 1, result.stderr
+    jobs = {j["target"]: j for j in report["jobs"]}
+    assert set(jobs) == {"sm_80", "sm_90", "compute_90"}
+    assert {j["state"] for j in jobs.values()} == {"failed"}
+    assert "check 'architecture' failed: the cubin is for sm_80" in jobs["sm_90"]["log"]
+    assert "push.sm_90.cubin of " in jobs["sm_90"]["log"]
+    assert "check 'ptx target' failed: the PTX is for .target sm_80, not sm_90" in jobs["compute_90"]["log"]
+    # sm_80 itself is fine, but its kernel's other targets are not: all or none.
+    assert "not published: " in jobs["sm_80"]["log"] and "all its targets or none" in jobs["sm_80"]["log"]
+    assert not published(cache)
+    assert not list((cache / ".cunumpy-kernels-tmp").glob("*"))
+
+
+def test_an_arch_compiler_option_is_refused_or_caught(run, tmp_path):
+    tree = kernel_tree(tmp_path, KERNEL)
+    for compiler in ("nvcc", "nvrtc"):
+        cache = tmp_path / f"cache-{compiler}"
+        result = run("build", "--only", "cuda", "--compiler", compiler, "--arch", "sm_90", "--no-ptx",
+                     "--compiler-option=-arch=sm_80", "--cache-dir", cache, tree)
+        # Refused as a usage error where options are screened; else caught by the checks.
+        assert result.returncode in (1, 2), result.stderr
+        if result.returncode == 1:
+            assert "check 'architecture' failed" in result.stderr
+        assert not published(cache)
+
+
+def test_relocatable_device_code_is_never_published(run, tmp_path):
+    for name, source in (("plain", KERNEL), ("helper", WITH_UNDEFINED_HELPER)):
+        tree = kernel_tree(tmp_path / name, source)
+        cache = tmp_path / name / "cache"
+        result = run("build", "--only", "cuda", "--arch", "sm_90", "--compiler-option=-rdc=true",
+                     "--cache-dir", cache, tree)
+        assert result.returncode in (1, 2), result.stderr
+        if result.returncode == 1:
+            assert "check 'executable' failed: the cubin is relocatable (ELF type ET_REL)" in result.stderr
+        assert not published(cache)
+
+
+def test_an_undefined_extern_helper_publishes_not_even_the_ptx(run, tmp_path):
+    tree = kernel_tree(tmp_path, WITH_UNDEFINED_HELPER)
+    cache = tmp_path / "cache"
+    report, result = build(run, cache, tree, "--arch", "sm_90")
+    assert result.returncode == 1
+    jobs = {j["target"]: j for j in report["jobs"]}
+    assert "Unresolved extern function 'helper'" in jobs["sm_90"]["log"]
+    assert "check 'ptx externs' failed: unresolved .extern .func helper" in jobs["compute_90"]["log"]
+    assert {j["state"] for j in jobs.values()} == {"failed"}
+    assert not published(cache)
+    result = run("build", "--only", "cuda", "--cache-dir", cache, "--arch", "sm_90", tree)
+    assert result.returncode == 1
+    assert "push.compute_90.ptx of " in result.stderr and "check 'ptx externs' failed" in result.stderr
+
+
+def test_a_failed_rebuild_keeps_the_earlier_good_entries(run, tmp_path):
+    tree = kernel_tree(tmp_path, KERNEL)
+    cache = tmp_path / "cache"
+    first, result = build(run, cache, tree, "--arch", "sm_90")
+    assert result.returncode == 0, result.stderr
+    before = published(cache)
+    assert len(before) == 2  # push.sm_90.cubin and push.compute_90.ptx
+    source = tree / "sim" / "kernels" / "push" / "push_cuda.cu"
+    source.write_text(WITH_UNDEFINED_HELPER)
+    _, result = build(run, cache, tree, "--arch", "sm_90")
+    assert result.returncode == 1
+    assert published(cache) == before
+    source.write_text(KERNEL)
+    again, result = build(run, cache, tree, "--arch", "sm_90")
+    assert result.returncode == 0
+    assert len(jobs_by_state(again, "hit")) == 2
+    assert {j["entry"] for j in again["jobs"]} == {j["entry"] for j in first["jobs"]}
