@@ -49,7 +49,7 @@ std::vector<std::string> cuda_targets(const Config& config)
 
 json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
                      const std::string& compiler_identity, const std::string& target,
-                     const std::vector<std::string>& options)
+                     const std::vector<std::string>& options, const CompilerEnvironment& environment)
 {
     json headers = json::object();
     for (const auto& header : scan.headers) headers[header.name] = header.sha256;
@@ -58,10 +58,14 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha25
         {"kernel", kernel.name},
         {"source", {{"file", kernel.cuda_file->filename().string()}, {"sha256", source_sha256}}},
         {"headers", headers},
+        {"absent", scan.absent},
         {"compiler", compiler_identity},
         {"target", target},
         {"options", options},
     };
+    if (!scan.pre_includes.empty()) inputs["pre_includes"] = scan.pre_includes;
+    if (!environment.keyed.empty()) inputs["environment"] = environment.keyed;
+    if (!environment.profile_sha256.empty()) inputs["nvcc_profile"] = environment.profile_sha256;
     if (!scan.unresolved.empty()) inputs["unresolved_includes"] = scan.unresolved;
     if (!scan.computed.empty()) inputs["computed_includes"] = scan.computed;
     return inputs;
@@ -70,6 +74,12 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha25
 std::string CudaJob::artifact_file() const
 {
     return kernel->name + "." + target + "." + artifact_extension(target);
+}
+
+CudaCompileRequest compile_request(const CudaJob& job)
+{
+    return {*job.kernel->cuda_file, job.source,  job.kernel->name, job.target,  job.options,
+            job.include_dirs,       job.system_include_dirs,      job.pre_includes, job.headers};
 }
 
 JobResult hit_result(const CudaJob& job, const EntryStore& store)
@@ -86,9 +96,7 @@ JobResult run_cuda_job(const CudaJob& job, const CudaCompiler& compiler, const E
     auto start = std::chrono::steady_clock::now();
     JobResult result = base_result(job);
     try {
-        CudaCompileRequest request{*job.kernel->cuda_file, job.source, job.kernel->name, job.target,
-                                   job.inputs["options"].get<std::vector<std::string>>(), job.include_dirs};
-        CudaCompileOutput output = compiler.compile(request);
+        CudaCompileOutput output = compiler.compile(compile_request(job));
         result.log = output.log;
         result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         if (!output.ok) {
@@ -109,6 +117,7 @@ JobResult run_cuda_job(const CudaJob& job, const CudaCompiler& compiler, const E
         manifest.built_at = util::utc_now();
         manifest.seconds = result.seconds;
         manifest.log = output.log;
+        manifest.compiler_dependencies = output.dependencies;
         result.entry = writer.commit(manifest);
         store.remember_latest("cuda", job.kernel->module, job.target, job.key);
         store.forget_failure("cuda", job.kernel->module, job.target);

@@ -16,7 +16,13 @@ namespace {
 CudaCompileRequest request(const test::TempTree& tree, const std::string& source, const std::string& target)
 {
     auto file = tree.write("k/push_cuda.cu", source);
-    return CudaCompileRequest{file, source, "push", target, {}, {file.parent_path()}};
+    CudaCompileRequest request;
+    request.source_file = file;
+    request.source = source;
+    request.kernel = "push";
+    request.target = target;
+    request.include_dirs = {file.parent_path()};
+    return request;
 }
 
 const std::string extern_c_kernel = "extern \"C\" __global__ void push(double* x, long long n)\n"
