@@ -5,30 +5,15 @@
 #include "compilers/nvcc_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
 #include "compilers/tool_probe.hpp"
+#include "compile_request.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
 
 using namespace ck;
 
-namespace {
-
-CudaCompileRequest request(const test::TempTree& tree, const std::string& source, const std::string& target)
-{
-    auto file = tree.write("k/push_cuda.cu", source);
-    CudaCompileRequest request;
-    request.source_file = file;
-    request.source = source;
-    request.kernel = "push";
-    request.target = target;
-    request.include_dirs = {file.parent_path()};
-    return request;
-}
-
-const std::string extern_c_kernel = "extern \"C\" __global__ void push(double* x, long long n)\n"
-                                    "{ long long i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1; }\n";
-
-}  // namespace
+using test::extern_c_kernel;
+using test::request;
 
 TEST_CASE("NVRTC builds a cubin with the entry and reports its identity")
 {
