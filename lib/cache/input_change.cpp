@@ -26,12 +26,13 @@ std::string describe_headers(const json& before, const json& after)
     return "";
 }
 
-// A name that was looked up and not found and now is: a header appeared in a
-// folder searched before the one that served it.
-std::string describe_absent(const json& before, const json& after)
+// A header now found where a lookup found nothing before: it appeared in a
+// folder searched before the one that served it (or anywhere, for a name
+// found nowhere before).
+std::string describe_appeared(const json& before_absent, const json& after_headers)
 {
-    for (const auto& name : before)
-        if (std::find(after.begin(), after.end(), name) == after.end())
+    for (const auto& name : before_absent)
+        if (after_headers.contains(name.get<std::string>()))
             return "header " + name.get<std::string>() + " appeared (an earlier lookup found nothing there)";
     return "";
 }
@@ -71,14 +72,15 @@ std::string describe_input_change(const json& before, const json& after)
                short_value(after.value("format", json())) + " (another version of cunumpy-kernels)";
     if (before.value("source", json()) != after.value("source", json()))
         return "source " + after.value("source", json::object()).value("file", std::string("?")) + " changed";
-    std::string absent = describe_absent(before.value("absent", json::array()), after.value("absent", json::array()));
-    if (!absent.empty()) return absent;
+    std::string appeared = describe_appeared(before.value("absent", json::array()), after.value("headers", json::object()));
+    if (!appeared.empty()) return appeared;
     if (before.value("headers", json::object()) != after.value("headers", json::object()))
         return describe_headers(before.value("headers", json::object()), after.value("headers", json::object()));
-    if (before.value("options", json::array()) != after.value("options", json::array()))
-        return describe_options(before.value("options", json::array()), after.value("options", json::array()));
+    // Before options: flags from NVCC_APPEND_FLAGS are options too, and the variable says more.
     if (before.value("environment", json::object()) != after.value("environment", json::object()))
         return describe_environment(before.value("environment", json::object()), after.value("environment", json::object()));
+    if (before.value("options", json::array()) != after.value("options", json::array()))
+        return describe_options(before.value("options", json::array()), after.value("options", json::array()));
     if (before.value("nvcc_profile", json()) != after.value("nvcc_profile", json()))
         return "nvcc.profile changed";
     for (const auto& [name, value] : after.items()) {
