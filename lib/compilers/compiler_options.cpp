@@ -299,8 +299,8 @@ void append_compiler_options(CompilerOptions& into, const CompilerOptions& more)
     append(into.unknown, more.unknown);
 }
 
-std::vector<std::string> absolute_compiler_options(const std::vector<std::string>& options, const fs::path& base,
-                                                   const std::string& where)
+std::vector<std::string> resolve_compiler_options(const std::vector<std::string>& options, const fs::path& base,
+                                                  const std::string& where)
 {
     parse_compiler_options(options, where);  // refusals and missing values, in the user's words
     std::vector<std::string> out;
@@ -351,12 +351,6 @@ std::vector<std::string> split_flags(const std::string& text)
     }
     if (in_word) words.push_back(word);
     return words;
-}
-
-std::vector<std::string> resolve_compiler_options(const std::vector<std::string>& options, const fs::path& base,
-                                                  const std::string& where)
-{
-    return absolute_compiler_options(options, base, where);
 }
 
 }  // namespace ck

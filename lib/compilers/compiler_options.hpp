@@ -37,12 +37,8 @@ CompilerOptions parse_compiler_options(const std::vector<std::string>& options, 
 /// Appends `more` to `into`: keyed options and each folder list in order.
 void append_compiler_options(CompilerOptions& into, const CompilerOptions& more);
 
-/// `options` with the folder of every include option made absolute against
-/// `base` (the working folder for flags, pyproject.toml's folder for its
-/// key), so that the key and the compiler see one folder wherever they run.
-/// Throws as parse_compiler_options does.
-std::vector<std::string> absolute_compiler_options(const std::vector<std::string>& options,
-                                                   const std::filesystem::path& base, const std::string& where);
+// resolve_compiler_options (config.hpp) makes include folders absolute for
+// the loaders of flags and pyproject.toml.
 
 /// Splits an environment variable's flags at white space, as nvcc does;
 /// single and double quotes group words.
