@@ -52,7 +52,9 @@ Config build_config(const BuildFlags& flags)
     if (flags.ptx) config.ptx = true;
     if (flags.no_ptx) config.ptx = false;
     if (flags.compiler) config.compiler = parse_compiler_kind(*flags.compiler, "--compiler");
-    config.options.insert(config.options.end(), flags.options.begin(), flags.options.end());
+    // Relative include folders are the working folder's, as for --include-dir.
+    auto checked = resolve_compiler_options(flags.options, std::filesystem::current_path(), "--compiler-option");
+    config.options.insert(config.options.end(), checked.begin(), checked.end());
     if (flags.jobs) {
         if (*flags.jobs < 1) throw UsageError("--jobs: expected a positive number, got " + std::to_string(*flags.jobs));
         config.jobs = flags.jobs;

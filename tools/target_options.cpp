@@ -29,7 +29,9 @@ void TargetOptions::apply(Config& config) const
     if (ptx) config.ptx = true;
     if (no_ptx) config.ptx = false;
     if (compiler) config.compiler = parse_compiler_kind(*compiler, "--compiler");
-    config.options.insert(config.options.end(), options.begin(), options.end());
+    // Relative include folders are the working folder's, as for --include-dir.
+    auto checked = resolve_compiler_options(options, std::filesystem::current_path(), "--compiler-option");
+    config.options.insert(config.options.end(), checked.begin(), checked.end());
 }
 
 }  // namespace ck::cli

@@ -80,6 +80,9 @@ struct CK_API Manifest {
     std::string built_at;        ///< ISO 8601, UTC
     double seconds = 0;          ///< compile time
     std::string log;             ///< the compiler's log, whole
+    /// Key names of the headers the compiler reported reading (nvcc builds;
+    /// empty otherwise): the scanner's check, kept for inspection.
+    std::vector<std::string> compiler_dependencies;
 
     nlohmann::json to_json() const;
     /// Throws CacheError naming `where` when a field is missing or mistyped.

@@ -67,6 +67,16 @@ CK_API void validate_cache_name(const std::string& name, const std::string& wher
 /// Parses "nvrtc" or "nvcc"; throws UsageError naming `where` otherwise.
 CK_API CudaCompilerKind parse_compiler_kind(const std::string& name, const std::string& where);
 
+/// Checks extra compiler options (`--compiler-option`, the `options` key) and
+/// returns them with the folder of every include option (`-I`, `-isystem`,
+/// `--include-path`, ...) made absolute against `base`: the working folder for
+/// flags, pyproject.toml's folder for the key. Throws UsageError naming
+/// `where` for an option that sets the target or output kind (`-arch`,
+/// `-gencode`, `-rdc`, `-G`, `-ptx`, `-o`, ...: the message names `--arch` or
+/// the config key to use instead) and for an option missing its value.
+CK_API std::vector<std::string> resolve_compiler_options(const std::vector<std::string>& options,
+                                                         const std::filesystem::path& base, const std::string& where);
+
 /// "nvrtc" or "nvcc".
 CK_API std::string to_string(CudaCompilerKind kind);
 

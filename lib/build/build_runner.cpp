@@ -156,7 +156,24 @@ private:
                 *flag = !dir;
                 return dir;
             };
-        if (identity) context.planner = std::make_unique<CudaPlanner>(config(), *identity, resolver);
+        if (!identity) return;
+        context.planner = std::make_unique<CudaPlanner>(config(), *identity, resolver, compiler_facts(*context.compiler));
+        warn_about_compiler_inputs(*context.planner, context.compiler->environment());
+    }
+
+    // Once per build: what the key takes on trust or what the build ignores.
+    void warn_about_compiler_inputs(const CudaPlanner& planner, const CompilerEnvironment& environment)
+    {
+        if (compiler_warned_) return;
+        compiler_warned_ = true;
+        for (const auto& option : planner.unknown_options())
+            report_.warnings.push_back("compiler option " + option + " is not one cunumpy-kernels knows: it is passed to " +
+                                       to_string(config().compiler) + " and is part of the cache key; if it adds an "
+                                       "include folder or changes the target, its effect escapes the key");
+        for (const auto& name : environment.ignored)
+            report_.warnings.push_back(name + " is set, but " + to_string(config().compiler) +
+                                       " builds run without it so that the cache key holds every input: pass include "
+                                       "folders as -I DIR and flags as --compiler-option");
     }
 
     // A cache folder given explicitly that exists but cannot be written still
@@ -180,7 +197,7 @@ private:
             CacheContext& context = cuda_context_for(kernel);
             if (!context.planner) {
                 for (const auto& target : cuda_targets(config()))
-                    misses_.push_back(Miss{CudaJob{&kernel, target, {}, {}, {}, {}}, &context, context.unknown});
+                    misses_.push_back(Miss{unplanned_job(kernel, target), &context, context.unknown});
                 continue;
             }
             std::vector<CudaJob> jobs;
@@ -204,6 +221,14 @@ private:
                 misses_.back().reason = explain_miss(misses_.back());
             }
         }
+    }
+
+    static CudaJob unplanned_job(const KernelSource& kernel, const std::string& target)
+    {
+        CudaJob job;
+        job.kernel = &kernel;
+        job.target = target;
+        return job;
     }
 
     // Every target of a kernel whose source or a header cannot be read fails;
@@ -495,6 +520,7 @@ private:
     std::vector<HostMiss> host_misses_;
     std::map<const KernelSource*, KernelTargets> kernel_targets_;
     bool cunumpy_warned_ = false;
+    bool compiler_warned_ = false;
     std::mutex mutex_;
 };
 

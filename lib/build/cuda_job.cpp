@@ -99,7 +99,7 @@ std::vector<std::string> cuda_targets(const Config& config)
 
 json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
                      const std::string& compiler_identity, const std::string& target,
-                     const std::vector<std::string>& options)
+                     const std::vector<std::string>& options, const CompilerEnvironment& environment)
 {
     json headers = json::object();
     for (const auto& header : scan.headers) headers[header.name] = header.sha256;
@@ -108,10 +108,14 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha25
         {"kernel", kernel.name},
         {"source", {{"file", kernel.cuda_file->filename().string()}, {"sha256", source_sha256}}},
         {"headers", headers},
+        {"absent", scan.absent},
         {"compiler", compiler_identity},
         {"target", target},
         {"options", options},
     };
+    if (!scan.pre_includes.empty()) inputs["pre_includes"] = scan.pre_includes;
+    if (!environment.keyed.empty()) inputs["environment"] = environment.keyed;
+    if (!environment.profile_sha256.empty()) inputs["nvcc_profile"] = environment.profile_sha256;
     if (!scan.unresolved.empty()) inputs["unresolved_includes"] = scan.unresolved;
     if (!scan.computed.empty()) inputs["computed_includes"] = scan.computed;
     return inputs;
@@ -120,6 +124,12 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha25
 std::string CudaJob::artifact_file() const
 {
     return kernel->name + "." + target + "." + artifact_extension(target);
+}
+
+CudaCompileRequest compile_request(const CudaJob& job)
+{
+    return {*job.kernel->cuda_file, job.source,  job.kernel->name, job.target,  job.options,
+            job.include_dirs,       job.system_include_dirs,      job.pre_includes, job.headers};
 }
 
 JobResult hit_result(const CudaJob& job, const EntryStore& store)
@@ -144,9 +154,7 @@ CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compile
     CompiledCudaJob compiled{&job, base_result(job), {}, {}};
     JobResult& result = compiled.result;
     try {
-        CudaCompileRequest request{*job.kernel->cuda_file, job.source, job.kernel->name, job.target,
-                                   job.inputs["options"].get<std::vector<std::string>>(), job.include_dirs};
-        compiled.output = compiler.compile(request);
+        compiled.output = compiler.compile(compile_request(job));
         result.log = compiled.output.log;
         if (!compiled.output.ok) compiled.failure = "it did not compile";
         else check_cuda_output(job, compiled.output);
@@ -176,6 +184,7 @@ Manifest stage_cuda_entry(EntryWriter& writer, const CudaJob& job, const CudaCom
     manifest.built_at = util::utc_now();
     manifest.seconds = seconds;
     manifest.log = output.log;
+    manifest.compiler_dependencies = output.dependencies;
     return manifest;
 }
 

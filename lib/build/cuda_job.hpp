@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,7 +19,7 @@
 namespace ck {
 
 /// Bumped whenever the artifacts' layout or the meaning of an input changes.
-inline constexpr const char* cuda_key_format = "cunumpy-kernels/cuda/1";
+inline constexpr const char* cuda_key_format = "cunumpy-kernels/cuda/2";
 
 /// The targets a config asks for: each `arch`, plus `compute_<newest>` for PTX
 /// when `ptx` is set. Order kept, duplicates dropped.
@@ -29,7 +30,11 @@ struct CudaJob {
     const KernelSource* kernel = nullptr;
     std::string target;
     std::string source;                          ///< the text hashed into the key
-    std::vector<std::filesystem::path> include_dirs;
+    std::vector<std::filesystem::path> include_dirs;         ///< `-I`, in the scanner's order
+    std::vector<std::filesystem::path> system_include_dirs;  ///< `-isystem`, in order
+    std::vector<std::filesystem::path> pre_includes;         ///< forced includes, as the compiler gets them
+    std::vector<std::string> options;                        ///< keyed options, as the compiler gets them
+    std::map<std::filesystem::path, std::string> headers;    ///< canonical path -> key name, for nvcc's check
     nlohmann::json inputs;
     std::string key;
 
@@ -37,10 +42,15 @@ struct CudaJob {
     std::string artifact_file() const;
 };
 
-/// The key inputs of `kernel` for `target` (see cache.hpp: no paths, no times).
+/// The key inputs of `kernel` for `target` (see cache.hpp: no paths, no
+/// times): source, headers, names searched and not found, forced includes,
+/// compiler, target, keyed `options`, and the compiler's `environment`.
 nlohmann::json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
                                const std::string& compiler_identity, const std::string& target,
-                               const std::vector<std::string>& options);
+                               const std::vector<std::string>& options, const CompilerEnvironment& environment = {});
+
+/// The CudaCompileRequest of `job`.
+CudaCompileRequest compile_request(const CudaJob& job);
 
 /// A CUDA job compiled and checked, not published yet.
 struct CompiledCudaJob {

@@ -20,20 +20,55 @@ CunumpyDirResolver cunumpy_dir_resolver(const Config& config, const ToolProbe& p
     };
 }
 
-CudaPlanner::CudaPlanner(const Config& config, std::string compiler_identity, CunumpyDirResolver cunumpy_dir)
+CompilerFacts compiler_facts(const CudaCompiler& compiler)
+{
+    return {compiler.toolkit_include_dirs(), compiler.environment()};
+}
+
+namespace {
+
+// Environment flags name folders relative to the working folder, as nvcc reads them.
+CompilerOptions parse_flags(const std::vector<std::string>& flags, const std::string& where)
+{
+    CompilerOptions options = parse_compiler_options(flags, where);
+    for (auto& dir : options.include_dirs) dir = fs::absolute(dir);
+    for (auto& dir : options.system_include_dirs) dir = fs::absolute(dir);
+    return options;
+}
+
+std::vector<SearchDir> labelled(const std::vector<fs::path>& dirs, const std::string& prefix)
+{
+    std::vector<SearchDir> out;
+    for (std::size_t i = 0; i < dirs.size(); ++i) out.push_back({dirs[i], "<" + prefix + ":" + std::to_string(i) + ">"});
+    return out;
+}
+
+}  // namespace
+
+CudaPlanner::CudaPlanner(const Config& config, std::string compiler_identity, CunumpyDirResolver cunumpy_dir,
+                         CompilerFacts facts)
     : config_(config),
       compiler_identity_(std::move(compiler_identity)),
+      facts_(std::move(facts)),
+      options_(parse_flags(facts_.environment.prepend_flags, "NVCC_PREPEND_FLAGS")),
       targets_(cuda_targets(config)),
       scanner_(std::move(cunumpy_dir))
 {
+    append_compiler_options(options_, parse_compiler_options(config.options, "compiler option"));
+    append_compiler_options(options_, parse_flags(facts_.environment.append_flags, "NVCC_APPEND_FLAGS"));
 }
 
-std::vector<SearchDir> CudaPlanner::search_dirs(const KernelSource& kernel) const
+// The compiler's order: the kernel's folder, the package's source root, the
+// configured folders, the `-I` of the options; cunumpy's folder when needed.
+IncludeSearch CudaPlanner::search_for(const KernelSource& kernel) const
 {
-    std::vector<SearchDir> dirs = {{kernel.folder, ""}, {kernel.source_root, ""}};
-    for (std::size_t i = 0; i < config_.include_dirs.size(); ++i)
-        dirs.push_back({config_.include_dirs[i], "<include:" + std::to_string(i) + ">"});
-    return dirs;
+    IncludeSearch search;
+    search.dirs = {{kernel.folder, "<kernel>"}, {kernel.source_root, ""}};
+    for (auto& dir : labelled(config_.include_dirs, "include")) search.dirs.push_back(std::move(dir));
+    for (auto& dir : labelled(options_.include_dirs, "I")) search.dirs.push_back(std::move(dir));
+    search.system_dirs = labelled(options_.system_include_dirs, "isystem");
+    search.toolkit_dirs = facts_.toolkit_dirs;
+    return search;
 }
 
 std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
@@ -41,13 +76,19 @@ std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
     std::vector<CudaJob> jobs;
     if (!kernel.cuda_file) return jobs;
     std::string source = util::read_file(*kernel.cuda_file);
-    IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search_dirs(kernel));
-    std::vector<fs::path> include_dirs = kernel.include_dirs(config_);
-    if (auto late = scanner_.late_dir_if_known()) include_dirs.push_back(*late);
+    IncludeSearch search = search_for(kernel);
+    IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes);
+    CudaJob base{&kernel, "", source, {}, options_.system_include_dirs, scan.pre_include_files, options_.keyed, {}, {}, {}};
+    for (const auto& dir : search.dirs) base.include_dirs.push_back(dir.dir);
+    if (auto late = scanner_.late_dir_if_known()) base.include_dirs.push_back(*late);
+    std::error_code error;
+    for (const auto& header : scan.headers) base.headers[fs::weakly_canonical(header.path, error)] = header.name;
     std::string source_sha256 = sha256_hex(source);
     for (const auto& target : targets_) {
-        CudaJob job{&kernel, target, source, include_dirs, {}, {}};
-        job.inputs = cuda_key_inputs(kernel, source_sha256, scan, compiler_identity_, target, config_.options);
+        CudaJob job = base;
+        job.target = target;
+        job.inputs = cuda_key_inputs(kernel, source_sha256, scan, compiler_identity_, target, options_.keyed,
+                                     facts_.environment);
         job.key = cache_key(job.inputs);
         jobs.push_back(std::move(job));
     }

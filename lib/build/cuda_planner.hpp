@@ -4,6 +4,7 @@
 #pragma once
 
 #include "build/cuda_job.hpp"
+#include "compilers/compiler_options.hpp"
 #include "compilers/include_scanner.hpp"
 
 #include <functional>
@@ -23,21 +24,40 @@ using CunumpyDirResolver = std::function<std::optional<std::filesystem::path>()>
 /// never starts a process.
 CunumpyDirResolver cunumpy_dir_resolver(const Config& config, const ToolProbe& probe, bool may_start_python);
 
+/// What the compiler that builds adds to every key beyond its identity.
+struct CompilerFacts {
+    std::vector<std::filesystem::path> toolkit_dirs;  ///< searched last, never key inputs
+    CompilerEnvironment environment;                   ///< keyed variables, flags from the environment
+};
+
+/// The facts of `compiler`.
+CompilerFacts compiler_facts(const CudaCompiler& compiler);
+
 class CudaPlanner {
 public:
     /// `compiler_identity` is the identity() of the compiler that builds.
-    CudaPlanner(const Config& config, std::string compiler_identity, CunumpyDirResolver cunumpy_dir);
+    /// Parses the compiler options of `config` and of the environment
+    /// (NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS); throws UsageError as
+    /// parse_compiler_options does.
+    CudaPlanner(const Config& config, std::string compiler_identity, CunumpyDirResolver cunumpy_dir,
+                CompilerFacts facts = {});
 
     /// The jobs of a ported kernel, one per target of cuda_targets(config).
     /// Header digests are read once per planner. Throws SourceError when the
-    /// source or an included header cannot be read.
+    /// source or an included header cannot be read, or a quoted include is
+    /// found nowhere.
     std::vector<CudaJob> plan(const KernelSource& kernel);
 
+    /// Options the parser does not know (passed on and keyed; warn once).
+    const std::vector<std::string>& unknown_options() const { return options_.unknown; }
+
 private:
-    std::vector<SearchDir> search_dirs(const KernelSource& kernel) const;
+    IncludeSearch search_for(const KernelSource& kernel) const;
 
     const Config& config_;
     std::string compiler_identity_;
+    CompilerFacts facts_;
+    CompilerOptions options_;
     std::vector<std::string> targets_;
     IncludeScanner scanner_;
 };

@@ -1,6 +1,8 @@
 // Explaining a miss: which key input differs from the kernel's latest entry.
 #include "cunumpy_kernels/cache.hpp"
 
+#include <algorithm>
+
 namespace ck {
 
 using nlohmann::json;
@@ -24,15 +26,63 @@ std::string describe_headers(const json& before, const json& after)
     return "";
 }
 
+// A header now found where a lookup found nothing before: it appeared in a
+// folder searched before the one that served it (or anywhere, for a name
+// found nowhere before).
+std::string describe_appeared(const json& before_absent, const json& after_headers)
+{
+    for (const auto& name : before_absent)
+        if (after_headers.contains(name.get<std::string>()))
+            return "header " + name.get<std::string>() + " appeared (an earlier lookup found nothing there)";
+    return "";
+}
+
+std::string describe_options(const json& before, const json& after)
+{
+    for (const auto& option : after)
+        if (std::find(before.begin(), before.end(), option) == before.end())
+            return "compiler option " + option.get<std::string>() + " added";
+    for (const auto& option : before)
+        if (std::find(after.begin(), after.end(), option) == after.end())
+            return "compiler option " + option.get<std::string>() + " removed";
+    return "compiler options reordered: " + short_value(before) + " -> " + short_value(after);
+}
+
+std::string describe_environment(const json& before, const json& after)
+{
+    auto shown = [](const json& env, const std::string& name) {
+        return env.contains(name) ? "\"" + short_value(env[name]) + "\"" : std::string("unset");
+    };
+    json names = json::object();
+    for (const auto& [name, value] : before.items()) names[name] = true;
+    for (const auto& [name, value] : after.items()) names[name] = true;
+    for (const auto& [name, flag] : names.items())
+        if (before.value(name, json()) != after.value(name, json()))
+            return "environment variable " + name + ": " + shown(before, name) + " -> " + shown(after, name);
+    return "";
+}
+
 }  // namespace
 
 std::string describe_input_change(const json& before, const json& after)
 {
     if (before == after) return "";
+    if (before.value("format", json()) != after.value("format", json()))
+        return "key format " + short_value(before.value("format", json())) + " -> " +
+               short_value(after.value("format", json())) + " (another version of cunumpy-kernels)";
     if (before.value("source", json()) != after.value("source", json()))
         return "source " + after.value("source", json::object()).value("file", std::string("?")) + " changed";
+    std::string appeared = describe_appeared(before.value("absent", json::array()), after.value("headers", json::object()));
+    if (!appeared.empty()) return appeared;
     if (before.value("headers", json::object()) != after.value("headers", json::object()))
         return describe_headers(before.value("headers", json::object()), after.value("headers", json::object()));
+    // Before options: flags from NVCC_APPEND_FLAGS are options too, and the variable says more.
+    if (before.value("environment", json::object()) != after.value("environment", json::object()))
+        return describe_environment(before.value("environment", json::object()), after.value("environment", json::object()));
+    if (before.value("options", json::array()) != after.value("options", json::array()))
+        return describe_options(before.value("options", json::array()), after.value("options", json::array()));
+    if (before.value("nvcc_profile", json()) != after.value("nvcc_profile", json()))
+        return "nvcc.profile changed";
     for (const auto& [name, value] : after.items()) {
         json old = before.value(name, json());
         if (old != value) return name + ": " + short_value(old) + " -> " + short_value(value);

@@ -41,12 +41,14 @@ json Manifest::to_json() const
     json artifact_list = json::array();
     for (const auto& a : artifacts)
         artifact_list.push_back({{"file", a.file}, {"target", a.target}, {"sha256", a.sha256}, {"size", a.size}});
-    return {
+    json j = {
         {"format", 1},       {"key", key},         {"kind", kind},         {"module", module},
         {"kernel", kernel},  {"entry_symbol", entry_symbol},               {"target", target},
         {"inputs", inputs},  {"artifacts", artifact_list},                 {"built_at", built_at},
         {"seconds", seconds}, {"log", log},
     };
+    if (!compiler_dependencies.empty()) j["compiler_dependencies"] = compiler_dependencies;
+    return j;
 }
 
 Manifest Manifest::from_json(const json& j, const std::string& where)
@@ -65,6 +67,8 @@ Manifest Manifest::from_json(const json& j, const std::string& where)
     m.built_at = field<std::string>(j, "built_at", where);
     m.seconds = field<double>(j, "seconds", where);
     m.log = field<std::string>(j, "log", where);
+    if (j.contains("compiler_dependencies"))
+        m.compiler_dependencies = field<std::vector<std::string>>(j, "compiler_dependencies", where);
     for (const auto& a : field<json>(j, "artifacts", where)) {
         Artifact artifact;
         artifact.file = field<std::string>(a, "file", where);

@@ -1,9 +1,11 @@
 // The interface of the CUDA compilers (NVRTC in-process, nvcc as a process).
 #pragma once
 
+#include "compilers/compiler_environment.hpp"
 #include "cunumpy_kernels/config.hpp"
 
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,8 +21,13 @@ struct CudaCompileRequest {
     std::string source;                 ///< the text that was hashed into the key
     std::string kernel;                 ///< entry function, `__global__ void <kernel>(...)`
     std::string target;                 ///< `sm_90` gives a cubin, `compute_90` PTX
-    std::vector<std::string> options;   ///< user options, part of the key
-    std::vector<std::filesystem::path> include_dirs;  ///< `-I` in order; not part of the key
+    std::vector<std::string> options;   ///< the keyed user options, passed as given
+    std::vector<std::filesystem::path> include_dirs;  ///< `-I` in order; their effect is in the key through the headers found
+    std::vector<std::filesystem::path> system_include_dirs;  ///< `-isystem` in order, searched after the toolkit's include folder
+    std::vector<std::filesystem::path> pre_includes;  ///< forced includes: the files found, or names of toolkit headers
+    /// The key's headers and forced includes: canonical path -> key name. nvcc
+    /// checks every file it reads (but the source and the toolkit's) is one.
+    std::map<std::filesystem::path, std::string> headers;
 };
 
 struct CudaCompileOutput {
@@ -28,6 +35,9 @@ struct CudaCompileOutput {
     std::string artifact;      ///< cubin or PTX bytes
     std::string entry_symbol;  ///< the entry's (lowered) name in the artifact
     std::string log;           ///< diagnostics, `file:line:` form
+    /// Key names of the files the compiler reports it read, besides the source
+    /// and the toolkit (nvcc only; empty for NVRTC, which reports none).
+    std::vector<std::string> dependencies;
 };
 
 class CudaCompiler {
@@ -40,6 +50,12 @@ public:
     /// loading or starting the compiler; nothing when no record exists.
     /// `status` plans with it: it starts no compiler.
     virtual std::optional<std::string> remembered_identity() const { return std::nullopt; }
+    /// The toolkit's header folders, searched last: `<toolkit>/include`, then
+    /// `<toolkit>/include/cccl`. Headers found there are not key inputs: the
+    /// identity covers them.
+    virtual std::vector<std::filesystem::path> toolkit_include_dirs() const = 0;
+    /// The environment variables the compiler reads and what the key does with them.
+    virtual const CompilerEnvironment& environment() const = 0;
     /// Compiles; a rejected source is `ok == false` with the log. Thread-safe.
     /// Throws ToolchainError when the compiler cannot be loaded or started.
     virtual CudaCompileOutput compile(const CudaCompileRequest& request) const = 0;

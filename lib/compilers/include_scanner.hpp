@@ -1,10 +1,19 @@
-// Which headers a CUDA source includes, directly or through other headers, so
-// that their content is part of the key. Resolution follows NVRTC: a quoted
-// include is searched beside the including file, then in the -I folders in
-// order, then in cunumpy's header folder; an angle include in the -I folders
-// and cunumpy's folder only (else it is a toolkit or system header, covered by
-// the compiler's version). Comments are ignored; includes inside #if blocks are
-// all taken, so the key may change more often than needed, never less.
+// Which files a CUDA source includes, directly or through other headers, so
+// that their content is part of the key, and which names were looked up and
+// not found on the way (a header that appears later in an earlier folder
+// changes what the compiler reads, so those misses are key inputs too).
+//
+// The search is the compiler's, and the compile is given exactly these
+// folders (see IncludeSearch): a quoted include is searched beside the
+// including file, then in `dirs`; an angle include in `dirs` only; then, for
+// both, the toolkit's include folder, `system_dirs`, the toolkit's cccl
+// folder. Toolkit headers end the search and are not followed: the compiler's
+// identity covers them. An angle include found nowhere is a system header;
+// a quoted one found nowhere is an error (file:line and the folders searched)
+// unless a `__has_include` of the same name guards it. Directives are read
+// with the project's C++ lexer (comments, strings and line continuations as
+// the compiler reads them); every `#if` branch is followed, so the key may
+// change more often than needed, never less.
 #pragma once
 
 #include <filesystem>
@@ -17,32 +26,54 @@
 namespace ck {
 
 struct IncludedHeader {
-    std::string name;              ///< stable name: relative to the folder it was found in, see label_of
+    std::string name;              ///< stable name: the folder's label and the path in it, see SearchDir
     std::filesystem::path path;    ///< where it was found
     std::string sha256;            ///< of its content
 };
 
 struct IncludeScan {
     std::vector<IncludedHeader> headers;  ///< each header once, sorted by name
-    std::vector<std::string> unresolved;  ///< quoted and `cunumpy/` includes found nowhere (the compile will say so)
+    std::vector<std::string> absent;      ///< names looked up and not found, sorted: "<label>/name"
+    std::vector<std::string> pre_includes;  ///< key names of the forced includes, in order
+    std::vector<std::filesystem::path> pre_include_files;  ///< what the compiler is given for them: the file found, or the name of a toolkit header
+    std::vector<std::string> unresolved;  ///< `cunumpy/` includes found nowhere (cunumpy's folder unknown)
     std::vector<std::string> computed;    ///< `file:line: #include MACRO` directives, which no scan can follow
 };
 
 /// A search folder and the label its headers get in key names: headers in the
-/// package's source root are named by their path there ("my_sim/common.cuh"),
-/// in cunumpy's folder "<cunumpy>/cunumpy/atomic.cuh", in a configured folder
-/// "<include:N>/...". No absolute path enters a key.
+/// package's source root are named by their path there ("my_sim/common.cuh",
+/// label ""), in the kernel's folder "<kernel>/...", in cunumpy's folder
+/// "<cunumpy>/cunumpy/atomic.cuh", in a configured folder "<include:N>/...".
+/// No absolute path enters a key.
 struct SearchDir {
     std::filesystem::path dir;
     std::string label;
 };
 
-/// Lists `#include` directives of a source, comments and strings skipped.
-/// Each pair is (name, quoted).
-std::vector<std::pair<std::string, bool>> list_includes(const std::string& source);
+/// The folders of one compile, in the compiler's order.
+struct IncludeSearch {
+    std::vector<SearchDir> dirs;                    ///< `-I`, in order; cunumpy's folder is added after them when needed
+    std::vector<SearchDir> system_dirs;             ///< `-isystem`, searched after the toolkit's include folder
+    std::vector<std::filesystem::path> toolkit_dirs;  ///< `<cuda>/include`, then `<cuda>/include/cccl`
+};
 
-/// Lists `#include MACRO` directives (computed includes) as (line, operand).
-std::vector<std::pair<int, std::string>> list_computed_includes(const std::string& source);
+/// One `#include` directive of a file.
+struct IncludeDirective {
+    std::string name;
+    bool quoted = false;
+    int line = 0;
+    bool guarded = false;  ///< inside an `#if` that tests `__has_include` of this name
+};
+
+/// The `#include` directives of a source and its computed includes
+/// (`#include MACRO`, as (line, operand)).
+struct FileIncludes {
+    std::vector<IncludeDirective> includes;
+    std::vector<std::pair<int, std::string>> computed;
+};
+
+/// Reads the include directives of `source`.
+FileIncludes list_includes(const std::string& source);
 
 class IncludeScanner {
 public:
@@ -50,30 +81,35 @@ public:
     /// given folders: it returns cunumpy's header folder (a Python probe).
     explicit IncludeScanner(std::function<std::optional<std::filesystem::path>()> late_dir);
 
-    /// Scans `source` (the text of `source_file`) with `dirs` searched in order.
-    /// Throws SourceError when a found header cannot be read.
+    /// Scans `source` (the text of `source_file`), after the forced includes
+    /// `pre_includes` (searched as quoted includes of the source). Throws
+    /// SourceError when a found header cannot be read, and when a quoted
+    /// include or a forced include is found nowhere.
     IncludeScan scan(const std::filesystem::path& source_file, const std::string& source,
-                     const std::vector<SearchDir>& dirs);
+                     const IncludeSearch& search, const std::vector<std::string>& pre_includes = {});
 
     /// The late folder, if it was needed and found.
     std::optional<std::filesystem::path> late_dir_if_known() const { return late_dir_; }
 
 private:
+    struct Lookup;
     struct FileFacts {
         std::string sha256;
-        std::vector<std::pair<std::string, bool>> includes;
-        std::vector<std::pair<int, std::string>> computed;
+        FileIncludes includes;
+    };
+    struct Resolution {
+        enum State { found, toolkit, missing } state;
+        std::filesystem::path path;
+        std::string label;
     };
     const FileFacts& facts(const std::filesystem::path& path);
     std::optional<SearchDir> late_search_dir();
-    std::optional<std::filesystem::path> resolve(const std::string& name, bool quoted,
-                                                 const std::filesystem::path& including_dir,
-                                                 const std::vector<SearchDir>& dirs, std::string& label);
+    Resolution resolve(const IncludeDirective& include, const std::filesystem::path& including_dir, Lookup& lookup);
 
     std::function<std::optional<std::filesystem::path>()> late_dir_probe_;
     bool late_dir_asked_ = false;
     std::optional<std::filesystem::path> late_dir_;
-    std::map<std::filesystem::path, FileFacts> facts_;
+    std::map<std::filesystem::path, FileFacts> facts_;  ///< read once per scanner: every kernel of a build shares them
 };
 
 }  // namespace ck

@@ -2,21 +2,37 @@
 #pragma once
 
 #include "compilers/cuda_compiler.hpp"
+#include "util/subprocess.hpp"
 
 namespace ck {
 
 class NvccCompiler : public CudaCompiler {
 public:
-    /// Finds `<cuda_root>/bin/nvcc`, else nvcc in PATH; throws ToolchainError when neither exists.
-    NvccCompiler(const std::filesystem::path& cuda_root, const ToolProbe* probe);
+    /// Finds `<cuda_root>/bin/nvcc`, else nvcc in PATH; throws ToolchainError
+    /// when neither exists. Reads the environment and nvcc.profile (beside
+    /// nvcc) once, here.
+    NvccCompiler(const std::filesystem::path& cuda_root, const ToolProbe* probe,
+                 const EnvironmentReader& read = process_environment());
 
     std::string identity() const override;
     std::optional<std::string> remembered_identity() const override;
+    std::vector<std::filesystem::path> toolkit_include_dirs() const override;
+    const CompilerEnvironment& environment() const override { return environment_; }
+    /// Compiles with `-MMD`: every file nvcc reports reading, but the source
+    /// and the toolkit's headers, must be one of `request.headers`, else the
+    /// job fails ("scanner bug: ...") and nothing is published.
     CudaCompileOutput compile(const CudaCompileRequest& request) const override;
 
 private:
     std::filesystem::path nvcc_;
+    std::filesystem::path toolkit_;  ///< canonical folder above nvcc's bin/
     const ToolProbe* probe_;
+    CompilerEnvironment environment_;
+    util::EnvironmentOverrides child_environment_;
 };
+
+/// The prerequisites of a Make rule as `nvcc -MMD -MF` writes it: the files
+/// after `target :`, continuation lines joined, `\ ` read as a space.
+std::vector<std::string> parse_make_dependencies(const std::string& text);
 
 }  // namespace ck

@@ -75,9 +75,15 @@ struct NvrtcCompiler::Loaded {
     NvrtcApi api;
 };
 
-NvrtcCompiler::NvrtcCompiler(fs::path cuda_root, const ToolProbe* probe)
-    : cuda_root_(std::move(cuda_root)), probe_(probe), file_(find_nvrtc_file(cuda_root_))
+NvrtcCompiler::NvrtcCompiler(fs::path cuda_root, const ToolProbe* probe, const EnvironmentReader& read)
+    : cuda_root_(std::move(cuda_root)), probe_(probe), file_(find_nvrtc_file(cuda_root_)),
+      environment_(nvrtc_environment(read))
 {
+}
+
+std::vector<fs::path> NvrtcCompiler::toolkit_include_dirs() const
+{
+    return {cuda_root_ / "include", cuda_root_ / "include" / "cccl"};
 }
 
 NvrtcCompiler::~NvrtcCompiler() = default;
@@ -159,6 +165,23 @@ std::string explain_name_map_error(const std::string& log, const CudaCompileRequ
            "(...) (other __global__ functions are ignored)\n" + log;
 }
 
+// NVRTC compiles device code alone, without the host C++ library: a header
+// written for nvcc (host code, <iostream>, <vector>) fails here and only here.
+std::string host_code_hint(const std::string& log, const CudaCompileRequest& request)
+{
+    bool missing_header = log.find("cannot open source file") != std::string::npos;
+    bool header_error = false;
+    std::string source = request.source_file.string() + ":";
+    for (std::size_t at = log.find(": error"); at != std::string::npos && !header_error; at = log.find(": error", at + 1)) {
+        std::size_t line_start = log.rfind('\n', at);
+        line_start = line_start == std::string::npos ? 0 : line_start + 1;
+        header_error = log.compare(line_start, source.size(), source) != 0;
+    }
+    if (!missing_header && !header_error) return "";
+    return "\nnote: NVRTC compiles device code only, without the host C++ library; if a header holds host code "
+           "or includes host-only headers, build with --compiler nvcc";
+}
+
 }  // namespace
 
 CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) const
@@ -173,7 +196,11 @@ CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) cons
     std::vector<std::string> options = {"-arch=" + request.target};
     options.insert(options.end(), request.options.begin(), request.options.end());
     for (const auto& dir : request.include_dirs) options.push_back("-I" + dir.string());
-    options.push_back("-I" + (cuda_root_ / "include").string());
+    auto toolkit = toolkit_include_dirs();
+    options.push_back("-I" + toolkit[0].string());
+    for (const auto& dir : request.system_include_dirs) options.push_back("-I" + dir.string());
+    options.push_back("-I" + toolkit[1].string());
+    for (const auto& file : request.pre_includes) options.push_back("--pre-include=" + file.string());
     std::vector<const char*> option_pointers;
     for (const auto& option : options) option_pointers.push_back(option.c_str());
 
@@ -187,6 +214,7 @@ CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) cons
     output.log = explain_name_map_error(to_file_line_diagnostics(log), request);
     if (status != NVRTC_SUCCESS) {
         if (output.log.empty()) output.log = api.error_string(status);
+        output.log += host_code_hint(output.log, request);
         return output;
     }
     const char* lowered = nullptr;

@@ -95,7 +95,15 @@ const std::map<std::string, KeyHandler>& key_handlers()
              k.check([&c](const std::string& name, const std::string& where) { c.compiler = parse_compiler_kind(name, where); },
                      k.string());
          }},
-        {"options", [](Config& c, const KeyContext& k) { c.options = k.strings(); }},
+        {"options",
+         [](Config& c, const KeyContext& k) {
+             try {
+                 c.options = resolve_compiler_options(k.strings(), k.file.parent_path(), "options");
+             } catch (const UsageError& error) {
+                 std::string message = error.what();
+                 k.fail(message.substr(message.find(": ") + 2));
+             }
+         }},
         {"include-dirs",
          [](Config& c, const KeyContext& k) {
              for (const auto& dir : k.strings()) c.include_dirs.push_back(k.existing_dir(dir));

@@ -5,6 +5,7 @@
 #include "build/cuda_planner.hpp"
 #include "compilers/artifact_check.hpp"
 #include "compilers/cuda_compiler.hpp"
+#include "compilers/nvcc_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
 #include "compilers/tool_probe.hpp"
 #include "util/file_util.hpp"
@@ -38,8 +39,10 @@ Target parse_target(const std::string& target)
 
 bool same_inputs_but_compiler(nlohmann::json a, nlohmann::json b)
 {
-    a.erase("compiler");
-    b.erase("compiler");
+    for (const char* name : {"compiler", "environment", "nvcc_profile"}) {
+        a.erase(name);
+        b.erase(name);
+    }
     return a == b;
 }
 
@@ -78,15 +81,19 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
     if (config_.compiler == CudaCompilerKind::nvrtc) {
         try {
             identity = nvrtc_->identity();
+            facts_ = compiler_facts(*nvrtc_);
         } catch (const ToolchainError&) {
             // No NVRTC here: entries are matched by their sources (see lookup).
         }
     } else {
         // The runtime never starts nvcc: only an identity `build` recorded.
-        fs::path nvcc = cuda_root_of(config_) / "bin" / "nvcc";
-        std::error_code error;
-        if (!fs::exists(nvcc, error)) nvcc = util::find_in_path("nvcc");
-        if (!nvcc.empty()) identity = probe_->answer(nvcc, "nvcc-identity", [] { return std::string(); });
+        try {
+            NvccCompiler nvcc(cuda_root_of(config_), probe_.get());
+            identity = nvcc.remembered_identity().value_or("");
+            facts_ = compiler_facts(nvcc);
+        } catch (const ToolchainError&) {
+            // No nvcc here: as without NVRTC.
+        }
     }
     identity_known_ = !identity.empty();
     identity_ = identity;
@@ -103,7 +110,7 @@ const std::vector<CudaJob>& ArtifactCache::jobs_of(const KernelSource& kernel, i
     Config config = config_;
     config.architectures = serving_targets(config_, cc_major, cc_minor);
     config.ptx = false;
-    CudaPlanner planner(config, identity_, cunumpy_dir_resolver(config, *probe_, false));
+    CudaPlanner planner(config, identity_, cunumpy_dir_resolver(config, *probe_, false), facts_);
     return plans_.emplace(name, planner.plan(kernel)).first->second;
 }
 
@@ -210,7 +217,8 @@ CudaJob ArtifactCache::nvrtc_job(const KernelSource& kernel, const std::string& 
     config.architectures = {target};
     config.ptx = false;
     config.compiler = CudaCompilerKind::nvrtc;
-    CudaPlanner planner(config, nvrtc_->identity(), cunumpy_dir_resolver(config, *probe_, false));
+    CudaPlanner planner(config, nvrtc_->identity(), cunumpy_dir_resolver(config, *probe_, false),
+                        compiler_facts(*nvrtc_));
     CudaJob job = planner.plan(kernel).front();
     return nvrtc_plans_.emplace(kernel.module + "@" + target, std::move(job)).first->second;
 }
@@ -252,8 +260,7 @@ ModuleImage ArtifactCache::build(const KernelSource& kernel, int cc_major, int c
         }
     }
     auto start = std::chrono::steady_clock::now();
-    CudaCompileRequest request{*kernel.cuda_file, job.source, kernel.name, target, config_.options, job.include_dirs};
-    CudaCompileOutput output = nvrtc_->compile(request);
+    CudaCompileOutput output = nvrtc_->compile(compile_request(job));
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!output.ok)
         throw ArtifactError("kernel '" + kernel.name + "': NVRTC could not build " + kernel.cuda_file->string() +

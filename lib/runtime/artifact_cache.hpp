@@ -13,6 +13,7 @@
 #include "cunumpy_kernels/package.hpp"
 
 #include "build/cuda_job.hpp"
+#include "build/cuda_planner.hpp"
 
 #include <map>
 #include <memory>
@@ -91,6 +92,7 @@ private:
     bool identity_known_ = true;  ///< false: keys are matched against latest records minus the compiler
     std::mutex mutex_;            ///< guards the planners and the plans (CudaPlanner is not thread-safe)
     std::string identity_;        ///< of the configured compiler; "" when unknown
+    CompilerFacts facts_;         ///< of the configured compiler; empty when it is not installed
     std::map<std::string, std::vector<CudaJob>> plans_;       ///< by module@cc
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time

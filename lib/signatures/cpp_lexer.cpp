@@ -84,12 +84,36 @@ private:
 
     void emit(CppToken::Kind kind, std::string text, std::size_t start)
     {
+        // A header name may follow `#include` or `__has_include (`, nothing else.
+        bool has_include = kind == CppToken::Kind::identifier &&
+                           (text == "__has_include" || text == "__has_include_next");
+        header_name_next_ = (kind == CppToken::Kind::directive && is_include_directive(text)) ||
+                            (has_include_open_ && text == "(");
+        has_include_open_ = has_include;
         tokens_.push_back({kind, std::move(text), line_at(start), start == last_end_});
         last_end_ = at_;
     }
 
+    static bool is_include_directive(const std::string& name)
+    {
+        return name == "include" || name == "include_next" || name == "import";
+    }
+
+    // `<...>` or `"..."` closed on the same line; false (nothing consumed) otherwise.
+    bool header_name(std::size_t start)
+    {
+        char close = peek() == '<' ? '>' : '"';
+        std::size_t end = text_.find_first_of(std::string(1, close) + "\n", at_ + 1);
+        if (end == std::string::npos || text_[end] != close) return false;
+        at_ = end + 1;
+        emit(CppToken::Kind::header_name, text_.substr(start, at_ - start), start);
+        return true;
+    }
+
     void end_directive(int line)
     {
+        header_name_next_ = false;
+        has_include_open_ = false;
         if (!in_directive_) return;
         in_directive_ = false;
         tokens_.push_back({CppToken::Kind::directive_end, "", line, false});
@@ -132,6 +156,7 @@ private:
     {
         char c = peek();
         std::size_t start = at_;
+        if (header_name_next_ && (c == '<' || c == '"') && header_name(start)) return;
         if (is_identifier_start(c)) {
             while (at_ < text_.size() && is_identifier_char(text_[at_])) ++at_;
             std::string word = text_.substr(start, at_ - start);
@@ -213,6 +238,8 @@ private:
     std::size_t last_end_ = std::string::npos;
     bool line_start_ = true;
     bool in_directive_ = false;
+    bool header_name_next_ = false;
+    bool has_include_open_ = false;
     std::vector<CppToken> tokens_;
 };
 

@@ -1,8 +1,11 @@
 // Splits C++/CUDA source into the tokens a declaration reader needs, the way
 // the translation phases 1 to 3 do: line continuations are removed, comments
 // become white space, string and character literals (raw ones too) become one
-// opaque token each, and preprocessor directives are marked. No input makes
-// it fail: text it cannot classify becomes a one-character punctuator.
+// opaque token each, and preprocessor directives are marked. Header names
+// (`<a/b.h>`, `"c.cuh"`) are one token where phase 3 makes them one: after
+// `#include` (`#include_next`, `#import`) and inside `__has_include(`. No
+// input makes it fail: text it cannot classify becomes a one-character
+// punctuator.
 #pragma once
 
 #include <string>
@@ -19,6 +22,7 @@ struct CppToken {
         punctuator,     ///< `::`, `...`, `->`, `##`, or one character
         directive,      ///< `#name` at the start of a line; `text` is the name ("define", "if", ...)
         directive_end,  ///< the end of a directive's line
+        header_name,    ///< `<a/b.h>` or `"c.cuh"`, delimiters kept, only where a header name may stand
     };
     Kind kind;
     std::string text;

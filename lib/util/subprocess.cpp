@@ -117,7 +117,8 @@ std::vector<std::string> child_environment(const EnvironmentOverrides& overrides
         for (const auto& [key, value] : overrides) replaced = replaced || key == name;
         if (!replaced) entries.push_back(std::move(text));
     }
-    for (const auto& [key, value] : overrides) entries.push_back(key + "=" + value);
+    for (const auto& [key, value] : overrides)
+        if (value) entries.push_back(key + "=" + *value);
     return entries;
 }
 

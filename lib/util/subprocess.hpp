@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,8 +15,9 @@ struct ProcessResult {
     std::string output;    ///< stdout and stderr, interleaved as written
 };
 
-/// Environment variables to set in a child, over the parent's.
-using EnvironmentOverrides = std::vector<std::pair<std::string, std::string>>;
+/// Environment variables to set in a child, over the parent's; a variable
+/// without a value is removed.
+using EnvironmentOverrides = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
 /// Runs argv[0] (searched in PATH) in `cwd` (empty: the current folder) with
 /// stdin from /dev/null, the parent's environment and `environment` set over

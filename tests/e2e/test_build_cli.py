@@ -82,7 +82,7 @@ def test_dry_run_names_the_input_that_changed(run, example, tmp_path):
     assert "header particles/kernels/common.cuh changed" in result.stdout
     run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
     result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, "--compiler-option=-DNDEBUG", example, check=0)
-    assert 'options: [] -> ["-DNDEBUG"]' in result.stdout
+    assert "compiler option -DNDEBUG added" in result.stdout
     result = run("build", "--only", "cuda", "--dry-run", "--cache-dir", cache, "--arch", "sm_100", example, check=0)
     assert "would build particles.kernels.push [sm_100]: no entry" in result.stdout
     # A dry run compiles nothing.

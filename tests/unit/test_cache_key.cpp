@@ -2,6 +2,7 @@
 #include "build/cuda_job.hpp"
 #include "compilers/include_scanner.hpp"
 #include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "temp_tree.hpp"
 #include "util/file_util.hpp"
@@ -45,8 +46,9 @@ struct KeyFixture {
         std::string source = util::read_file(*kernel.cuda_file);
         auto late = cunumpy_dir ? std::optional<fs::path>(root / "cunumpy/cuda/include") : std::nullopt;
         IncludeScanner scanner([late] { return late; });
-        std::vector<SearchDir> dirs = {{kernel.folder, ""}, {kernel.source_root, ""}};
-        IncludeScan scan = scanner.scan(*kernel.cuda_file, source, dirs);
+        IncludeSearch search;
+        search.dirs = {{kernel.folder, "<kernel>"}, {kernel.source_root, ""}};
+        IncludeScan scan = scanner.scan(*kernel.cuda_file, source, search);
         return cuda_key_inputs(kernel, sha256_hex(source), scan, compiler, target, config.options);
     }
 
@@ -136,21 +138,24 @@ TEST_CASE("a commented-out include is not an input")
     CHECK(f.key() == base);
 }
 
-TEST_CASE("an unresolved quoted include is recorded by name")
+TEST_CASE("an unresolved quoted include fails with file:line and the folders searched")
 {
     KeyFixture f;
-    f.tree.write("src/sim/kernels/push/push_cuda.cu", "#include \"missing.cuh\"\n__global__ void push() {}\n");
-    auto inputs = f.inputs(f.tree.root());
-    CHECK(inputs["unresolved_includes"] == nlohmann::json::array({"missing.cuh"}));
+    f.tree.write("src/sim/kernels/push/push_cuda.cu", "\n#include \"missing.cuh\"\n__global__ void push() {}\n");
+    CHECK_THROWS_WITH_AS(f.inputs(f.tree.root()),
+                         doctest::Contains("push_cuda.cu:2: error: #include \"missing.cuh\" not found; searched:"),
+                         SourceError);
 }
 
 TEST_CASE("list_includes skips comments and reads both forms")
 {
     auto includes = list_includes("#include \"a.cuh\"\n  #  include <b/c.cuh>\n/* #include \"x.cuh\" */\n// #include \"y.cuh\"\n"
-                                  "const char* s = \"#include \\\"z.cuh\\\"\";\n");
+                                  "const char* s = \"#include \\\"z.cuh\\\"\";\n").includes;
     REQUIRE(includes.size() == 2);
-    CHECK(includes[0] == std::make_pair(std::string("a.cuh"), true));
-    CHECK(includes[1] == std::make_pair(std::string("b/c.cuh"), false));
+    CHECK(includes[0].name == "a.cuh");
+    CHECK(includes[0].quoted);
+    CHECK(includes[1].name == "b/c.cuh");
+    CHECK_FALSE(includes[1].quoted);
 }
 
 TEST_CASE("a computed include is recorded, since no scan can follow it")
@@ -159,7 +164,7 @@ TEST_CASE("a computed include is recorded, since no scan can follow it")
     f.tree.write("src/sim/kernels/push/push_cuda.cu", "#define HDR \"m.cuh\"\n#include HDR\n__global__ void push() {}\n");
     auto inputs = f.inputs(f.tree.root());
     CHECK(inputs["computed_includes"] == nlohmann::json::array({"push_cuda.cu:2: #include HDR"}));
-    CHECK(list_computed_includes("#include_next <x>\n# include <y>\n").empty());
+    CHECK(list_includes("#include_next <x>\n# include <y>\n").computed.empty());
 }
 
 TEST_CASE("targets: each arch, then PTX of the newest")
@@ -192,7 +197,7 @@ TEST_CASE("describe_input_change names the changed input")
     CHECK(describe_input_change(before, after) == "source push_cuda.cu changed");
     after = before;
     after["options"] = {"-DNDEBUG"};
-    CHECK(describe_input_change(before, after) == "options: [] -> [\"-DNDEBUG\"]");
+    CHECK(describe_input_change(before, after) == "compiler option -DNDEBUG added");
     after = before;
     after["headers"]["sim/new.cuh"] = "3";
     CHECK(describe_input_change(before, after) == "header sim/new.cuh is newly included");

@@ -5,6 +5,7 @@
 #include "compilers/nvcc_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
 #include "compilers/tool_probe.hpp"
+#include "compile_request.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -13,18 +14,8 @@ TEST_SUITE_BEGIN("nvrtc_compiler");
 
 using namespace ck;
 
-namespace {
-
-CudaCompileRequest request(const test::TempTree& tree, const std::string& source, const std::string& target)
-{
-    auto file = tree.write("k/push_cuda.cu", source);
-    return CudaCompileRequest{file, source, "push", target, {}, {file.parent_path()}};
-}
-
-const std::string extern_c_kernel = "extern \"C\" __global__ void push(double* x, long long n)\n"
-                                    "{ long long i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += 1; }\n";
-
-}  // namespace
+using test::extern_c_kernel;
+using test::request;
 
 TEST_CASE("NVRTC builds a cubin with the entry and reports its identity")
 {

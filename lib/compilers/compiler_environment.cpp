@@ -1,0 +1,83 @@
+#include "compilers/compiler_environment.hpp"
+
+#include "compilers/compiler_options.hpp"
+#include "cunumpy_kernels/cache.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace ck {
+
+namespace {
+
+// Read by gcc, which nvcc runs to preprocess device code too.
+const std::vector<std::string> host_preprocessor_variables = {
+    "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
+    "GCC_EXEC_PREFIX", "COMPILER_PATH", "DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES",
+};
+
+// nvcc.profile extends these too, but nvcc needs them to find its own tools.
+bool needed_by_nvcc(const std::string& name)
+{
+    return name == "PATH" || name == "LD_LIBRARY_PATH";
+}
+
+void add_unique(std::vector<std::string>& names, const std::string& name)
+{
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+}
+
+}  // namespace
+
+EnvironmentReader process_environment()
+{
+    return [](const std::string& name) -> std::optional<std::string> {
+        const char* value = std::getenv(name.c_str());
+        return value ? std::optional<std::string>(value) : std::nullopt;
+    };
+}
+
+std::vector<std::string> profile_extended_variables(const std::string& profile)
+{
+    std::vector<std::string> names;
+    std::istringstream lines(profile);
+    for (std::string line; std::getline(lines, line);) {
+        std::size_t op = line.find_first_of("+=");
+        if (op == std::string::npos) continue;
+        bool extends = line.compare(op, 2, "+=") == 0 || line.compare(op, 2, "=+") == 0;
+        std::string name = line.substr(0, op);
+        name.erase(name.find_last_not_of(" \t") + 1);
+        name.erase(0, name.find_first_not_of(" \t"));
+        if (extends && !name.empty() && name.find_first_of(" \t$()") == std::string::npos) add_unique(names, name);
+    }
+    return names;
+}
+
+CompilerEnvironment nvcc_environment(const std::string& profile, const EnvironmentReader& read)
+{
+    CompilerEnvironment env;
+    env.profile_sha256 = sha256_hex(profile);
+    for (const char* name : {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN"})
+        if (auto value = read(name)) env.keyed[name] = *value;
+    if (auto flags = read("NVCC_PREPEND_FLAGS")) env.prepend_flags = split_flags(*flags);
+    if (auto flags = read("NVCC_APPEND_FLAGS")) env.append_flags = split_flags(*flags);
+    env.removed = {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"};
+    std::vector<std::string> dropped = host_preprocessor_variables;
+    for (const auto& name : profile_extended_variables(profile))
+        if (!needed_by_nvcc(name)) add_unique(dropped, name);
+    for (const auto& name : dropped) {
+        add_unique(env.removed, name);
+        if (read(name)) env.ignored.push_back(name);
+    }
+    return env;
+}
+
+CompilerEnvironment nvrtc_environment(const EnvironmentReader& read)
+{
+    CompilerEnvironment env;
+    if (auto value = read("NVRTC_APPEND_FLAGS")) env.keyed["NVRTC_APPEND_FLAGS"] = *value;
+    return env;
+}
+
+}  // namespace ck

@@ -1,0 +1,356 @@
+#include "compilers/compiler_options.hpp"
+
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/error.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+enum class Kind { include_dir, system_include_dir, pre_include, refused, keyed };
+
+// How an option takes its value: `none`; `separate` (`-x v`, `-x=v`);
+// `joined` (`-xv`, also `-x v`, as -I and -D do).
+enum class Value { none, separate, joined };
+
+struct Spec {
+    const char* name;
+    Kind kind;
+    Value value;
+    const char* instead = "";  // refused: what to use instead
+};
+
+constexpr const char* use_arch = "set targets with --arch (config key arch) and PTX with --ptx/--no-ptx (key ptx)";
+constexpr const char* whole_program =
+    "the cache holds whole-program cubins and PTX that cuModuleLoadData loads; separate compilation and "
+    "link-time optimisation are not supported";
+constexpr const char* output_owned = "the tool chooses the output (one cubin per --arch target, PTX with --ptx)";
+constexpr const char* search_owned = "it changes the include search the key follows; use -I and -isystem";
+
+// nvcc's and NVRTC's spellings. Names are matched whole, or with `=value`,
+// or (Value::joined) followed directly by the value.
+constexpr std::array specs = {
+    Spec{"-I", Kind::include_dir, Value::joined},
+    Spec{"--include-path", Kind::include_dir, Value::separate},
+    Spec{"-isystem", Kind::system_include_dir, Value::joined},
+    Spec{"--system-include", Kind::system_include_dir, Value::separate},
+    Spec{"-include", Kind::pre_include, Value::separate},
+    Spec{"--pre-include", Kind::pre_include, Value::separate},
+
+    Spec{"-arch", Kind::refused, Value::separate, use_arch},
+    Spec{"--gpu-architecture", Kind::refused, Value::separate, use_arch},
+    Spec{"-gencode", Kind::refused, Value::separate, use_arch},
+    Spec{"--generate-code", Kind::refused, Value::separate, use_arch},
+    Spec{"-code", Kind::refused, Value::separate, use_arch},
+    Spec{"--gpu-code", Kind::refused, Value::separate, use_arch},
+    Spec{"-rdc", Kind::refused, Value::separate, whole_program},
+    Spec{"--relocatable-device-code", Kind::refused, Value::separate, whole_program},
+    Spec{"-dc", Kind::refused, Value::none, whole_program},
+    Spec{"--device-c", Kind::refused, Value::none, whole_program},
+    Spec{"-dw", Kind::refused, Value::none, whole_program},
+    Spec{"--device-w", Kind::refused, Value::none, whole_program},
+    Spec{"-dlink", Kind::refused, Value::none, whole_program},
+    Spec{"--device-link", Kind::refused, Value::none, whole_program},
+    Spec{"-lto", Kind::refused, Value::none, whole_program},
+    Spec{"-dlto", Kind::refused, Value::none, whole_program},
+    Spec{"--dlink-time-opt", Kind::refused, Value::none, whole_program},
+    Spec{"-gen-opt-lto", Kind::refused, Value::none, whole_program},
+    Spec{"--gen-opt-lto", Kind::refused, Value::none, whole_program},
+    Spec{"-ewp", Kind::refused, Value::none, whole_program},
+    Spec{"--extensible-whole-program", Kind::refused, Value::none, whole_program},
+    Spec{"-G", Kind::refused, Value::none,
+         "device debug code is not cached; use -lineinfo for source lines in profiles"},
+    Spec{"--device-debug", Kind::refused, Value::none,
+         "device debug code is not cached; use -lineinfo for source lines in profiles"},
+    Spec{"-ptx", Kind::refused, Value::none, output_owned},
+    Spec{"--ptx", Kind::refused, Value::none, output_owned},
+    Spec{"-cubin", Kind::refused, Value::none, output_owned},
+    Spec{"--cubin", Kind::refused, Value::none, output_owned},
+    Spec{"-fatbin", Kind::refused, Value::none, output_owned},
+    Spec{"--fatbin", Kind::refused, Value::none, output_owned},
+    Spec{"-optix-ir", Kind::refused, Value::none, output_owned},
+    Spec{"--optix-ir", Kind::refused, Value::none, output_owned},
+    Spec{"-c", Kind::refused, Value::none, output_owned},
+    Spec{"--compile", Kind::refused, Value::none, output_owned},
+    Spec{"-E", Kind::refused, Value::none, output_owned},
+    Spec{"--preprocess", Kind::refused, Value::none, output_owned},
+    Spec{"-cuda", Kind::refused, Value::none, output_owned},
+    Spec{"--cuda", Kind::refused, Value::none, output_owned},
+    Spec{"-lib", Kind::refused, Value::none, output_owned},
+    Spec{"--lib", Kind::refused, Value::none, output_owned},
+    Spec{"-link", Kind::refused, Value::none, output_owned},
+    Spec{"--link", Kind::refused, Value::none, output_owned},
+    Spec{"-run", Kind::refused, Value::none, output_owned},
+    Spec{"--run", Kind::refused, Value::none, output_owned},
+    Spec{"--fdevice-syntax-only", Kind::refused, Value::none, output_owned},
+    Spec{"-o", Kind::refused, Value::separate, output_owned},
+    Spec{"--output-file", Kind::refused, Value::separate, output_owned},
+    Spec{"-odir", Kind::refused, Value::separate, output_owned},
+    Spec{"--output-directory", Kind::refused, Value::separate, output_owned},
+    Spec{"-x", Kind::refused, Value::separate, output_owned},
+    Spec{"--x", Kind::refused, Value::separate, output_owned},
+    Spec{"-M", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"--generate-dependencies", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"-MM", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"--generate-nonsystem-dependencies", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"-MD", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"--generate-dependencies-with-compile", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"-MMD", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"--generate-nonsystem-dependencies-with-compile", Kind::refused, Value::none,
+         "the tool asks nvcc for dependencies itself"},
+    Spec{"-MF", Kind::refused, Value::separate, "the tool asks nvcc for dependencies itself"},
+    Spec{"--dependency-output", Kind::refused, Value::separate, "the tool asks nvcc for dependencies itself"},
+    Spec{"-MT", Kind::refused, Value::separate, "the tool asks nvcc for dependencies itself"},
+    Spec{"--dependency-target-name", Kind::refused, Value::separate, "the tool asks nvcc for dependencies itself"},
+    Spec{"-MP", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"--generate-dependency-targets", Kind::refused, Value::none, "the tool asks nvcc for dependencies itself"},
+    Spec{"-no-source-include", Kind::refused, Value::none, search_owned},
+    Spec{"--no-source-include", Kind::refused, Value::none, search_owned},
+    Spec{"-iquote", Kind::refused, Value::joined, search_owned},
+    Spec{"-idirafter", Kind::refused, Value::joined, search_owned},
+    Spec{"--pch", Kind::refused, Value::none, "precompiled headers live outside the key"},
+    Spec{"-pch", Kind::refused, Value::none, "precompiled headers live outside the key"},
+    Spec{"--create-pch", Kind::refused, Value::separate, "precompiled headers live outside the key"},
+    Spec{"--use-pch", Kind::refused, Value::separate, "precompiled headers live outside the key"},
+    Spec{"--pch-dir", Kind::refused, Value::separate, "precompiled headers live outside the key"},
+
+    Spec{"-D", Kind::keyed, Value::joined},
+    Spec{"--define-macro", Kind::keyed, Value::separate},
+    Spec{"-U", Kind::keyed, Value::joined},
+    Spec{"--undefine-macro", Kind::keyed, Value::separate},
+    Spec{"-std", Kind::keyed, Value::separate},
+    Spec{"--std", Kind::keyed, Value::separate},
+    Spec{"-O", Kind::keyed, Value::joined},
+    Spec{"--optimize", Kind::keyed, Value::separate},
+    Spec{"-Ofc", Kind::keyed, Value::separate},
+    Spec{"--Ofast-compile", Kind::keyed, Value::separate},
+    Spec{"-dopt", Kind::keyed, Value::separate},
+    Spec{"--dopt", Kind::keyed, Value::separate},
+    Spec{"-use_fast_math", Kind::keyed, Value::none},
+    Spec{"--use_fast_math", Kind::keyed, Value::none},
+    Spec{"-ftz", Kind::keyed, Value::separate},
+    Spec{"--ftz", Kind::keyed, Value::separate},
+    Spec{"-prec-div", Kind::keyed, Value::separate},
+    Spec{"--prec-div", Kind::keyed, Value::separate},
+    Spec{"-prec-sqrt", Kind::keyed, Value::separate},
+    Spec{"--prec-sqrt", Kind::keyed, Value::separate},
+    Spec{"-fmad", Kind::keyed, Value::separate},
+    Spec{"--fmad", Kind::keyed, Value::separate},
+    Spec{"-lineinfo", Kind::keyed, Value::none},
+    Spec{"--generate-line-info", Kind::keyed, Value::none},
+    Spec{"-maxrregcount", Kind::keyed, Value::separate},
+    Spec{"--maxrregcount", Kind::keyed, Value::separate},
+    Spec{"-extra-device-vectorization", Kind::keyed, Value::none},
+    Spec{"--extra-device-vectorization", Kind::keyed, Value::none},
+    Spec{"-Xptxas", Kind::keyed, Value::separate},
+    Spec{"--ptxas-options", Kind::keyed, Value::separate},
+    Spec{"-Xcompiler", Kind::keyed, Value::separate},
+    Spec{"--compiler-options", Kind::keyed, Value::separate},
+    Spec{"-ccbin", Kind::keyed, Value::separate},
+    Spec{"--compiler-bindir", Kind::keyed, Value::separate},
+    Spec{"-w", Kind::keyed, Value::none},
+    Spec{"--disable-warnings", Kind::keyed, Value::none},
+    Spec{"-W", Kind::keyed, Value::joined},
+    Spec{"--Werror", Kind::keyed, Value::separate},
+    Spec{"-restrict", Kind::keyed, Value::none},
+    Spec{"--restrict", Kind::keyed, Value::none},
+    Spec{"-default-device", Kind::keyed, Value::none},
+    Spec{"--device-as-default-execution-space", Kind::keyed, Value::none},
+    Spec{"-expt-relaxed-constexpr", Kind::keyed, Value::none},
+    Spec{"--expt-relaxed-constexpr", Kind::keyed, Value::none},
+    Spec{"-extended-lambda", Kind::keyed, Value::none},
+    Spec{"--extended-lambda", Kind::keyed, Value::none},
+    Spec{"-expt-extended-lambda", Kind::keyed, Value::none},
+    Spec{"--expt-extended-lambda", Kind::keyed, Value::none},
+    Spec{"-device-int128", Kind::keyed, Value::none},
+    Spec{"--device-int128", Kind::keyed, Value::none},
+    Spec{"-diag-suppress", Kind::keyed, Value::separate},
+    Spec{"--diag-suppress", Kind::keyed, Value::separate},
+    Spec{"-diag-error", Kind::keyed, Value::separate},
+    Spec{"--diag-error", Kind::keyed, Value::separate},
+    Spec{"-diag-warn", Kind::keyed, Value::separate},
+    Spec{"--diag-warn", Kind::keyed, Value::separate},
+    Spec{"--display-error-number", Kind::keyed, Value::none},
+    Spec{"--no-display-error-number", Kind::keyed, Value::none},
+    Spec{"-res-usage", Kind::keyed, Value::none},
+    Spec{"--resource-usage", Kind::keyed, Value::none},
+    Spec{"-src-in-ptx", Kind::keyed, Value::none},
+    Spec{"--source-in-ptx", Kind::keyed, Value::none},
+    Spec{"--builtin-move-forward", Kind::keyed, Value::separate},
+    Spec{"--builtin-initializer-list", Kind::keyed, Value::separate},
+    Spec{"-split-compile", Kind::keyed, Value::separate},
+    Spec{"--split-compile", Kind::keyed, Value::separate},
+    Spec{"-t", Kind::keyed, Value::separate},
+    Spec{"--threads", Kind::keyed, Value::separate},
+    Spec{"-allow-unsupported-compiler", Kind::keyed, Value::none},
+    Spec{"--allow-unsupported-compiler", Kind::keyed, Value::none},
+    Spec{"-modify-stack-limit", Kind::keyed, Value::separate},
+    Spec{"--modify-stack-limit", Kind::keyed, Value::separate},
+    Spec{"--jump-table-density", Kind::keyed, Value::separate},
+    Spec{"--device-stack-protector", Kind::keyed, Value::separate},
+    Spec{"-minimal", Kind::keyed, Value::none},
+    Spec{"--minimal", Kind::keyed, Value::none},
+};
+
+struct Match {
+    const Spec* spec = nullptr;
+    std::optional<std::string> value;  // given in the same argument
+};
+
+// Whole names and `name=value` first, then joined values (longest name first,
+// so `-isystem` is never `-I` and `-Ofc` never `-O`).
+Match match(const std::string& arg)
+{
+    for (const auto& spec : specs) {
+        std::string_view name = spec.name;
+        if (arg == name) return {&spec, std::nullopt};
+        if (spec.value != Value::none && arg.size() > name.size() && arg.compare(0, name.size(), name) == 0 &&
+            arg[name.size()] == '=')
+            return {&spec, arg.substr(name.size() + 1)};
+    }
+    const Spec* best = nullptr;
+    for (const auto& spec : specs) {
+        std::string_view name = spec.name;
+        if (spec.value == Value::joined && arg.size() > name.size() && arg.compare(0, name.size(), name) == 0 &&
+            (!best || name.size() > std::string_view(best->name).size()))
+            best = &spec;
+    }
+    if (best) return {best, arg.substr(std::string_view(best->name).size())};
+    return {};
+}
+
+std::string trimmed(const std::string& text)
+{
+    auto begin = text.find_first_not_of(" \t");
+    return begin == std::string::npos ? "" : text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
+}
+
+// -Xcompiler's comma-separated host options reach gcc's preprocessing of
+// device code too: an include folder there would hide from the key.
+void check_host_options(const std::string& value, const std::string& option, const std::string& where)
+{
+    std::size_t start = 0;
+    while (start <= value.size()) {
+        std::size_t end = std::min(value.find(',', start), value.size());
+        std::string part = trimmed(value.substr(start, end - start));
+        for (const char* prefix : {"-I", "-isystem", "-include", "-iquote", "-idirafter"})
+            if (part.rfind(prefix, 0) == 0)
+                throw UsageError(where + ": " + option + (option.find(part) == std::string::npos ? " " + part : "") +
+                                 ": pass include folders and forced includes as "
+                                 "-I, -isystem and -include, so that the headers found through them are in the key");
+        start = end + 1;
+    }
+}
+
+}  // namespace
+
+CompilerOptions parse_compiler_options(const std::vector<std::string>& options, const std::string& where)
+{
+    CompilerOptions parsed;
+    for (std::size_t i = 0; i < options.size(); ++i) {
+        const std::string& arg = options[i];
+        Match found = match(arg);
+        if (!found.spec) {
+            parsed.keyed.push_back(arg);
+            parsed.unknown.push_back(arg);
+            continue;
+        }
+        const Spec& spec = *found.spec;
+        if (spec.kind == Kind::refused)
+            throw UsageError(where + ": " + arg + " is not accepted: " + spec.instead);
+        std::optional<std::string> value = found.value;
+        bool separate = false;
+        if (spec.value != Value::none && (!value || value->empty())) {
+            if (i + 1 >= options.size()) throw UsageError(where + ": " + arg + " needs a value");
+            value = options[++i];
+            separate = true;
+        }
+        std::string text = value ? trimmed(*value) : "";
+        switch (spec.kind) {
+        case Kind::include_dir: parsed.include_dirs.emplace_back(text); break;
+        case Kind::system_include_dir: parsed.system_include_dirs.emplace_back(text); break;
+        case Kind::pre_include: parsed.pre_includes.push_back(text); break;
+        case Kind::keyed:
+            if (spec.name == std::string_view("-Xcompiler") || spec.name == std::string_view("--compiler-options"))
+                check_host_options(text, arg, where);
+            parsed.keyed.push_back(arg);
+            if (separate) parsed.keyed.push_back(*value);
+            break;
+        case Kind::refused: break;
+        }
+    }
+    return parsed;
+}
+
+void append_compiler_options(CompilerOptions& into, const CompilerOptions& more)
+{
+    auto append = [](auto& to, const auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+    append(into.keyed, more.keyed);
+    append(into.include_dirs, more.include_dirs);
+    append(into.system_include_dirs, more.system_include_dirs);
+    append(into.pre_includes, more.pre_includes);
+    append(into.unknown, more.unknown);
+}
+
+std::vector<std::string> resolve_compiler_options(const std::vector<std::string>& options, const fs::path& base,
+                                                  const std::string& where)
+{
+    parse_compiler_options(options, where);  // refusals and missing values, in the user's words
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < options.size(); ++i) {
+        const std::string& arg = options[i];
+        Match found = match(arg);
+        bool path_option = found.spec && (found.spec->kind == Kind::include_dir ||
+                                          found.spec->kind == Kind::system_include_dir ||
+                                          found.spec->kind == Kind::pre_include);
+        if (!path_option) {
+            out.push_back(arg);
+            continue;
+        }
+        std::string value = found.value ? trimmed(*found.value) : "";
+        if (value.empty()) value = trimmed(options[++i]);
+        fs::path path = fs::path(value).is_absolute() ? fs::path(value) : base / value;
+        // A relative forced include is searched in the working folder first, as
+        // gcc does, then along the quoted include chain: keep it relative there.
+        std::error_code error;
+        if (found.spec->kind == Kind::pre_include && !fs::path(value).is_absolute() && !fs::is_regular_file(path, error))
+            path = value;
+        out.push_back(std::string(found.spec->name) + "=" + path.lexically_normal().string());
+    }
+    return out;
+}
+
+std::vector<std::string> split_flags(const std::string& text)
+{
+    std::vector<std::string> words;
+    std::string word;
+    bool in_word = false;
+    char quote = 0;
+    for (char c : text) {
+        if (quote) {
+            if (c == quote) quote = 0;
+            else word += c;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+            in_word = true;
+        } else if (std::isspace(static_cast<unsigned char>(c))) {
+            if (in_word) words.push_back(word);
+            word.clear();
+            in_word = false;
+        } else {
+            word += c;
+            in_word = true;
+        }
+    }
+    if (in_word) words.push_back(word);
+    return words;
+}
+
+}  // namespace ck

@@ -1,0 +1,284 @@
+"""Every input that can change an artifact is in the key, or refused, or kept from the compiler.
+
+Each test builds a one-kernel package, changes one input, and checks the next
+build compiles again (naming the input in `build --dry-run`), or refuses the
+input, or shows it has no effect. Builds are one target (sm_90, no PTX) to
+keep them short.
+"""
+
+import json
+import os
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from conftest import jobs_by_state
+
+COMPILERS = ["nvrtc", "nvcc"]
+KERNEL = 'extern "C" __global__ void scale(double* x, long long n)\n{ long long i = threadIdx.x; if (i < n) x[i] *= SCALE; }\n'
+
+
+@pytest.fixture
+def tree(tmp_path):
+    """src/sim/kernels/scale/ with a kernel that includes "tune.cuh" from an include folder inc/."""
+    src = tmp_path / "proj" / "src"
+    kernel = src / "sim" / "kernels" / "scale"
+    kernel.mkdir(parents=True)
+    for package in (src / "sim", src / "sim" / "kernels"):
+        (package / "__init__.py").write_text("")
+    (kernel / "scale_kernels.py").write_text("def scale(x: 'float[:]', n: int):\n    pass\n")
+    (kernel / "scale_cuda.cu").write_text('#include "tune.cuh"\n' + KERNEL)
+    inc = tmp_path / "proj" / "inc"
+    inc.mkdir()
+    (inc / "tune.cuh").write_text("#ifndef SCALE\n#define SCALE 2.0\n#endif\n")
+    (tmp_path / "proj" / "pyproject.toml").write_text("[tool.cunumpy-kernels]\narch = [\"sm_90\"]\nptx = false\n")
+    return src
+
+
+class Build:
+    """Runs `build --only cuda` on the tree with one cache and fixed flags."""
+
+    def __init__(self, run, tree, tmp_path, compiler, *flags, cwd=None):
+        self.run, self.tree, self.cache, self.cwd = run, tree, tmp_path / "cache", cwd
+        self.flags = ["--only", "cuda", "--compiler", compiler, "--cache-dir", self.cache, *flags]
+
+    def __call__(self, *more, env=None, check=None):
+        return self.run("build", *self.flags, *more, self.tree, env=env, check=check, cwd=self.cwd)
+
+    def report(self, *more, env=None):
+        report, result = self.run.json("build", *self.flags, *more, self.tree, env=env, cwd=self.cwd)
+        return report, result
+
+    def reason(self, *more, env=None):
+        out = self("--dry-run", *more, env=env).stdout
+        lines = [line for line in out.splitlines() if line.startswith("would build")]
+        return lines[0].split(": ", 1)[1] if lines else "(cached)"
+
+    def manifest(self, *more, env=None):
+        report, _ = self.report(*more, env=env)
+        (job,) = report["jobs"]
+        return json.loads((Path(job["entry"]) / "manifest.json").read_text())
+
+
+def summary(result):
+    return result.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+@pytest.mark.parametrize(
+    "spelling",
+    [["--compiler-option=-I{inc}"], ["--compiler-option=-I", "--compiler-option={inc}"],
+     ["--compiler-option=--include-path={inc}"], ["--compiler-option=--include-path", "--compiler-option={inc}"],
+     ["--compiler-option=-Irelative_inc"]],
+)
+def test_a_header_found_through_an_include_option_is_in_the_key(run, tree, tmp_path, compiler, spelling):
+    inc = tree.parent / "inc"
+    os.symlink(inc, tmp_path / "relative_inc")  # relative folders are the working folder's
+    flags = [s.format(inc=inc) for s in spelling]
+    build = Build(run, tree, tmp_path, compiler, *flags, cwd=tmp_path)
+    result = build()
+    assert "1 built" in summary(result), result.stderr
+    manifest = build.manifest()
+    assert set(manifest["inputs"]["headers"]) == {"<I:0>/tune.cuh"}
+    (inc / "tune.cuh").write_text("#define SCALE 3.0\n")
+    assert build.reason() == "header <I:0>/tune.cuh changed"
+    assert "1 built, 0 cached" in summary(build())
+
+
+def test_relative_include_options_are_the_working_folders_and_pyprojects(run, tree, tmp_path):
+    cache = tmp_path / "cache"
+    flags = ["build", "--only", "cuda", "--cache-dir", cache]
+    result = run(*flags, "--compiler-option=-Iinc", "src", cwd=tree.parent, check=0)
+    assert "1 built" in result.stdout, result.stderr
+    pyproject = tree.parent / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'options = ["-Iinc"]\n')
+    result = run(*flags, tree, check=0)  # from another folder: inc/ is pyproject.toml's
+    assert "1 cached" in result.stdout, result.stderr
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_system_folders_and_forced_includes_are_in_the_key(run, tree, tmp_path, compiler):
+    inc = tree.parent / "inc"
+    kernel = tree / "sim" / "kernels" / "scale" / "scale_cuda.cu"
+    kernel.write_text("#include <tune.cuh>\n" + KERNEL)
+    (inc / "force.cuh").write_text("#define FORCED 1\n")
+    build = Build(run, tree, tmp_path, compiler, f"--compiler-option=-isystem{inc}",
+                  f"--compiler-option=--pre-include={inc / 'force.cuh'}")
+    result = build()
+    assert "1 built" in summary(result), result.stderr
+    inputs = build.manifest()["inputs"]
+    assert set(inputs["headers"]) == {"<isystem:0>/tune.cuh", "<isystem:0>/force.cuh"}
+    assert inputs["pre_includes"] == ["<isystem:0>/force.cuh"]
+    (inc / "force.cuh").write_text("#define FORCED 2\n")
+    assert build.reason() == "header <isystem:0>/force.cuh changed"
+
+
+@pytest.mark.parametrize(
+    "option",
+    ["-arch=sm_80", "--gpu-architecture=sm_80", "-gencode=arch=compute_80,code=sm_80", "--generate-code=arch=compute_80",
+     "-code=sm_80", "--gpu-code=sm_80", "-rdc=true", "--relocatable-device-code=true", "-dc", "-dlink", "-lto", "-dlto",
+     "-G", "--device-debug", "-ptx", "-cubin", "-fatbin", "-o=x.cubin", "-c", "-M", "-MD", "--no-source-include"],
+)
+def test_target_and_output_options_are_refused(run, tree, tmp_path, option):
+    result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", f"--compiler-option={option}", tree)
+    assert result.returncode == 2, result.stderr
+    assert f"--compiler-option: {option} is not accepted" in result.stderr
+    if option.split("=")[0] in ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code"):
+        assert "--arch" in result.stderr
+
+
+def test_a_refused_option_in_pyproject_names_the_file_and_key(run, tree, tmp_path):
+    pyproject = tree.parent / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'options = ["-DX", "-arch=sm_80"]\n')
+    result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tree)
+    assert result.returncode == 2
+    assert f"{pyproject}:4: [tool.cunumpy-kernels] options: -arch=sm_80 is not accepted" in result.stderr
+    assert "(config key arch)" in result.stderr
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_keyed_options_name_themselves_and_unknown_ones_warn_once(run, tree, tmp_path, compiler):
+    build = Build(run, tree, tmp_path, compiler, f"--compiler-option=-I{tree.parent / 'inc'}")
+    build()
+    for option in ["-DEXTRA=1", "--use_fast_math", "-lineinfo", "-maxrregcount=32", "--extra-device-vectorization",
+                   "-std=c++17"]:
+        assert build.reason(f"--compiler-option={option}") == f"compiler option {option} added"
+    result = build("--compiler-option=--frobnicate", "--dry-run")
+    assert result.stderr.count("compiler option --frobnicate is not one cunumpy-kernels knows") == 1
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_a_header_appearing_in_an_earlier_folder_rebuilds(run, tree, tmp_path, compiler):
+    build = Build(run, tree, tmp_path, compiler, f"--compiler-option=-I{tree.parent / 'inc'}")
+    build()
+    assert "<kernel>/tune.cuh" in build.manifest()["inputs"]["absent"]
+    shadow = tree / "sim" / "kernels" / "scale" / "tune.cuh"
+    shadow.write_text("#define SCALE 5.0\n")
+    assert build.reason() == "header <kernel>/tune.cuh appeared (an earlier lookup found nothing there)"
+    assert "1 built" in summary(build())
+    assert set(build.manifest()["inputs"]["headers"]) == {"<kernel>/tune.cuh"}
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_a_quoted_include_found_nowhere_fails_unless_guarded(run, tree, tmp_path, compiler):
+    kernel = tree / "sim" / "kernels" / "scale" / "scale_cuda.cu"
+    build = Build(run, tree, tmp_path, compiler)
+    result = build()
+    assert result.returncode == 1
+    assert f'{kernel}:1: error: #include "tune.cuh" not found; searched:' in result.stderr
+    assert str(tree / "sim" / "kernels" / "scale") in result.stderr
+    kernel.write_text('#if __has_include("tune.cuh")\n#include "tune.cuh"\n#else\n#define SCALE 1.0\n#endif\n' + KERNEL)
+    result = build()
+    assert "1 built" in summary(result), result.stderr
+    (tree / "sim" / "kernels" / "scale" / "tune.cuh").write_text("#define SCALE 4.0\n")
+    assert build.reason() == "header <kernel>/tune.cuh appeared (an earlier lookup found nothing there)"
+
+
+@pytest.mark.parametrize("header", ["<cuda/std/cstdint>", "<cuda/std/cmath>", "<cooperative_groups.h>"])
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_toolkit_headers_build_with_both_compilers_and_stay_out_of_the_key(run, tree, tmp_path, compiler, header):
+    kernel = tree / "sim" / "kernels" / "scale" / "scale_cuda.cu"
+    kernel.write_text(f"#include {header}\n#define SCALE 2.0\n" + KERNEL)
+    build = Build(run, tree, tmp_path, compiler)
+    result = build()
+    assert "1 built" in summary(result), result.stderr
+    assert build.manifest()["inputs"]["headers"] == {}
+
+
+def test_nvrtc_on_a_host_only_header_suggests_nvcc(run, tree, tmp_path):
+    inc = tree.parent / "inc"
+    (inc / "tune.cuh").write_text("#include <vector>\n#define SCALE 2.0\ninline std::vector<int> host_only() { return {}; }\n")
+    build = Build(run, tree, tmp_path, "nvrtc", f"--compiler-option=-I{inc}")
+    result = build()
+    assert result.returncode == 1
+    assert "vector" in result.stderr and "build with --compiler nvcc" in result.stderr
+    assert "1 built" in summary(Build(run, tree, tmp_path / "nvcc", "nvcc", f"--compiler-option=-I{inc}")())
+
+
+@pytest.mark.parametrize("variable", ["NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS"])
+def test_nvcc_flag_variables_are_keyed_and_parsed(run, tree, tmp_path, variable):
+    inc = tree.parent / "inc"
+    build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{inc}")
+    build()
+    env = {variable: "-DSCALE=7.0"}
+    assert build.reason(env=env) == f'environment variable {variable}: unset -> "-DSCALE=7.0"'
+    assert "1 built" in summary(build(env=env))
+    assert "1 cached" in summary(build(env=env))
+    # Include folders in them join the search; target options are refused.
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "tune.cuh").write_text("#define SCALE 9.0\n")
+    flags_build = Build(run, tree, tmp_path, "nvcc")
+    assert "1 built" in summary(flags_build(env={variable: f"-I {other}"}))
+    assert set(flags_build.manifest(env={variable: f"-I {other}"})["inputs"]["headers"]) == {"<I:0>/tune.cuh"}
+    result = flags_build(env={variable: "-arch=sm_80"})
+    assert result.returncode == 2 and f"{variable}: -arch=sm_80 is not accepted" in result.stderr
+
+
+def test_nvcc_ccbin_is_keyed(run, tree, tmp_path):
+    build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}")
+    build()
+    gcc = shutil.which("gcc")
+    assert build.reason(env={"NVCC_CCBIN": gcc}) == f'environment variable NVCC_CCBIN: unset -> "{gcc}"'
+
+
+@pytest.mark.parametrize("variable", ["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "INCLUDES", "SYSTEM_INCLUDES",
+                                      "PTXAS_FLAGS", "CUDAFE_FLAGS"])
+def test_variables_nvcc_would_read_behind_the_keys_back_are_removed(run, tree, tmp_path, variable):
+    # The kernel takes SCALE from <tune.cuh> when the compiler finds it anywhere.
+    kernel = tree / "sim" / "kernels" / "scale" / "scale_cuda.cu"
+    kernel.write_text("#if __has_include(<tune.cuh>)\n#include <tune.cuh>\n#else\n#define SCALE 1.0\n#endif\n" + KERNEL)
+    build = Build(run, tree, tmp_path, "nvcc")
+    before = build.report()[0]["jobs"][0]
+    inc = tree.parent / "inc"
+    value = {"INCLUDES": f"-I{inc}", "SYSTEM_INCLUDES": f"-isystem {inc}", "PTXAS_FLAGS": "-O0",
+             "CUDAFE_FLAGS": "-DSCALE=3.0"}.get(variable, str(inc))
+    result = build(env={variable: value})
+    assert "1 cached" in summary(result)
+    assert f"{variable} is set, but nvcc builds run without it" in result.stderr
+    # Built afresh with the variable set, the artifact is the one built without it.
+    fresh = Build(run, tree, tmp_path / "fresh", "nvcc")
+    after = fresh.report(env={variable: value})[0]["jobs"][0]
+    assert Path(after["artifacts"][0]).read_bytes() == Path(before["artifacts"][0]).read_bytes()
+
+
+def fake_toolkit(tmp_path):
+    """A toolkit whose nvcc runs the real one, with an nvcc.profile of its own."""
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    root = tmp_path / "toolkit"
+    (root / "bin").mkdir(parents=True)
+    (root / "include").symlink_to(real_root / "include")
+    nvcc = root / "bin" / "nvcc"
+    nvcc.write_text(f'#!/bin/sh\nexec {real_root}/bin/nvcc "$@"\n')
+    nvcc.chmod(nvcc.stat().st_mode | stat.S_IEXEC)
+    shutil.copy(real_root / "bin" / "nvcc.profile", root / "bin" / "nvcc.profile")
+    return root
+
+
+def test_nvcc_profile_is_keyed(run, tree, tmp_path):
+    root = fake_toolkit(tmp_path)
+    build = Build(run, tree, tmp_path, "nvcc", "--cuda-root", root, f"--compiler-option=-I{tree.parent / 'inc'}")
+    assert "1 built" in summary(build())
+    profile = root / "bin" / "nvcc.profile"
+    profile.write_text(profile.read_text() + "PTXAS_FLAGS += -O0\n")
+    assert build.reason() == "nvcc.profile changed"
+
+
+def test_nvrtc_append_flags_is_keyed(run, tree, tmp_path):
+    build = Build(run, tree, tmp_path, "nvrtc", f"--compiler-option=-I{tree.parent / 'inc'}")
+    build()
+    assert build.reason(env={"NVRTC_APPEND_FLAGS": "-DX"}) == 'environment variable NVRTC_APPEND_FLAGS: unset -> "-DX"'
+    assert build.reason(env={"NVCC_APPEND_FLAGS": "-DX", "CPATH": "/x"}) == "(cached)"
+
+
+def test_nvcc_reads_exactly_the_headers_the_key_holds_for_the_example(run, example, tmp_path):
+    report, result = run.json("build", "--only", "cuda", "--compiler", "nvcc", "--cache-dir", tmp_path / "cache",
+                              example, check=0)
+    assert report["ok"], result.stderr
+    built = jobs_by_state(report, "built")
+    assert len(built) == 6
+    for job in built:
+        manifest = json.loads((Path(job["entry"]) / "manifest.json").read_text())
+        assert set(manifest["compiler_dependencies"]) == set(manifest["inputs"]["headers"]), job["module"]

@@ -1,0 +1,102 @@
+// Compiler options are parsed: include options join the search, target and
+// output options are refused, the rest is keyed.
+#include "compilers/compiler_options.hpp"
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/error.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+using Strings = std::vector<std::string>;
+
+TEST_SUITE("compiler_options")
+{
+    TEST_CASE("every spelling of an include folder joins the search, none is keyed")
+    {
+        for (const Strings& spelling : {Strings{"-I/inc"}, Strings{"-I", "/inc"}, Strings{"-I /inc"},
+                                        Strings{"-I=/inc"}, Strings{"--include-path=/inc"},
+                                        Strings{"--include-path", "/inc"}}) {
+            CAPTURE(spelling.front());
+            CompilerOptions parsed = parse_compiler_options(spelling, "test");
+            CHECK(parsed.include_dirs == std::vector<fs::path>{"/inc"});
+            CHECK(parsed.keyed.empty());
+        }
+    }
+
+    TEST_CASE("system folders and forced includes, in order")
+    {
+        CompilerOptions parsed = parse_compiler_options(
+            {"-isystem", "/s1", "-isystem/s2", "--system-include=/s3", "-include", "a.cuh", "--pre-include=b.cuh",
+             "--pre-include", "c.cuh", "-I/i"},
+            "test");
+        CHECK(parsed.system_include_dirs == std::vector<fs::path>{"/s1", "/s2", "/s3"});
+        CHECK(parsed.pre_includes == Strings{"a.cuh", "b.cuh", "c.cuh"});
+        CHECK(parsed.include_dirs == std::vector<fs::path>{"/i"});
+        CHECK(parsed.keyed.empty());
+    }
+
+    TEST_CASE("target and output options are refused, naming what to use instead")
+    {
+        for (const Strings& spelling :
+             {Strings{"-arch=sm_80"}, Strings{"-arch", "sm_80"}, Strings{"--gpu-architecture=sm_80"},
+              Strings{"-gencode=arch=compute_80,code=sm_80"}, Strings{"--generate-code", "arch=compute_80"},
+              Strings{"-code=sm_80"}, Strings{"--gpu-code", "sm_80"}}) {
+            CAPTURE(spelling.front());
+            CHECK_THROWS_WITH_AS(parse_compiler_options(spelling, "--compiler-option"),
+                                 doctest::Contains("--arch"), UsageError);
+        }
+        for (const Strings& spelling :
+             {Strings{"-rdc=true"}, Strings{"--relocatable-device-code", "true"}, Strings{"-dc"}, Strings{"-dlink"},
+              Strings{"-lto"}, Strings{"-dlto"}, Strings{"--dlink-time-opt"}, Strings{"-G"}, Strings{"--device-debug"},
+              Strings{"-ptx"}, Strings{"-cubin"}, Strings{"-fatbin"}, Strings{"-o", "x"}, Strings{"--output-file=x"},
+              Strings{"-c"}, Strings{"-E"}, Strings{"-M"}, Strings{"-MD"}, Strings{"-MF", "x.d"},
+              Strings{"--no-source-include"}, Strings{"--use-pch=x"}, Strings{"-Xcompiler", "-I/x"},
+              Strings{"--compiler-options=-O2,-isystem/x"}}) {
+            CAPTURE(spelling.front());
+            CHECK_THROWS_WITH_AS(parse_compiler_options(spelling, "--compiler-option"),
+                                 doctest::Contains(("--compiler-option: " + spelling.front()).c_str()), UsageError);
+        }
+    }
+
+    TEST_CASE("known options are keyed as given, values kept beside them")
+    {
+        Strings options = {"-DSCALE=2", "-D", "N=3", "--define-macro=M", "-UX", "-std=c++17", "--std", "c++20",
+                           "--use_fast_math", "-O3", "-lineinfo", "-maxrregcount=32", "--maxrregcount", "64",
+                           "--extra-device-vectorization", "-Xptxas", "-v", "-ftz=true", "-w"};
+        CompilerOptions parsed = parse_compiler_options(options, "test");
+        CHECK(parsed.keyed == options);
+        CHECK(parsed.unknown.empty());
+    }
+
+    TEST_CASE("an unknown option is keyed and reported")
+    {
+        CompilerOptions parsed = parse_compiler_options({"--frobnicate", "-DX"}, "test");
+        CHECK(parsed.keyed == Strings{"--frobnicate", "-DX"});
+        CHECK(parsed.unknown == Strings{"--frobnicate"});
+    }
+
+    TEST_CASE("a value missing at the end is a usage error")
+    {
+        CHECK_THROWS_AS(parse_compiler_options({"-I"}, "test"), UsageError);
+        CHECK_THROWS_AS(parse_compiler_options({"-D"}, "test"), UsageError);
+    }
+
+    TEST_CASE("resolve_compiler_options makes include folders absolute, nothing else")
+    {
+        Strings resolved = resolve_compiler_options({"-Iinc", "-isystem", "sys", "-DX", "--include-path=/abs"},
+                                                    "/base", "--compiler-option");
+        CHECK(resolved == Strings{"-I=/base/inc", "-isystem=/base/sys", "-DX", "--include-path=/abs"});
+        CompilerOptions parsed = parse_compiler_options(resolved, "test");
+        CHECK(parsed.include_dirs == std::vector<fs::path>{"/base/inc", "/abs"});
+        CHECK_THROWS_WITH_AS(resolve_compiler_options({"-arch=sm_80"}, "/base", "--compiler-option"),
+                             doctest::Contains("--compiler-option: -arch=sm_80 is not accepted"), UsageError);
+    }
+
+    TEST_CASE("split_flags splits at white space, quotes group")
+    {
+        CHECK(split_flags("  -DA=1\t-I \"/a b\" 'c d'  ") == Strings{"-DA=1", "-I", "/a b", "c d"});
+        CHECK(split_flags("").empty());
+    }
+}

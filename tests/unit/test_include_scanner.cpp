@@ -1,0 +1,143 @@
+// Include resolution follows the compiler's search and records what it did not find.
+#include "compilers/include_scanner.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct ScanFixture {
+    test::TempTree tree;
+    fs::path kernel = tree / "src/sim/kernels/push";
+    IncludeSearch search;
+
+    ScanFixture()
+    {
+        tree.write("src/sim/kernels/push/push_cuda.cu", "");
+        tree.write("cuda/include/cuda/std/cstdint", "// toolkit\n");
+        tree.write("cuda/include/cccl/cub/cub.cuh", "// cccl\n");
+        search.dirs = {{kernel, "<kernel>"}, {tree / "src", ""}, {tree / "inc", "<I:0>"}};
+        search.toolkit_dirs = {tree / "cuda/include", tree / "cuda/include/cccl"};
+    }
+
+    IncludeScan scan(const std::string& source, const std::vector<std::string>& pre_includes = {})
+    {
+        IncludeScanner scanner([] { return std::nullopt; });
+        return scanner.scan(kernel / "push_cuda.cu", source, search, pre_includes);
+    }
+};
+
+std::vector<std::string> names(const IncludeScan& scan)
+{
+    std::vector<std::string> out;
+    for (const auto& header : scan.headers) out.push_back(header.name);
+    return out;
+}
+
+bool has(const std::vector<std::string>& list, const std::string& name)
+{
+    return std::find(list.begin(), list.end(), name) != list.end();
+}
+
+}  // namespace
+
+TEST_SUITE("include_scanner")
+{
+    TEST_CASE("a quoted include found through an -I folder is a key input, named by the folder's label")
+    {
+        ScanFixture f;
+        f.tree.write("inc/tune.cuh", "#define SCALE 2.0\n");
+        IncludeScan scan = f.scan("#include \"tune.cuh\"\n");
+        CHECK(names(scan) == std::vector<std::string>{"<I:0>/tune.cuh"});
+        CHECK(scan.absent == std::vector<std::string>{"<kernel>/tune.cuh", "tune.cuh"});
+    }
+
+    TEST_CASE("a header appearing in an earlier folder changes the scan")
+    {
+        ScanFixture f;
+        f.tree.write("inc/tune.cuh", "#define SCALE 2.0\n");
+        IncludeScan before = f.scan("#include \"tune.cuh\"\n");
+        f.tree.write("src/tune.cuh", "#define SCALE 2.0\n");
+        IncludeScan after = f.scan("#include \"tune.cuh\"\n");
+        CHECK(names(after) == std::vector<std::string>{"tune.cuh"});
+        CHECK(after.absent == std::vector<std::string>{"<kernel>/tune.cuh"});
+        CHECK(before.absent != after.absent);
+    }
+
+    TEST_CASE("a quoted include found nowhere fails with file:line and every folder searched")
+    {
+        ScanFixture f;
+        try {
+            f.scan("// first\n#include \"nowhere.cuh\"\n");
+            FAIL("no error");
+        } catch (const SourceError& error) {
+            std::string message = error.what();
+            CHECK(message.find("push_cuda.cu:2: error: #include \"nowhere.cuh\" not found") != std::string::npos);
+            CHECK(message.find((f.tree / "inc").string()) != std::string::npos);
+            CHECK(message.find((f.tree / "cuda/include/cccl").string()) != std::string::npos);
+        }
+    }
+
+    TEST_CASE("__has_include guards an optional include; its lookups are still recorded")
+    {
+        ScanFixture f;
+        IncludeScan scan = f.scan("#if defined(__has_include)\n#if __has_include(\"opt.cuh\")\n#include \"opt.cuh\"\n"
+                                  "#endif\n#endif\n");
+        CHECK(scan.headers.empty());
+        CHECK(has(scan.absent, "<I:0>/opt.cuh"));
+        CHECK_THROWS_AS(f.scan("#if __has_include(\"other.cuh\")\n#endif\n#include \"opt.cuh\"\n"), SourceError);
+    }
+
+    TEST_CASE("toolkit headers end the search and are not key inputs; system headers neither")
+    {
+        ScanFixture f;
+        IncludeScan scan = f.scan("#include <cuda/std/cstdint>\n#include <cub/cub.cuh>\n#include <cstdio>\n");
+        CHECK(scan.headers.empty());
+        CHECK(has(scan.absent, "<kernel>/cuda/std/cstdint"));
+        CHECK(has(scan.absent, "<I:0>/cstdio"));
+    }
+
+    TEST_CASE("-isystem folders come after the toolkit's include folder, before cccl")
+    {
+        ScanFixture f;
+        f.search.system_dirs = {{f.tree / "sys", "<isystem:0>"}};
+        f.tree.write("sys/cuda/std/cstdint", "// shadowed by the toolkit\n");
+        f.tree.write("sys/cub/cub.cuh", "// shadows cccl\n");
+        f.tree.write("sys/mine.cuh", "// found\n");
+        IncludeScan scan = f.scan("#include <cuda/std/cstdint>\n#include <cub/cub.cuh>\n#include <mine.cuh>\n");
+        CHECK(names(scan) == std::vector<std::string>{"<isystem:0>/cub/cub.cuh", "<isystem:0>/mine.cuh"});
+    }
+
+    TEST_CASE("forced includes are scanned first, as quoted includes of the source")
+    {
+        ScanFixture f;
+        f.tree.write("inc/force.cuh", "#include \"detail.cuh\"\n");
+        f.tree.write("inc/detail.cuh", "\n");
+        IncludeScan scan = f.scan("", {"force.cuh", "cuda/std/cstdint"});
+        CHECK(scan.pre_includes == std::vector<std::string>{"<I:0>/force.cuh", "<cuda>/cuda/std/cstdint"});
+        CHECK(scan.pre_include_files == std::vector<fs::path>{f.tree / "inc/force.cuh", "cuda/std/cstdint"});
+        CHECK(names(scan) == std::vector<std::string>{"<I:0>/detail.cuh", "<I:0>/force.cuh"});
+        CHECK_THROWS_WITH_AS(f.scan("", {"missing.cuh"}), doctest::Contains("forced include \"missing.cuh\" not found"),
+                             SourceError);
+    }
+
+    TEST_CASE("directives are read as the compiler reads them")
+    {
+        auto includes = list_includes("#  include \\\n  \"spliced.cuh\"\n#include <a/b-c.h>\n"
+                                      "const char* s = R\"(\n#include \"in_raw_string.cuh\"\n)\";\n"
+                                      "#include MACRO(x)\n")
+                            .includes;
+        REQUIRE(includes.size() == 2);
+        CHECK(includes[0].name == "spliced.cuh");
+        CHECK(includes[0].line == 1);
+        CHECK(includes[1].name == "a/b-c.h");
+        CHECK(list_includes("#include MACRO(x)\n").computed ==
+              std::vector<std::pair<int, std::string>>{{1, "MACRO(x)"}});
+    }
+}

@@ -1,0 +1,41 @@
+// build --dry-run names the input that changed, new inputs included.
+#include "cunumpy_kernels/cache.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ck;
+using nlohmann::json;
+
+TEST_SUITE("input_change")
+{
+    TEST_CASE("options, environment, nvcc.profile and appeared headers name themselves")
+    {
+        json before = {{"format", "cunumpy-kernels/cuda/2"},
+                       {"source", {{"file", "k_cuda.cu"}, {"sha256", "a"}}},
+                       {"headers", {{"<I:0>/tune.cuh", "1"}}},
+                       {"absent", {"<kernel>/tune.cuh", "tune.cuh"}},
+                       {"options", {"-DA"}},
+                       {"environment", json::object()},
+                       {"nvcc_profile", "p"}};
+        json after = before;
+        after["options"] = {"-DA", "-lineinfo"};
+        CHECK(describe_input_change(before, after) == "compiler option -lineinfo added");
+        after["options"] = json::array();
+        CHECK(describe_input_change(before, after) == "compiler option -DA removed");
+        after = before;
+        after["environment"] = {{"NVCC_APPEND_FLAGS", "-DSCALE=7.0"}};
+        CHECK(describe_input_change(before, after) == "environment variable NVCC_APPEND_FLAGS: unset -> \"-DSCALE=7.0\"");
+        CHECK(describe_input_change(after, before) == "environment variable NVCC_APPEND_FLAGS: \"-DSCALE=7.0\" -> unset");
+        after = before;
+        after["nvcc_profile"] = "q";
+        CHECK(describe_input_change(before, after) == "nvcc.profile changed");
+        after = before;
+        after["absent"] = {"tune.cuh"};
+        after["headers"] = {{"<kernel>/tune.cuh", "1"}};
+        CHECK(describe_input_change(before, after) ==
+              "header <kernel>/tune.cuh appeared (an earlier lookup found nothing there)");
+        after = before;
+        after["format"] = "cunumpy-kernels/cuda/3";
+        CHECK(describe_input_change(before, after).rfind("key format", 0) == 0);
+    }
+}
