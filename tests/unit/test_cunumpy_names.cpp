@@ -1,0 +1,181 @@
+// Two modules of one text that import different code share cunumpy's build
+// name: caught within one plan (both fail) and across builds (the name points
+// at another module's build).
+#include "build/cunumpy_names.hpp"
+#include "build/host_job.hpp"
+#include "build/host_planner.hpp"
+#include "cache/cunumpy_entry.hpp"
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/package.hpp"
+
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+namespace {
+
+HostToolchain toolchain(const fs::path& cache_root)
+{
+    HostToolchain t;
+    t.language = "c";
+    t.python.version = "3.11.2";
+    t.python.platform = "Linux-6.1.0-x86_64-with-glibc2.36";
+    t.python.pyccel = "2.2.3";
+    t.python.ext_suffix = ".so";
+    t.pyccel = "pyccel 2.2.3";
+    t.c_compiler = "gcc 12.2.0";
+    t.cache_root = cache_root.string();
+    return t;
+}
+
+const char* kd = "from ..util.helpers import scale\n\ndef kd(x: 'float[:]'):\n    x[0] = scale(x[0])\n";
+
+// pkg/kernels and pkg/kernels2: one kd_kernels.py, helpers multiplying by 3 and `factor2`.
+void write_copies(const test::TempTree& tree, int factor2)
+{
+    for (const std::string package : {"kernels", "kernels2"}) {
+        int factor = package == "kernels" ? 3 : factor2;
+        tree.write("src/pkg/__init__.py", "");
+        tree.write("src/pkg/" + package + "/__init__.py", "");
+        tree.write("src/pkg/" + package + "/kd/kd_kernels.py", kd);
+        tree.write("src/pkg/" + package + "/util/helpers.py",
+                   "def scale(a: float) -> float:\n    return " + std::to_string(factor) + ".0 * a\n");
+    }
+}
+
+struct Planned {
+    std::vector<KernelSource> kernels;
+    HostPlan plan;
+};
+
+Planned plan_of(const fs::path& path, const fs::path& cache_root)
+{
+    Planned planned{find_kernels({path}, Config{}), {}};
+    std::vector<const KernelSource*> pointers;
+    for (const auto& k : planned.kernels) pointers.push_back(&k);
+    planned.plan = plan_host_builds(pointers, toolchain(cache_root));
+    return planned;
+}
+
+std::size_t index_of(const HostPlan& plan, const std::string& name)
+{
+    for (std::size_t i = 0; i < plan.modules.size(); ++i)
+        if (plan.modules[i].name == name) return i;
+    FAIL("no module " << name);
+    return 0;
+}
+
+// Publishes an entry for every module of `plan`, as a build would (no extension file).
+void publish_all(const HostPlan& plan, const EntryStore& store)
+{
+    for (std::size_t i = 0; i < plan.modules.size(); ++i) {
+        EntryWriter writer(store.root(), "host", plan.jobs[i].key);
+        Manifest manifest;
+        manifest.key = plan.jobs[i].key;
+        manifest.kind = "host";
+        manifest.module = plan.modules[i].name;
+        manifest.target = "host";
+        manifest.inputs = plan.jobs[i].inputs;
+        writer.commit(manifest);
+    }
+}
+
+void point_at(const HostPlan& plan, std::size_t index, const EntryStore& store)
+{
+    point_cunumpy_entry(store.root(), plan.jobs[index].cunumpy_name,
+                        host_build_folder(store, plan.jobs[index].key, plan.modules[index]).lexically_relative(store.root()));
+}
+
+}  // namespace
+
+TEST_SUITE("host builds")
+{
+    TEST_CASE("one plan: both modules of one name and different imports fail, naming each other")
+    {
+        test::TempTree tree;
+        write_copies(tree, 5);
+        tree.write("src/pkg/kernels/user/user_kernels.py", "from pkg.kernels.kd.kd_kernels import kd\n\ndef user():\n    pass\n");
+        auto [kernels, plan] = plan_of(tree / "src", tree / "cache");
+        std::size_t one = index_of(plan, "pkg.kernels.kd.kd_kernels");
+        std::size_t two = index_of(plan, "pkg.kernels2.kd.kd_kernels");
+        CHECK(plan.jobs[one].cunumpy_name == plan.jobs[two].cunumpy_name);
+        CHECK(plan.jobs[one].content_key != plan.jobs[two].content_key);
+        const std::string& problem = plan.modules[one].problem;
+        CHECK(problem.find("shares cunumpy's build name " + plan.jobs[one].cunumpy_name +
+                           " with pkg.kernels2.kd.kd_kernels") != std::string::npos);
+        CHECK(problem.find("pkg.kernels.util.helpers and pkg.kernels2.util.helpers differ") != std::string::npos);
+        CHECK(problem.find("Make the two texts differ") != std::string::npos);
+        CHECK(plan.modules[two].problem.find("with pkg.kernels.kd.kd_kernels") != std::string::npos);
+        CHECK(plan.modules[index_of(plan, "pkg.kernels.util.helpers")].problem.empty());
+        CHECK(plan.modules[index_of(plan, "pkg.kernels.user.user_kernels")].problem.find(
+                  "imports pkg.kernels.kd.kd_kernels, which cannot be built") != std::string::npos);
+    }
+
+    TEST_CASE("one plan: identical copies, imports included, share the name without a problem")
+    {
+        test::TempTree tree;
+        write_copies(tree, 3);
+        auto [kernels, plan] = plan_of(tree / "src", tree / "cache");
+        std::size_t one = index_of(plan, "pkg.kernels.kd.kd_kernels");
+        std::size_t two = index_of(plan, "pkg.kernels2.kd.kd_kernels");
+        CHECK(plan.jobs[one].key != plan.jobs[two].key);  // our key names the module
+        CHECK(plan.jobs[one].content_key == plan.jobs[two].content_key);
+        for (const auto& module : plan.modules) CHECK(module.problem.empty());
+    }
+
+    TEST_CASE("across builds: status learns that the name points at another module's build")
+    {
+        test::TempTree tree;
+        write_copies(tree, 5);
+        EntryStore store(tree / "cache");
+        auto first = plan_of(tree / "src/pkg/kernels", store.root());
+        auto second = plan_of(tree / "src/pkg/kernels2", store.root());
+        std::size_t kd1 = index_of(first.plan, "pkg.kernels.kd.kd_kernels");
+        std::size_t kd2 = index_of(second.plan, "pkg.kernels2.kd.kd_kernels");
+        for (const auto& module : first.plan.modules) CHECK(module.problem.empty());  // alone, each is fine
+        publish_all(first.plan, store);
+        publish_all(second.plan, store);
+        auto named = [&] { return read_cunumpy_entry(store.root(), first.plan.jobs[kd1].cunumpy_name, ".so"); };
+
+        CHECK(check_cunumpy_name(first.plan, kd1, store, named()).problem.find("is missing") != std::string::npos);
+        point_at(first.plan, kd1, store);
+        CHECK(check_cunumpy_name(first.plan, kd1, store, named()).problem.empty());
+
+        point_at(second.plan, kd2, store);  // the other package's build re-points the name
+        CunumpyNameHolder holder = check_cunumpy_name(first.plan, kd1, store, named());
+        CHECK(holder.other_module == "pkg.kernels2.kd.kd_kernels");
+        CHECK(holder.problem.find("points at the build of pkg.kernels2.kd.kd_kernels") != std::string::npos);
+        CHECK(entry_content_key(store, second.plan.jobs[kd2].key) == second.plan.jobs[kd2].content_key);
+        CHECK(entry_content_key(store, std::string(64, 'f')).empty());
+    }
+
+    TEST_CASE("across builds: an identical copy's build serves; an older build of the module does not")
+    {
+        test::TempTree tree;
+        write_copies(tree, 3);
+        EntryStore store(tree / "cache");
+        auto first = plan_of(tree / "src/pkg/kernels", store.root());
+        auto second = plan_of(tree / "src/pkg/kernels2", store.root());
+        std::size_t kd1 = index_of(first.plan, "pkg.kernels.kd.kd_kernels");
+        std::size_t kd2 = index_of(second.plan, "pkg.kernels2.kd.kd_kernels");
+        publish_all(first.plan, store);
+        publish_all(second.plan, store);
+        point_at(second.plan, kd2, store);
+        auto named = read_cunumpy_entry(store.root(), first.plan.jobs[kd1].cunumpy_name, ".so");
+        CHECK(check_cunumpy_name(first.plan, kd1, store, named).problem.empty());
+
+        // helpers edited: kd's key changes, cunumpy's name does not, and still points at the old build.
+        point_at(first.plan, kd1, store);
+        tree.write("src/pkg/kernels/util/helpers.py", "def scale(a: float) -> float:\n    return 4.0 * a\n");
+        auto edited = plan_of(tree / "src/pkg/kernels", store.root());
+        std::size_t kd = index_of(edited.plan, "pkg.kernels.kd.kd_kernels");
+        REQUIRE(edited.plan.jobs[kd].cunumpy_name == first.plan.jobs[kd1].cunumpy_name);
+        named = read_cunumpy_entry(store.root(), edited.plan.jobs[kd].cunumpy_name, ".so");
+        CunumpyNameHolder holder = check_cunumpy_name(edited.plan, kd, store, named);
+        CHECK(holder.problem.find("an older build of this module") != std::string::npos);
+        CHECK(holder.other_module.empty());
+    }
+}
