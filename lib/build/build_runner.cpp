@@ -327,8 +327,8 @@ private:
     {
         if (holder.other_module.empty()) return;
         const HostModule& module = context.host.plan.modules[index];
-        report_.warnings.push_back(holder.problem + "; this build points it at the build of " + module.name +
-                                   ", which cunumpy will then load for " + holder.other_module +
+        report_.warnings.push_back(holder.problem + "; building " + module.name +
+                                   " re-points it, and cunumpy then loads that build for " + holder.other_module +
                                    " too: make the texts of " + module.file.string() + " and " +
                                    holder.other_module + " differ (a comment naming the package is enough)");
     }

@@ -83,6 +83,26 @@ void publish_all(const HostPlan& plan, const EntryStore& store)
     }
 }
 
+// The two packages planned as two separate builds into one cache, both published.
+struct TwoBuilds {
+    explicit TwoBuilds(int factor2) : store(tree / "cache")
+    {
+        write_copies(tree, factor2);
+        first = plan_of(tree / "src/pkg/kernels", store.root());
+        second = plan_of(tree / "src/pkg/kernels2", store.root());
+        kd1 = index_of(first.plan, "pkg.kernels.kd.kd_kernels");
+        kd2 = index_of(second.plan, "pkg.kernels2.kd.kd_kernels");
+        publish_all(first.plan, store);
+        publish_all(second.plan, store);
+    }
+    CunumpyEntry named() const { return read_cunumpy_entry(store.root(), first.plan.jobs[kd1].cunumpy_name, ".so"); }
+
+    test::TempTree tree;
+    EntryStore store;
+    Planned first, second;
+    std::size_t kd1 = 0, kd2 = 0;
+};
+
 void point_at(const HostPlan& plan, std::size_t index, const EntryStore& store)
 {
     point_cunumpy_entry(store.root(), plan.jobs[index].cunumpy_name,
@@ -128,53 +148,34 @@ TEST_SUITE("host builds")
 
     TEST_CASE("across builds: status learns that the name points at another module's build")
     {
-        test::TempTree tree;
-        write_copies(tree, 5);
-        EntryStore store(tree / "cache");
-        auto first = plan_of(tree / "src/pkg/kernels", store.root());
-        auto second = plan_of(tree / "src/pkg/kernels2", store.root());
-        std::size_t kd1 = index_of(first.plan, "pkg.kernels.kd.kd_kernels");
-        std::size_t kd2 = index_of(second.plan, "pkg.kernels2.kd.kd_kernels");
-        for (const auto& module : first.plan.modules) CHECK(module.problem.empty());  // alone, each is fine
-        publish_all(first.plan, store);
-        publish_all(second.plan, store);
-        auto named = [&] { return read_cunumpy_entry(store.root(), first.plan.jobs[kd1].cunumpy_name, ".so"); };
+        TwoBuilds b(5);
+        for (const auto& module : b.first.plan.modules) CHECK(module.problem.empty());  // alone, each is fine
+        CHECK(check_cunumpy_name(b.first.plan, b.kd1, b.store, b.named()).problem.find("is missing") !=
+              std::string::npos);
+        point_at(b.first.plan, b.kd1, b.store);
+        CHECK(check_cunumpy_name(b.first.plan, b.kd1, b.store, b.named()).problem.empty());
 
-        CHECK(check_cunumpy_name(first.plan, kd1, store, named()).problem.find("is missing") != std::string::npos);
-        point_at(first.plan, kd1, store);
-        CHECK(check_cunumpy_name(first.plan, kd1, store, named()).problem.empty());
-
-        point_at(second.plan, kd2, store);  // the other package's build re-points the name
-        CunumpyNameHolder holder = check_cunumpy_name(first.plan, kd1, store, named());
+        point_at(b.second.plan, b.kd2, b.store);  // the other package's build re-points the name
+        CunumpyNameHolder holder = check_cunumpy_name(b.first.plan, b.kd1, b.store, b.named());
         CHECK(holder.other_module == "pkg.kernels2.kd.kd_kernels");
         CHECK(holder.problem.find("points at the build of pkg.kernels2.kd.kd_kernels") != std::string::npos);
-        CHECK(entry_content_key(store, second.plan.jobs[kd2].key) == second.plan.jobs[kd2].content_key);
-        CHECK(entry_content_key(store, std::string(64, 'f')).empty());
+        CHECK(entry_content_key(b.store, b.second.plan.jobs[b.kd2].key) == b.second.plan.jobs[b.kd2].content_key);
+        CHECK(entry_content_key(b.store, std::string(64, 'f')).empty());
     }
 
     TEST_CASE("across builds: an identical copy's build serves; an older build of the module does not")
     {
-        test::TempTree tree;
-        write_copies(tree, 3);
-        EntryStore store(tree / "cache");
-        auto first = plan_of(tree / "src/pkg/kernels", store.root());
-        auto second = plan_of(tree / "src/pkg/kernels2", store.root());
-        std::size_t kd1 = index_of(first.plan, "pkg.kernels.kd.kd_kernels");
-        std::size_t kd2 = index_of(second.plan, "pkg.kernels2.kd.kd_kernels");
-        publish_all(first.plan, store);
-        publish_all(second.plan, store);
-        point_at(second.plan, kd2, store);
-        auto named = read_cunumpy_entry(store.root(), first.plan.jobs[kd1].cunumpy_name, ".so");
-        CHECK(check_cunumpy_name(first.plan, kd1, store, named).problem.empty());
+        TwoBuilds b(3);
+        point_at(b.second.plan, b.kd2, b.store);
+        CHECK(check_cunumpy_name(b.first.plan, b.kd1, b.store, b.named()).problem.empty());
 
         // helpers edited: kd's key changes, cunumpy's name does not, and still points at the old build.
-        point_at(first.plan, kd1, store);
-        tree.write("src/pkg/kernels/util/helpers.py", "def scale(a: float) -> float:\n    return 4.0 * a\n");
-        auto edited = plan_of(tree / "src/pkg/kernels", store.root());
+        point_at(b.first.plan, b.kd1, b.store);
+        b.tree.write("src/pkg/kernels/util/helpers.py", "def scale(a: float) -> float:\n    return 4.0 * a\n");
+        auto edited = plan_of(b.tree / "src/pkg/kernels", b.store.root());
         std::size_t kd = index_of(edited.plan, "pkg.kernels.kd.kd_kernels");
-        REQUIRE(edited.plan.jobs[kd].cunumpy_name == first.plan.jobs[kd1].cunumpy_name);
-        named = read_cunumpy_entry(store.root(), edited.plan.jobs[kd].cunumpy_name, ".so");
-        CunumpyNameHolder holder = check_cunumpy_name(edited.plan, kd, store, named);
+        REQUIRE(edited.plan.jobs[kd].cunumpy_name == b.first.plan.jobs[b.kd1].cunumpy_name);
+        CunumpyNameHolder holder = check_cunumpy_name(edited.plan, kd, b.store, b.named());
         CHECK(holder.problem.find("an older build of this module") != std::string::npos);
         CHECK(holder.other_module.empty());
     }
