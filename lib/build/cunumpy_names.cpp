@@ -137,7 +137,8 @@ CunumpyNameHolder check_cunumpy_name(const HostPlan& plan, std::size_t index, co
     const HostModule& module = plan.modules[index];
     const HostJob& job = plan.jobs[index];
     std::string prefix = "cunumpy's name " + job.cunumpy_name + " ";
-    if (named.kind == CunumpyEntry::Kind::absent) return {prefix + "is missing, so cunumpy would compile the module itself", ""};
+    if (named.kind == CunumpyEntry::Kind::absent)
+        return {prefix + "is missing, so cunumpy would compile the module itself", ""};
     if (named.kind == CunumpyEntry::Kind::folder) {
         if (module.imports.empty() && module.imported_by.empty()) return {};  // cunumpy's key covers every input
         return {prefix + "is a folder cunumpy built itself, whose key leaves the imported modules out", ""};

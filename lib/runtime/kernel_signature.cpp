@@ -190,7 +190,8 @@ std::vector<KernelParameter> type_parameters(const signatures::CudaDeclaration& 
 {
     std::vector<KernelParameter> parameters;
     const auto& list = declaration.parameters;
-    for (std::size_t i = 0; i < list.names.size(); ++i) parameters.push_back(type_parameter(list.names[i], list.types[i], where));
+    for (std::size_t i = 0; i < list.names.size(); ++i)
+        parameters.push_back(type_parameter(list.names[i], list.types[i], where));
     return parameters;
 }
 

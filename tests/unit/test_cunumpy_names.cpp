@@ -8,6 +8,7 @@
 #include "cunumpy_kernels/cache.hpp"
 #include "cunumpy_kernels/package.hpp"
 
+#include "host_toolchain.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -16,20 +17,6 @@ using namespace ck;
 namespace fs = std::filesystem;
 
 namespace {
-
-HostToolchain toolchain(const fs::path& cache_root)
-{
-    HostToolchain t;
-    t.language = "c";
-    t.python.version = "3.11.2";
-    t.python.platform = "Linux-6.1.0-x86_64-with-glibc2.36";
-    t.python.pyccel = "2.2.3";
-    t.python.ext_suffix = ".so";
-    t.pyccel = "pyccel 2.2.3";
-    t.c_compiler = "gcc 12.2.0";
-    t.cache_root = cache_root.string();
-    return t;
-}
 
 const char* kd = "from ..util.helpers import scale\n\ndef kd(x: 'float[:]'):\n    x[0] = scale(x[0])\n";
 
@@ -56,7 +43,7 @@ Planned plan_of(const fs::path& path, const fs::path& cache_root)
     Planned planned{find_kernels({path}, Config{}), {}};
     std::vector<const KernelSource*> pointers;
     for (const auto& k : planned.kernels) pointers.push_back(&k);
-    planned.plan = plan_host_builds(pointers, toolchain(cache_root));
+    planned.plan = plan_host_builds(pointers, test::host_toolchain(cache_root.string()));
     return planned;
 }
 
