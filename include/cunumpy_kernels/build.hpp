@@ -38,6 +38,10 @@ struct JobResult {
     std::string reason;      ///< why it compiles (would_build, built): "no entry", or the changed input
     std::string host_module;  ///< host jobs: the dotted Python module Pyccel compiles
     std::filesystem::path cunumpy_entry;  ///< host jobs: `<root>/<stem>-<20 hex>`, where cunumpy's PyccelCache loads it
+    /// Host hits under --dry-run: cunumpy's name does not lead to this build
+    /// (missing, another module's build of the same text, an older build),
+    /// with what fixes it; status reports the artifact stale. Empty otherwise.
+    std::string cunumpy_name_problem;
 };
 
 /// Receives progress; called from worker threads, one call at a time.

@@ -5,6 +5,7 @@
 
 #include "build/cuda_job.hpp"
 #include "build/cuda_planner.hpp"
+#include "build/cunumpy_names.hpp"
 #include "build/host_job.hpp"
 #include "build/host_planner.hpp"
 #include "build/host_setup.hpp"
@@ -322,8 +323,12 @@ private:
         const HostBuildTools& tools = context.host.setup.tools;
         CunumpyEntry named = read_cunumpy_entry(context.store.root(), job.cunumpy_name, tools.ext_suffix);
         if (context.store.has_entry("host", job.key, {host_artifact_file(module, tools.ext_suffix)})) {
-            if (!request_.dry_run && context.read_only.empty()) repoint_cunumpy_entry(context, index, named);
-            report_.jobs.push_back(host_hit_result(plan, index, tools, context.store));
+            JobResult hit = host_hit_result(plan, index, tools, context.store);
+            CunumpyNameHolder holder = check_cunumpy_name(plan, index, context.store, named);
+            if (!holder.problem.empty() && request_.dry_run) hit.cunumpy_name_problem = name_advice(holder);
+            if (!holder.problem.empty() && !request_.dry_run && context.read_only.empty())
+                repoint_cunumpy_entry(context, index, holder);
+            report_.jobs.push_back(std::move(hit));
             return;
         }
         bool self_contained = module.imports.empty() && module.imported_by.empty();
@@ -331,22 +336,42 @@ private:
             report_.jobs.push_back(cunumpy_hit(plan, index, context, named));
             return;
         }
+        if (!request_.dry_run && named.kind == CunumpyEntry::Kind::link)
+            warn_if_taken(context, index, check_cunumpy_name(plan, index, context.store, named));
         std::string reason = explain_host_miss(context, index);
         if (named.kind == CunumpyEntry::Kind::folder && reason == "no entry")
             reason = "cunumpy's own build leaves imported modules out of its key";
         host_misses_.push_back(HostMiss{&context, index, reason});
     }
 
-    // Our entry exists: make cunumpy's name point at it if it does not yet.
-    void repoint_cunumpy_entry(CacheContext& context, std::size_t index, const CunumpyEntry& named)
+    // For status: what is wrong with cunumpy's name and what fixes it.
+    static std::string name_advice(const CunumpyNameHolder& holder)
+    {
+        if (holder.other_module.empty()) return holder.problem + "; `build` re-points it";
+        return holder.problem + "; `build` re-points it, and cunumpy then loads this module's build for " +
+               holder.other_module + ": make the two texts differ";
+    }
+
+    // A build of another package re-pointed the name: re-pointing it back
+    // hands the other module this one's build, which must not pass silently.
+    void warn_if_taken(const CacheContext& context, std::size_t index, const CunumpyNameHolder& holder)
+    {
+        if (holder.other_module.empty()) return;
+        const HostModule& module = context.host.plan.modules[index];
+        report_.warnings.push_back(holder.problem + "; building " + module.name +
+                                   " re-points it, and cunumpy then loads that build for " + holder.other_module +
+                                   " too: make the texts of " + module.file.string() + " and " +
+                                   holder.other_module + " differ (a comment naming the package is enough)");
+    }
+
+    // Our entry exists: make cunumpy's name point at it.
+    void repoint_cunumpy_entry(CacheContext& context, std::size_t index, const CunumpyNameHolder& holder)
     {
         const HostPlan& plan = context.host.plan;
+        warn_if_taken(context, index, holder);
         fs::path target =
             host_build_folder(context.store, plan.jobs[index].key, plan.modules[index]).lexically_relative(
                 context.store.root());
-        if (named.kind == CunumpyEntry::Kind::link && named.target == target) return;
-        bool self_contained = plan.modules[index].imports.empty() && plan.modules[index].imported_by.empty();
-        if (named.kind == CunumpyEntry::Kind::folder && self_contained) return;  // cunumpy's build is as good
         try {
             point_cunumpy_entry(context.store.root(), plan.jobs[index].cunumpy_name, target);
         } catch (const CacheError& error) {
@@ -581,6 +606,7 @@ nlohmann::json to_json(const BuildReport& report)
         if (job.target == "host") {
             entry["host_module"] = job.host_module;
             entry["cunumpy_entry"] = job.cunumpy_entry.string();
+            if (!job.cunumpy_name_problem.empty()) entry["cunumpy_name_problem"] = job.cunumpy_name_problem;
         }
         jobs.push_back(std::move(entry));
     }

@@ -2,6 +2,8 @@
 
 #include "cunumpy_kernels/cache.hpp"
 
+#include <algorithm>
+
 namespace ck {
 
 std::string python_source_text(const std::string& bytes)
@@ -50,6 +52,17 @@ std::string cunumpy_build_key(const Sha256Stream& source_text_hash, const std::s
 std::string cunumpy_entry_name(const std::string& module, const std::string& cunumpy_key)
 {
     return module.substr(module.rfind('.') + 1) + "-" + cunumpy_key;
+}
+
+std::string host_content_key(const std::string& source_sha256, bool openmp,
+                             std::vector<std::pair<std::string, std::string>> imports)
+{
+    // Sorted: the importers compared have one text, hence one import order,
+    // but entries record their imports by name, not in that order.
+    std::sort(imports.begin(), imports.end());
+    nlohmann::json listed = nlohmann::json::array();
+    for (const auto& [stem, content] : imports) listed.push_back({stem, content});
+    return cache_key({{"source", source_sha256}, {"openmp", openmp}, {"imports", listed}});
 }
 
 nlohmann::json host_key_inputs(const std::string& module, const std::string& file_name,

@@ -10,6 +10,8 @@
 
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ck {
 
@@ -43,6 +45,17 @@ std::string cunumpy_build_key(const Sha256Stream& source_text_hash, const std::s
 /// `<stem>-<key>`, the folder PyccelCache(name).compile(module) loads from:
 /// the stem is the module name's last part (`a.b.push_kernels` -> `push_kernels`).
 std::string cunumpy_entry_name(const std::string& module, const std::string& cunumpy_key);
+
+/// What a module's build does, leaving out module names: the digest of its
+/// text (`python_source_text`), OpenMP, and the stem and content key of each
+/// module it imports, as (stem, content key) pairs in any order. cunumpy names
+/// a build after the module's text alone, so two modules of one text share
+/// one name; when their content keys agree their builds are the same code and
+/// cunumpy may load either for both, when they differ it must not. The
+/// toolchain is left out: modules compared share it (cunumpy's name covers
+/// language, Pyccel, Python and platform).
+std::string host_content_key(const std::string& source_sha256, bool openmp,
+                             std::vector<std::pair<std::string, std::string>> imports);
 
 /// What every host module of one build shares.
 struct HostToolchain {

@@ -1,5 +1,6 @@
 #include "build/host_planner.hpp"
 
+#include "build/cunumpy_names.hpp"
 #include "cunumpy_kernels/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "package/python_imports.hpp"
@@ -152,11 +153,13 @@ void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain)
     HostModule& module = plan.modules[index];
     HostJob& job = plan.jobs[index];
     std::map<std::string, std::string> imports;
+    std::vector<std::pair<std::string, std::string>> contents;
     for (std::size_t imported : module.imports) {
         const HostModule& dependency = plan.modules[imported];
         if (module.problem.empty() && !dependency.problem.empty())
             module.problem = module.file.string() + ": imports " + dependency.name + ", which cannot be built";
         imports[dependency.name] = plan.jobs[imported].key;
+        contents.emplace_back(dependency.relative.stem().string(), plan.jobs[imported].content_key);
         job.closure.insert(job.closure.end(), plan.jobs[imported].closure.begin(), plan.jobs[imported].closure.end());
         job.closure.push_back(imported);
     }
@@ -170,6 +173,7 @@ void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain)
     job.inputs = host_key_inputs(module.name, module.relative.filename().string(), text_hash.hex(), imports,
                                  toolchain, job.openmp);
     job.key = cache_key(job.inputs);
+    job.content_key = host_content_key(text_hash.hex(), job.openmp, std::move(contents));
     job.cunumpy_name = cunumpy_entry_name(
         module.name, cunumpy_build_key(text_hash, toolchain.language, job.openmp, toolchain.python));
 }
@@ -193,6 +197,7 @@ HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const
     graph.add_kernels(kernels);
     HostPlan plan = reorder(graph, import_order(graph));
     for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain);
+    mark_cunumpy_name_collisions(plan);
     return plan;
 }
 

@@ -34,6 +34,7 @@ struct HostJob {
     std::string key;                   ///< our key (64 hex digits); empty when the module has a problem
     bool openmp = true;                ///< built with --openmp
     std::string cunumpy_name;          ///< `<stem>-<20 hex>`: the folder cunumpy's PyccelCache loads from
+    std::string content_key;           ///< host_content_key: equal for modules whose builds are the same code
     std::vector<std::size_t> closure;  ///< every module it imports, directly or not, imports first
 };
 
@@ -48,8 +49,10 @@ std::string host_label(const HostModule& module);
 
 /// Finds the module graph of `kernels` (their "pyccel" host implementations)
 /// and plans every module's job with `toolchain`. Never throws for a bad
-/// module: an unreadable file, an import cycle, or a module importing one of
-/// those gets a `problem`, and the others are planned.
+/// module: an unreadable file, an import cycle, two modules that cunumpy
+/// would mistake for each other (one name, different imports: see
+/// mark_cunumpy_name_collisions), or a module importing one of those gets a
+/// `problem`, and the others are planned.
 HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain);
 
 /// Which input differs between two key-input documents of one module, in

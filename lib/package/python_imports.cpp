@@ -1,8 +1,8 @@
 #include "package/python_imports.hpp"
 
+#include "signatures/python_lexer.hpp"
+
 #include <algorithm>
-#include <array>
-#include <cctype>
 #include <string_view>
 
 namespace ck {
@@ -11,228 +11,60 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Statement {
-    std::string text;  // code with comments removed and string literals emptied
-    int line = 0;
-};
+using signatures::PythonToken;
+using Tokens = std::vector<PythonToken>;
 
-bool is_quote(char c)
+bool is_op(const PythonToken& token, std::string_view text)
 {
-    return c == '"' || c == '\'';
+    return token.kind == PythonToken::Kind::op && token.text == text;
 }
 
-bool is_identifier_char(char c)
+bool is_name(const PythonToken& token, std::string_view text)
 {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 128;
+    return token.kind == PythonToken::Kind::name && token.text == text;
 }
 
-// Splits source into simple statements: physical lines joined inside
-// brackets and after a backslash, split at `;`. Only statements that start
-// with `import` or `from` are kept (the others are scanned for their end
-// only); strings in them become "".
-class StatementReader {
-public:
-    explicit StatementReader(const std::string& source) : source_(source) {}
-
-    std::vector<Statement> read()
-    {
-        while (pos_ < source_.size()) step();
-        end_statement();
-        return std::move(statements_);
-    }
-
-private:
-    enum class State { between, kept, skipped };
-
-    void step()
-    {
-        // Inside a statement that is no import only these characters matter.
-        if (state_ == State::skipped) {
-            pos_ = skip_to(pos_, statement_stops());
-            if (pos_ == source_.size()) return;
-        }
-        char c = source_[pos_];
-        if (c == '#') return skip_comment();
-        if (state_ == State::between && !std::isspace(static_cast<unsigned char>(c))) start_statement();
-        if (is_quote(c)) return skip_string();
-        if (c == '\\' && pos_ + 1 < source_.size() && source_[pos_ + 1] == '\n') {
-            pos_ += 2;
-            ++line_;
-            keep(' ');
-            return;
-        }
-        ++pos_;
-        if (c == '\n') {
-            ++line_;
-            if (depth_ == 0) return end_statement();
-            keep(' ');
-            return;
-        }
-        if (c == ';' && depth_ == 0) return end_statement();
-        if (c == '(' || c == '[' || c == '{') ++depth_;
-        if ((c == ')' || c == ']' || c == '}') && depth_ > 0) --depth_;
-        if (state_ != State::between) keep(c);
-    }
-
-    using CharSet = std::array<bool, 256>;
-
-    static CharSet char_set(std::string_view chars)
-    {
-        CharSet set{};
-        for (char c : chars) set[static_cast<unsigned char>(c)] = true;
-        return set;
-    }
-
-    static const CharSet& statement_stops()
-    {
-        static const CharSet set = char_set("\n#'\"\\;([{)]}");
-        return set;
-    }
-
-    template <char Quote>
-    static const CharSet& string_stops()
-    {
-        static const CharSet set = char_set(std::string{'\\', '\n', Quote});
-        return set;
-    }
-
-    // The first position from `from` holding a character of `stops`, or the end.
-    std::size_t skip_to(std::size_t from, const CharSet& stops) const
-    {
-        const std::size_t size = source_.size();
-        while (from < size && !stops[static_cast<unsigned char>(source_[from])]) ++from;
-        return from;
-    }
-
-    void start_statement()
-    {
-        start_line_ = line_;
-        auto keyword_at = [&](const char* keyword, std::size_t length) {
-            return source_.compare(pos_, length, keyword) == 0 &&
-                   (pos_ + length >= source_.size() || !is_identifier_char(source_[pos_ + length]));
-        };
-        state_ = keyword_at("import", 6) || keyword_at("from", 4) ? State::kept : State::skipped;
-    }
-
-    void keep(char c)
-    {
-        if (state_ == State::kept) current_ += c;
-    }
-
-    void skip_comment()
-    {
-        while (pos_ < source_.size() && source_[pos_] != '\n') ++pos_;
-    }
-
-    void skip_string()
-    {
-        char quote = source_[pos_];
-        bool triple = source_.compare(pos_, 3, std::string(3, quote)) == 0;
-        pos_ += triple ? 3 : 1;
-        const CharSet& stops = quote == '"' ? string_stops<'"'>() : string_stops<'\''>();
-        while (pos_ < source_.size()) {
-            pos_ = skip_to(pos_, stops);
-            if (pos_ == source_.size()) break;
-            char c = source_[pos_];
-            if (c == '\\') {
-                if (pos_ + 1 < source_.size() && source_[pos_ + 1] == '\n') ++line_;
-                pos_ += 2;
-                continue;
-            }
-            if (c == '\n') {
-                if (!triple) break;  // an unterminated string: the line ends it
-                ++line_;
-            }
-            if (c == quote && (!triple || source_.compare(pos_, 3, std::string(3, quote)) == 0)) {
-                pos_ += triple ? 3 : 1;
-                break;
-            }
-            ++pos_;
-        }
-        keep('"');
-        keep('"');
-    }
-
-    void end_statement()
-    {
-        if (state_ == State::kept) statements_.push_back({current_, start_line_});
-        current_.clear();
-        state_ = State::between;
-    }
-
-    const std::string& source_;
-    std::size_t pos_ = 0;
-    int line_ = 1;
-    int start_line_ = 1;
-    int depth_ = 0;
-    State state_ = State::between;
-    std::string current_;
-    std::vector<Statement> statements_;
-};
-
-std::vector<std::string> words_of(const std::string& text)
+// Where the simple statement that starts at `at` ends: its newline or `;`.
+std::size_t statement_end(const Tokens& tokens, std::size_t at)
 {
-    std::vector<std::string> words;
-    std::string word;
-    auto flush = [&] {
-        if (!word.empty()) words.push_back(word);
-        word.clear();
-    };
-    for (char c : text) {
-        if (c == ',' || c == '(' || c == ')') {
-            flush();
-            words.emplace_back(1, c);
-        } else if (std::isspace(static_cast<unsigned char>(c))) {
-            flush();
-        } else {
-            word += c;
-        }
-    }
-    flush();
-    return words;
+    while (at < tokens.size() && tokens[at].kind != PythonToken::Kind::newline && !is_op(tokens[at], ";")) ++at;
+    return at;
 }
 
-bool is_module_name(const std::string& name, bool allow_dots_first)
+// `a.b.c` from `at` on; "" when no name starts there. `at` moves past it.
+std::string dotted_name(const Tokens& tokens, std::size_t& at, std::size_t end)
 {
-    if (name.empty()) return false;
-    std::size_t start = 0;
-    if (allow_dots_first)
-        while (start < name.size() && name[start] == '.') ++start;
-    if (start == name.size()) return start > 0;
-    bool after_dot = true;
-    for (std::size_t i = start; i < name.size(); ++i) {
-        char c = name[i];
-        if (c == '.') {
-            if (after_dot) return false;
-            after_dot = true;
-        } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || static_cast<unsigned char>(c) >= 128) {
-            if (after_dot && std::isdigit(static_cast<unsigned char>(c))) return false;
-            after_dot = false;
-        } else {
-            return false;
-        }
+    std::string name;
+    while (at < end && tokens[at].kind == PythonToken::Kind::name) {
+        name += tokens[at++].text;
+        if (at + 1 >= end || !is_op(tokens[at], ".") || tokens[at + 1].kind != PythonToken::Kind::name) break;
+        name += '.';
+        ++at;
     }
-    return !after_dot;
+    return name;
 }
 
-// `import a.b as x, c` -> a.b, c
-void read_import(const std::vector<std::string>& words, int line, std::vector<PythonImport>& imports)
+// `import a.b as x, c` names a.b and c; a part that is no dotted name is skipped.
+void read_import(const Tokens& tokens, std::size_t at, std::size_t end, std::vector<PythonImport>& imports)
 {
-    bool expect_name = true;
-    for (std::size_t i = 1; i < words.size(); ++i) {
-        if (words[i] == ",") {
-            expect_name = true;
-        } else if (expect_name && is_module_name(words[i], false)) {
-            imports.push_back({words[i], line});
-            expect_name = false;
-        }
+    int line = tokens[at - 1].line;
+    while (at < end) {
+        std::string name = dotted_name(tokens, at, end);
+        if (at + 1 < end && is_name(tokens[at], "as") && tokens[at + 1].kind == PythonToken::Kind::name) at += 2;
+        if (!name.empty() && (at == end || is_op(tokens[at], ","))) imports.push_back({name, line});
+        while (at < end && !is_op(tokens[at], ",")) ++at;
+        ++at;
     }
 }
 
-// `from a.b import x` -> a.b
-void read_from(const std::vector<std::string>& words, int line, std::vector<PythonImport>& imports)
+// `from ..a.b import x` names ..a.b; `from . import x` names `.`.
+void read_from(const Tokens& tokens, std::size_t at, std::size_t end, std::vector<PythonImport>& imports)
 {
-    if (words.size() >= 4 && words[2] == "import" && is_module_name(words[1], true)) imports.push_back({words[1], line});
+    int line = tokens[at - 1].line;
+    std::string module;
+    while (at < end && (is_op(tokens[at], ".") || is_op(tokens[at], "..."))) module += tokens[at++].text;
+    if (at < end && !is_name(tokens[at], "import")) module += dotted_name(tokens, at, end);
+    if (!module.empty() && at + 1 < end && is_name(tokens[at], "import")) imports.push_back({module, line});
 }
 
 // `<base>/a/b/c.py` for `a.b.c`. The scanner admits only dotted identifiers,
@@ -260,12 +92,15 @@ bool is_inside(const fs::path& file, const fs::path& root)
 
 std::vector<PythonImport> scan_python_imports(const std::string& source)
 {
+    // Python's own tokenizer rules (lib/signatures' fuzzed lexer): comments,
+    // strings and docstrings holding example imports never count.
+    Tokens tokens = signatures::lex_python(source);
     std::vector<PythonImport> imports;
-    for (const auto& statement : StatementReader(source).read()) {
-        auto words = words_of(statement.text);
-        if (words.size() < 2) continue;
-        if (words[0] == "import") read_import(words, statement.line, imports);
-        if (words[0] == "from") read_from(words, statement.line, imports);
+    for (std::size_t at = 0; at < tokens.size();) {
+        std::size_t end = statement_end(tokens, at);
+        if (is_name(tokens[at], "import")) read_import(tokens, at + 1, end, imports);
+        if (is_name(tokens[at], "from")) read_from(tokens, at + 1, end, imports);
+        at = end + 1;
     }
     return imports;
 }

@@ -1,6 +1,7 @@
 #include "runtime/kernel_signature.hpp"
 
 #include "cunumpy_kernels/error.hpp"
+#include "signatures/cuda_signature_reader.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,6 +10,8 @@
 namespace ck {
 
 namespace {
+
+using signatures::CppToken;
 
 const std::map<std::string, ElementType>& c_types()
 {
@@ -56,124 +59,89 @@ const std::map<std::string, ElementType>& c_types()
 bool is_qualifier(const std::string& word)
 {
     return word == "const" || word == "volatile" || word == "__restrict__" || word == "__restrict" ||
-           word == "restrict" || word == "struct";
+           word == "restrict" || word == "struct" || word == "__grid_constant__" || word == "register";
 }
 
-bool identifier_char(char c)
+bool is(const CppToken& token, const char* text)
 {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+    return token.kind == CppToken::Kind::punctuator && token.text == text;
 }
 
-// Comments become spaces (newlines kept, so lines still count); string and
-// character literals are kept as they are.
-std::string strip_comments(const std::string& source)
+// The closer of the bracket at `open` (`<` counts only with `<` and `>`).
+std::size_t closer(const std::vector<CppToken>& tokens, std::size_t open)
 {
-    std::string out = source;
-    for (std::size_t i = 0; i < out.size(); ++i) {
-        char c = out[i];
-        if (c == '"' || c == '\'') {
-            for (++i; i < out.size() && out[i] != c; ++i)
-                if (out[i] == '\\') ++i;
-        } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '/') {
-            for (; i < out.size() && out[i] != '\n'; ++i) out[i] = ' ';
-        } else if (c == '/' && i + 1 < out.size() && out[i + 1] == '*') {
-            std::size_t end = out.find("*/", i + 2);
-            end = end == std::string::npos ? out.size() : end + 2;
-            for (; i < end; ++i)
-                if (out[i] != '\n') out[i] = ' ';
-            --i;
-        }
-    }
-    return out;
-}
-
-int line_of(const std::string& text, std::size_t position)
-{
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(position), '\n'));
-}
-
-std::vector<std::string> split_top_level(const std::string& text, char separator)
-{
-    std::vector<std::string> parts;
+    const bool angle = is(tokens[open], "<");
     int depth = 0;
-    std::string current;
-    char quote = 0;
-    for (char c : text) {
-        if (quote) {
-            if (c == quote) quote = 0;
-        } else if (c == '"' || c == '\'') {
-            quote = c;
-        } else if (c == '<' || c == '(' || c == '[' || c == '{') {
-            ++depth;
-        } else if (c == '>' || c == ')' || c == ']' || c == '}') {
-            --depth;
-        } else if (c == separator && depth == 0) {
-            parts.push_back(current);
-            current.clear();
-            continue;
-        }
-        current += c;
+    for (std::size_t i = open; i < tokens.size(); ++i) {
+        const CppToken& t = tokens[i];
+        if (angle ? is(t, "<") : is(t, "(") || is(t, "[")) ++depth;
+        if ((angle ? is(t, ">") : is(t, ")") || is(t, "]")) && --depth == 0) return i;
     }
-    parts.push_back(current);
-    return parts;
+    return tokens.size();
 }
 
-std::string trim(const std::string& text)
-{
-    auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos) return "";
-    return text.substr(first, text.find_last_not_of(" \t\r\n") - first + 1);
-}
+// A parameter's type as the lexer gives it, without its name: qualifiers
+// dropped, `::` and template arguments glued ("std::complex<double>",
+// "Array2D<double>"), pointer and array marks counted at the top level.
+struct TypeReading {
+    std::string ctype;
+    int pointers = 0;
+    bool reference = false;
+    bool parenthesized = false;  ///< a function pointer or a parenthesized declarator
+};
 
-// Words of a declaration: identifiers, `*`, `&`, and `<...>` groups glued to
-// the identifier before them ("Array2D<const double>" is one word).
-std::vector<std::string> words_of(const std::string& text)
+std::string spell_type(const std::vector<CppToken>& tokens, std::size_t begin, std::size_t end, TypeReading* top)
 {
-    std::vector<std::string> words;
-    for (std::size_t i = 0; i < text.size();) {
-        char c = text[i];
-        if (std::isspace(static_cast<unsigned char>(c))) { ++i; continue; }
-        if (c == '*' || c == '&' || c == '[' || c == ']') { words.emplace_back(1, c); ++i; continue; }
-        if (c == '<' && !words.empty()) {
-            int depth = 0;
-            std::size_t j = i;
-            for (; j < text.size(); ++j) {
-                if (text[j] == '<') ++depth;
-                if (text[j] == '>' && --depth == 0) break;
-            }
-            words.back() += text.substr(i, j + 1 - i);
-            i = j + 1;
+    std::string text;
+    for (std::size_t i = begin; i < end; ++i) {
+        const CppToken& t = tokens[i];
+        if (t.kind == CppToken::Kind::identifier && is_qualifier(t.text)) continue;
+        if (top && (is(t, "*") || is(t, "["))) {
+            ++top->pointers;
+            if (is(t, "[")) i = std::min(closer(tokens, i), end);
             continue;
         }
-        if (identifier_char(c) || c == ':') {
-            std::size_t j = i;
-            while (j < text.size() && (identifier_char(text[j]) || text[j] == ':')) ++j;
-            words.push_back(text.substr(i, j - i));
-            i = j;
+        if (top && (is(t, "&") || is(t, "&&"))) {
+            top->reference = true;
             continue;
         }
-        words.emplace_back(1, c);
-        ++i;
+        if (top && is(t, "(")) {
+            top->parenthesized = true;
+            i = std::min(closer(tokens, i), end);
+            continue;
+        }
+        if (is(t, "<")) {
+            std::size_t close = std::min(closer(tokens, i), end);
+            text += "<" + spell_type(tokens, i + 1, close, nullptr) + ">";
+            i = close;
+            continue;
+        }
+        bool word = t.kind == CppToken::Kind::identifier || t.kind == CppToken::Kind::number;
+        bool after_word = !text.empty() && (std::isalnum(static_cast<unsigned char>(text.back())) || text.back() == '_');
+        text += (word && after_word ? " " : "") + t.text;
     }
-    return words;
+    return text;
 }
 
-// "Array2D< const double >" -> kind, ndim, element type; "complex<double>" etc.
-bool parse_view(const std::string& word, KernelParameter& parameter)
+std::string normalize_complex(const std::string& word)
 {
-    bool contiguous = word.rfind("CArray", 0) == 0;
-    std::size_t at = contiguous ? 6 : word.rfind("Array", 0) == 0 ? 5 : std::string::npos;
-    if (at == std::string::npos) return false;
-    std::size_t d = word.find("D<", at);
-    if (d == std::string::npos || d == at) return false;
-    std::string digits = word.substr(at, d - at);
+    for (const char* prefix : {"::", "thrust::", "cuda::std::", "std::"})
+        if (word.rfind(prefix, 0) == 0) return normalize_complex(word.substr(std::string(prefix).size()));
+    return word;
+}
+
+// "Array2D<double>", "CArray3D<float>": kind, rank and element type.
+bool parse_view(const std::string& ctype, KernelParameter& parameter)
+{
+    bool contiguous = ctype.rfind("CArray", 0) == 0;
+    std::size_t at = contiguous ? 6 : ctype.rfind("Array", 0) == 0 ? 5 : std::string::npos;
+    if (at == std::string::npos || ctype.back() != '>') return false;
+    std::size_t d = ctype.find("D<", at);
+    if (d == std::string::npos || d == at || d - at > 2) return false;
+    std::string digits = ctype.substr(at, d - at);
     if (!std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); }))
         return false;
-    std::string inner = word.substr(d + 2, word.size() - d - 3);
-    std::string element;
-    for (const auto& w : words_of(inner))
-        if (!is_qualifier(w)) element += (element.empty() ? "" : " ") + w;
-    auto found = c_types().find(element);
+    auto found = c_types().find(normalize_complex(ctype.substr(d + 2, ctype.size() - d - 3)));
     parameter.view_ndim = std::stoi(digits);
     if (found == c_types().end() || parameter.view_ndim < 1 || parameter.view_ndim > 16) return false;
     parameter.kind = contiguous ? ParameterKind::carray_view : ParameterKind::array_view;
@@ -181,122 +149,57 @@ bool parse_view(const std::string& word, KernelParameter& parameter)
     return true;
 }
 
-std::string normalize_complex(const std::string& word)
+KernelParameter type_parameter(const std::string& name, const std::vector<CppToken>& tokens, const std::string& where)
 {
-    for (const char* prefix : {"thrust::", "cuda::std::", "std::"})
-        if (word.rfind(prefix, 0) == 0) return normalize_complex(word.substr(std::string(prefix).size()));
-    if (word.rfind("complex<", 0) != 0) return word;
-    std::string inner;
-    for (const auto& w : words_of(word.substr(8, word.size() - 9))) inner += w;
-    return "complex<" + inner + ">";
-}
-
-KernelParameter parse_parameter(const std::string& declaration, const std::string& where)
-{
-    std::string text = trim(split_top_level(declaration, '=')[0]);
-    int pointers = 0;
-    std::vector<std::string> words;
-    for (const auto& word : words_of(text)) {
-        if (word == "*" || word == "[") ++pointers;
-        else if (word == "&") throw SourceError(where + ": kernel parameter '" + text + "' is a reference; kernels take values and pointers");
-        else if (word != "]" && !is_qualifier(word)) words.push_back(normalize_complex(word));
-    }
-    if (words.size() < 2) throw SourceError(where + ": cannot read the kernel parameter '" + text + "' (a type and a name are needed)");
+    TypeReading type;
     KernelParameter parameter;
-    parameter.name = words.back();
-    words.pop_back();
-    for (const auto& w : words) parameter.ctype += (parameter.ctype.empty() ? "" : " ") + w;
+    parameter.name = name;
+    parameter.ctype = normalize_complex(spell_type(tokens, 0, tokens.size(), &type));
+    std::string text = parameter.ctype + std::string(static_cast<std::size_t>(type.pointers), '*') + " " + name;
     auto unsupported = [&](const std::string& why) {
         return SourceError(where + ": cannot check the kernel parameter '" + text + "': " + why);
     };
+    if (type.reference)
+        throw SourceError(where + ": kernel parameter '" + name + "' is a reference; kernels take values and pointers");
+    if (type.parenthesized) throw unsupported("function pointers and parenthesized declarators are not supported");
     if (parse_view(parameter.ctype, parameter)) {
-        if (pointers) throw unsupported("array views are passed by value");
+        if (type.pointers) throw unsupported("array views are passed by value");
         return parameter;
     }
     if (parameter.ctype.find('<') != std::string::npos && c_types().count(parameter.ctype) == 0)
         throw unsupported("unsupported template type " + parameter.ctype);
-    if (parameter.ctype == "void" && pointers == 1) {
+    if (parameter.ctype == "void" && type.pointers == 1) {
         parameter.kind = ParameterKind::void_pointer;
         return parameter;
     }
-    if (pointers > 1) throw unsupported("pointers to pointers are not supported");
+    if (type.pointers > 1) throw unsupported("pointers to pointers are not supported");
     auto found = c_types().find(parameter.ctype);
     if (found != c_types().end()) {
-        parameter.kind = pointers ? ParameterKind::pointer : ParameterKind::scalar;
+        parameter.kind = type.pointers ? ParameterKind::pointer : ParameterKind::scalar;
         parameter.element = found->second;
         return parameter;
     }
-    if (pointers) throw unsupported("a pointer to " + parameter.ctype + "; structs are passed by value");
+    if (type.pointers) throw unsupported("a pointer to " + parameter.ctype + "; structs are passed by value");
+    if (parameter.ctype.empty() || parameter.ctype.find_first_of(" ,") != std::string::npos)
+        throw unsupported("unknown type '" + parameter.ctype + "'");
     parameter.kind = ParameterKind::structure;
     return parameter;
 }
 
-struct Declaration {
-    std::size_t global_at = 0;
-    std::size_t open_paren = 0;
-    std::size_t close_paren = 0;
-    bool definition = false;
-    bool is_template = false;
-};
-
-// The declaration of `name` starting at `__global__` (at `at`), if it is one.
-std::optional<Declaration> declaration_at(const std::string& code, std::size_t at, const std::string& name)
+std::vector<KernelParameter> type_parameters(const signatures::CudaDeclaration& declaration, const std::string& where)
 {
-    Declaration d;
-    d.global_at = at;
-    std::size_t i = at + 10;
-    bool seen_void = false;
-    while (i < code.size()) {
-        while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
-        std::size_t start = i;
-        while (i < code.size() && identifier_char(code[i])) ++i;
-        std::string word = code.substr(start, i - start);
-        if (word.empty()) return std::nullopt;
-        while (i < code.size() && std::isspace(static_cast<unsigned char>(code[i]))) ++i;
-        if (word == "void") { seen_void = true; continue; }
-        if (i < code.size() && code[i] == '(' && word == "__launch_bounds__") {
-            i = code.find(')', i);
-            if (i == std::string::npos) return std::nullopt;
-            ++i;
-            continue;
-        }
-        if (i < code.size() && code[i] == '(') {
-            if (word != name || !seen_void) return std::nullopt;
-            d.open_paren = i;
-            break;
-        }
-        if (word != "static" && word != "inline" && word != "__noinline__" && word != "__forceinline__") return std::nullopt;
-    }
-    if (d.open_paren == 0) return std::nullopt;
-    int depth = 0;
-    for (std::size_t j = d.open_paren; j < code.size(); ++j) {
-        if (code[j] == '(') ++depth;
-        if (code[j] == ')' && --depth == 0) { d.close_paren = j; break; }
-    }
-    if (d.close_paren == 0) return std::nullopt;
-    std::size_t after = code.find_first_not_of(" \t\r\n", d.close_paren + 1);
-    d.definition = after != std::string::npos && code[after] == '{';
-    std::size_t statement_start = code.find_last_of(";}", at);
-    statement_start = statement_start == std::string::npos ? 0 : statement_start + 1;
-    std::string before = code.substr(statement_start, at - statement_start);
-    auto t = before.find("template");
-    d.is_template = t != std::string::npos && (t == 0 || !identifier_char(before[t - 1])) &&
-                    (t + 8 >= before.size() || !identifier_char(before[t + 8]));
-    return d;
+    std::vector<KernelParameter> parameters;
+    const auto& list = declaration.parameters;
+    for (std::size_t i = 0; i < list.names.size(); ++i)
+        parameters.push_back(type_parameter(list.names[i], list.types[i], where));
+    return parameters;
 }
 
-std::optional<Declaration> find_declaration(const std::string& code, const std::string& name)
+bool same_types(const std::vector<KernelParameter>& a, const std::vector<KernelParameter>& b)
 {
-    std::optional<Declaration> chosen;
-    for (std::size_t at = code.find("__global__"); at != std::string::npos; at = code.find("__global__", at + 10)) {
-        if ((at > 0 && identifier_char(code[at - 1])) || (at + 10 < code.size() && identifier_char(code[at + 10])))
-            continue;
-        auto d = declaration_at(code, at, name);
-        if (!d) continue;
-        if (d->definition) return d;
-        if (!chosen) chosen = d;
-    }
-    return chosen;
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const KernelParameter& x, const KernelParameter& y) {
+        return x.kind == y.kind && x.element == y.element && x.view_ndim == y.view_ndim && x.ctype == y.ctype;
+    });
 }
 
 }  // namespace
@@ -322,19 +225,27 @@ std::string describe_parameter(const KernelParameter& parameter, std::size_t ind
 
 GlobalSignature read_global_signature(const std::string& source, const std::string& name, const std::filesystem::path& file)
 {
-    std::string code = strip_comments(source);
-    auto declaration = find_declaration(code, name);
-    if (!declaration)
-        throw SourceError(file.string() + ": no __global__ void " + name + "(...) found; the kernel's entry must have the folder's name");
-    GlobalSignature signature;
-    signature.line = line_of(code, declaration->global_at);
-    std::string where = file.string() + ":" + std::to_string(signature.line);
-    if (declaration->is_template)
-        throw SourceError(where + ": __global__ " + name + " is a template; the runtime launches only non-template entries");
-    std::string list = trim(code.substr(declaration->open_paren + 1, declaration->close_paren - declaration->open_paren - 1));
-    if (list.empty() || list == "void") return signature;
-    for (const auto& part : split_top_level(list, ','))
-        signature.parameters.push_back(parse_parameter(part, where));
+    auto found = signatures::read_cuda_declaration(source, name);
+    std::string at = file.string() + (found.read.line ? ":" + std::to_string(found.read.line) : "");
+    if (found.read.status != SignatureRead::Status::found) {
+        std::string hint = found.read.status == SignatureRead::Status::not_found
+                               ? "; the kernel's entry must be __global__ void " + name + "(...)"
+                               : "";
+        throw SourceError(at + ": " + found.read.reason + hint);
+    }
+    const auto& chosen = found.declarations[found.chosen];
+    if (chosen.is_template)
+        throw SourceError(at + ": __global__ " + name + " is a template; the runtime launches only non-template entries");
+    GlobalSignature signature{type_parameters(chosen, at), found.read.line};
+    // Definitions in two #if branches may agree on names and differ in
+    // types: the launch cannot know which one was compiled.
+    for (const auto& other : found.declarations) {
+        if (&other == &chosen || !other.has_body) continue;
+        std::string other_at = file.string() + ":" + std::to_string(other.line);
+        if (!same_types(signature.parameters, type_parameters(other, other_at)))
+            throw SourceError(other_at + ": this definition of " + name + " takes other parameter types than line " +
+                              std::to_string(signature.line) + "; cannot tell which one is compiled (#if branches)");
+    }
     return signature;
 }
 

@@ -1,18 +1,21 @@
 // The types of a `__global__` kernel's parameters, for argument checks.
 //
-// lib/signatures/ reads parameter names (check-signatures, check_signatures);
-// the launch also needs each parameter's type, which it does not give. This
-// reader is scoped to what cunumpy's parse_cuda_signature accepts: C scalar
-// types, pointers to them, `void*`, cunumpy's Array<N>D<T> and CArray<N>D<T>
-// views, and structs by value; a declaration it cannot type is an error at
-// the first CUDA call. Its parameter count and sizes are checked against the
-// loaded module (cuFuncGetParamInfo).
+// The declaration is read by lib/signatures (read_cuda_declaration), the
+// reader check-signatures uses: one lexer and one preprocessor model, so the
+// launch checks the declaration the compiler compiles (not a stale one in
+// `#if 0` or in a string) and reads what check-signatures reads (macros for
+// `__global__` and `__restrict__`, attributes, `__launch_bounds__`). This
+// file only types each parameter, within what cunumpy's
+// parse_cuda_signature accepts: C scalar types, pointers to them, `void*`,
+// cunumpy's Array<N>D<T> and CArray<N>D<T> views, and structs by value; a
+// declaration it cannot type is an error at the first CUDA call. The
+// parameter count and sizes are checked against the loaded module
+// (cuFuncGetParamInfo).
 #pragma once
 
 #include "cunumpy_kernels/arguments.hpp"
 
 #include <filesystem>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,14 +46,16 @@ std::string describe_parameter(const KernelParameter& parameter, std::size_t ind
 
 struct GlobalSignature {
     std::vector<KernelParameter> parameters;
-    int line = 0;  ///< of `__global__`
+    int line = 0;  ///< of the kernel's name, as check-signatures reports it
 };
 
-/// Reads `__global__ void <name>(...)` of `source` (the text of `file`), the
-/// definition when there are several declarations. Throws SourceError
-/// "file:line: ..." when there is no such function, it is a template, or a
-/// parameter type cannot be checked (a macro, `double**`, a pointer to a
-/// struct).
+/// Reads `__global__ void <name>(...)` of `source` (the text of `file`) as
+/// read_cuda_signature does, the definition when there are several
+/// declarations, and types its parameters. Throws SourceError "file:line:
+/// ..." when there is no such function or check-signatures could not read it
+/// (its reason), it is a template, two definitions (in `#if` branches) take
+/// other types, or a parameter type cannot be checked (`double**`, a pointer
+/// to a struct, a reference, a function pointer).
 GlobalSignature read_global_signature(const std::string& source, const std::string& name,
                                       const std::filesystem::path& file);
 

@@ -90,6 +90,8 @@ struct Name {
     std::string name;  ///< empty: see problem
     std::string problem;
     bool unnamed = false;
+    std::size_t at = none;         ///< index of the name's token
+    std::vector<CppToken> type;    ///< the declaration without name, attributes and default
 };
 
 class ParameterReader {
@@ -100,18 +102,22 @@ public:
     {
         text_ = spell(tokens_, begin, end);
         Indices q = without_attributes(begin, without_default(begin, end));
+        const Indices declaration = q;
         if (q.empty()) return fail("is empty");
         if (q.size() == 1 && is(tokens_[q[0]], "...")) return fail("is variadic (...), which a kernel cannot take");
         strip_trailing_arrays(q);
         if (q.empty()) return fail("has no name", true);  // only array bounds: `[3][3]`
-        if (is(tokens_[q.back()], ")")) return parenthesized(q);
-        return plain(q);
+        Name name = is(tokens_[q.back()], ")") ? parenthesized(q) : plain(q);
+        if (!name.name.empty())
+            for (std::size_t i : declaration)
+                if (i != name.at) name.type.push_back(tokens_[i]);
+        return name;
     }
 
 private:
     Name fail(const std::string& why, bool unnamed = false) const
     {
-        return {"", "parameter " + std::to_string(number_) + " (" + text_ + ") " + why, unnamed};
+        return {"", "parameter " + std::to_string(number_) + " (" + text_ + ") " + why, unnamed, none, {}};
     }
 
     std::size_t without_default(std::size_t begin, std::size_t end) const
@@ -193,7 +199,7 @@ private:
             return declarator_name(Indices(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(open)), depth + 1);
         }
         if (d.size() == 1 && tokens_[d[0]].kind == Kind::identifier && !is_keyword(tokens_[d[0]]))
-            return {tokens_[d[0]].text, "", false};
+            return {tokens_[d[0]].text, "", false, d[0], {}};
         return fail(d.empty() ? "has no name" : "has a declarator this reader cannot read", d.empty());
     }
 
@@ -206,7 +212,7 @@ private:
         bool has_type = false;
         for (std::size_t i = 0; i + 1 < q.size(); ++i) has_type = has_type || !qualifiers.count(tokens_[q[i]].text);
         if (!has_type) return fail("has no name, or no type", true);
-        return {last.text, "", false};
+        return {last.text, "", false, q.back(), {}};
     }
 
     const std::vector<CppToken>& tokens_;
@@ -278,6 +284,7 @@ ParameterList read_parameter_list(const std::vector<CppToken>& tokens, std::size
         Name name = ParameterReader(tokens, k + 1).read(items[k].first, items[k].second);
         if (!name.name.empty()) {
             list.names.push_back(name.name);
+            list.types.push_back(std::move(name.type));
         } else {
             if (list.problem.empty()) list.problem = name.problem;
             list.unnamed_only = list.unnamed_only && name.unnamed;
@@ -285,6 +292,7 @@ ParameterList read_parameter_list(const std::vector<CppToken>& tokens, std::size
     }
     list.ok = list.problem.empty();
     if (list.ok) list.unnamed_only = false;
+    else list.types.clear();
     return list;
 }
 

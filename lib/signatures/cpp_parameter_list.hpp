@@ -15,6 +15,10 @@ namespace ck::signatures {
 struct ParameterList {
     bool ok = false;
     std::vector<std::string> names;  ///< ok: in order; empty for `()` and `(void)`
+    /// ok: each parameter's declaration as the compiler reads it, without its
+    /// name, attributes and default value (`const double * __restrict__`,
+    /// `double [ 3 ]`): what the runtime types arguments by.
+    std::vector<std::vector<CppToken>> types;
     std::string problem;             ///< not ok: why, naming the parameter
     bool unnamed_only = false;       ///< not ok only because parameters have no names (a prototype)
     std::size_t close = 0;           ///< index of the closing `)`, when found

@@ -141,7 +141,9 @@ void CudaDeclarationScanner::analyze(const Statement& statement, bool has_body)
     for (std::size_t i = global + 1; i + 1 < tokens.size(); ++i) {
         if (depths[i] != 0 || tokens[i].kind != Kind::identifier || tokens[i].text != name_ || !is(tokens[i + 1], "("))
             continue;
-        add(CudaDeclaration{tokens[i].line, has_body, read_parameter_list(tokens, i + 1)}, statement[i].serial);
+        bool is_template = after_template_headers(tokens) > 0;
+        add(CudaDeclaration{tokens[i].line, has_body, is_template, read_parameter_list(tokens, i + 1)},
+            statement[i].serial);
         return;
     }
 }

@@ -17,6 +17,7 @@ namespace ck::signatures {
 struct CudaDeclaration {
     int line = 0;            ///< of the function's name
     bool has_body = false;   ///< a definition, not a prototype
+    bool is_template = false;  ///< under `template <...>`: launched only through an instantiation
     ParameterList parameters;
 };
 

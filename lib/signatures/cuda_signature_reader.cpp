@@ -1,6 +1,6 @@
 // read_cuda_signature: lex, preprocess, scan, then decide what the
 // declarations found say together.
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/cuda_signature_reader.hpp"
 
 #include "signatures/cpp_lexer.hpp"
 #include "signatures/cpp_preprocessor.hpp"
@@ -13,6 +13,7 @@ namespace ck {
 namespace {
 
 using signatures::CudaDeclaration;
+using signatures::CudaKernelDeclaration;
 using signatures::FunctionMacro;
 using Status = SignatureRead::Status;
 
@@ -69,7 +70,7 @@ SignatureRead without_declaration(const signatures::CudaDeclarationScanner& scan
     return make(Status::not_found, 0, "no __global__ function " + quoted + " found in the CUDA source");
 }
 
-SignatureRead combine(std::vector<CudaDeclaration> declarations, std::string_view name)
+CudaKernelDeclaration combine(std::vector<CudaDeclaration> declarations, std::string_view name)
 {
     // A prototype that only lacks names says nothing about them.
     bool any_named = std::any_of(declarations.begin(), declarations.end(),
@@ -78,39 +79,52 @@ SignatureRead combine(std::vector<CudaDeclaration> declarations, std::string_vie
         std::erase_if(declarations, [](const CudaDeclaration& d) { return d.parameters.unnamed_only && !d.has_body; });
     for (const auto& d : declarations)
         if (!d.parameters.ok)
-            return make(Status::unreadable, d.line,
-                        "cannot read the parameters of '" + std::string(name) + "': " + d.parameters.problem);
+            return {make(Status::unreadable, d.line,
+                         "cannot read the parameters of '" + std::string(name) + "': " + d.parameters.problem),
+                    {}, 0};
     std::stable_sort(declarations.begin(), declarations.end(),
                      [](const CudaDeclaration& a, const CudaDeclaration& b) { return a.line < b.line; });
     const CudaDeclaration& first = declarations.front();
     for (const auto& d : declarations)
         if (d.parameters.names != first.parameters.names)
-            return make(Status::unreadable, d.line,
-                        "conflicting declarations of '" + std::string(name) + "': line " + std::to_string(first.line) +
-                            " takes " + joined(first.parameters.names) + ", line " + std::to_string(d.line) +
-                            " takes " + joined(d.parameters.names) +
-                            "; cannot tell which one is compiled (#if branches or overloads)");
+            return {make(Status::unreadable, d.line,
+                         "conflicting declarations of '" + std::string(name) + "': line " +
+                             std::to_string(first.line) + " takes " + joined(first.parameters.names) + ", line " +
+                             std::to_string(d.line) + " takes " + joined(d.parameters.names) +
+                             "; cannot tell which one is compiled (#if branches or overloads)"),
+                    {}, 0};
     auto definition = std::find_if(declarations.begin(), declarations.end(),
                                    [](const CudaDeclaration& d) { return d.has_body; });
-    const CudaDeclaration& chosen = definition != declarations.end() ? *definition : first;
-    return make(Status::found, chosen.line, "", chosen.parameters.names);
+    std::size_t chosen = definition != declarations.end() ? static_cast<std::size_t>(definition - declarations.begin()) : 0;
+    SignatureRead read = make(Status::found, declarations[chosen].line, "", declarations[chosen].parameters.names);
+    return {std::move(read), std::move(declarations), chosen};
 }
 
 }  // namespace
 
-SignatureRead read_cuda_signature(std::string_view source, std::string_view name)
+namespace signatures {
+
+CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name)
 {
-    signatures::CudaDeclarationScanner scanner{std::string(name)};
-    signatures::CppPreprocessor preprocessor(scanner);
-    preprocessor.run(signatures::lex_cpp(source));
+    CudaDeclarationScanner scanner{std::string(name)};
+    CppPreprocessor preprocessor(scanner);
+    preprocessor.run(lex_cpp(source));
     scanner.finish();
     if (preprocessor.expansion_limit_hit())
-        return make(Status::unreadable, 0,
-                    "its object-like macros expand to more than " +
-                        std::to_string(signatures::CppPreprocessor::expansion_factor) +
-                        " times the file's tokens; not read");
-    if (scanner.declarations().empty()) return without_declaration(scanner, preprocessor.function_macros(), name);
+        return {make(Status::unreadable, 0,
+                     "its object-like macros expand to more than " +
+                         std::to_string(CppPreprocessor::expansion_factor) + " times the file's tokens; not read"),
+                {}, 0};
+    if (scanner.declarations().empty())
+        return {without_declaration(scanner, preprocessor.function_macros(), name), {}, 0};
     return combine(scanner.declarations(), name);
+}
+
+}  // namespace signatures
+
+SignatureRead read_cuda_signature(std::string_view source, std::string_view name)
+{
+    return signatures::read_cuda_declaration(source, name).read;
 }
 
 }  // namespace ck

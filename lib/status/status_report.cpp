@@ -37,6 +37,11 @@ public:
     ArtifactStatus artifact(const KernelSource& kernel, const JobResult& job)
     {
         ArtifactStatus status{kind_of(job), job.target, ArtifactState::built, "", job.key};
+        if (!job.cunumpy_name_problem.empty()) {  // our build exists, but cunumpy would load another
+            status.state = ArtifactState::stale;
+            status.reason = job.cunumpy_name_problem;
+            return status;
+        }
         if (job.state == JobState::hit || job.state == JobState::built) return status;
         if (job.state == JobState::failed) {  // found while planning: an import cycle, an unreadable source
             status.state = ArtifactState::failed;

@@ -4,6 +4,7 @@
 #include "cunumpy_kernels/cache.hpp"
 #include "cunumpy_kernels/package.hpp"
 
+#include "host_toolchain.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -19,18 +20,7 @@ namespace {
 
 HostToolchain toolchain()
 {
-    HostToolchain t;
-    t.language = "c";
-    t.openmp = true;
-    t.python.version = "3.11.7 (main, May  9 2026, 07:35:25) [GCC 12.2.0]";
-    t.python.platform = "Linux-6.1.0-x86_64-with-glibc2.36";
-    t.python.pyccel = "2.2.3";
-    t.python.numpy = "2.2.6";
-    t.python.ext_suffix = ".cpython-311-x86_64-linux-gnu.so";
-    t.pyccel = "pyccel 2.2.3";
-    t.c_compiler = "gcc (Debian 12.2.0-14) 12.2.0";
-    t.cache_root = "/home/me/.cache/sim/kernels";
-    return t;
+    return test::host_toolchain();
 }
 
 std::vector<const KernelSource*> pointers(const std::vector<KernelSource>& kernels)

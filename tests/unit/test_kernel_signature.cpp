@@ -66,7 +66,7 @@ TEST_CASE("the definition wins over a prototype; other kernels are ignored")
 
 TEST_CASE("unreadable signatures are errors naming file and line")
 {
-    CHECK_THROWS_WITH_AS(read("__global__ void other(int n) {}"), doctest::Contains("push_cuda.cu: no __global__ void push"),
+    CHECK_THROWS_WITH_AS(read("__global__ void other(int n) {}"), doctest::Contains("push_cuda.cu: no __global__ function 'push'"),
                          SourceError);
     CHECK_THROWS_WITH_AS(read("\n\ntemplate <typename T>\n__global__ void push(T* x) {}"),
                          doctest::Contains("push_cuda.cu:4: __global__ push is a template"), SourceError);
@@ -75,7 +75,9 @@ TEST_CASE("unreadable signatures are errors naming file and line")
     CHECK_THROWS_WITH_AS(read("__global__ void push(Markers* m) {}"), doctest::Contains("structs are passed by value"),
                          SourceError);
     CHECK_THROWS_WITH_AS(read("__global__ void push(double& x) {}"), doctest::Contains("reference"), SourceError);
-    CHECK_THROWS_WITH_AS(read("__global__ void push(REAL) {}"), doctest::Contains("a type and a name"), SourceError);
+    CHECK_THROWS_WITH_AS(read("__global__ void push(REAL) {}"), doctest::Contains("(REAL) has no name"), SourceError);
+    CHECK_THROWS_WITH_AS(read("__global__ void push(void (*f)(int)) {}"), doctest::Contains("function pointers"),
+                         SourceError);
 }
 
 TEST_SUITE_END();

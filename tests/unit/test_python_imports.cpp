@@ -67,6 +67,18 @@ TEST_CASE("statements that are not imports, or not valid ones, are skipped")
     CHECK(modules("s = 'oops\nimport next.line\n") == std::vector<std::string>{"next.line@2"});
 }
 
+TEST_SUITE("python imports")
+{
+    TEST_CASE("Python's tokenizer decides what is code: f-strings, continuations, spacing")
+    {
+        CHECK(modules("x = f'{\"import no.module\"}'\nimport a . b\n") == std::vector<std::string>{"a.b@2"});
+        CHECK(modules("from ...pkg.m import (x,\n    y)\nfrom . import z\n") ==
+              std::vector<std::string>{"...pkg.m@1", ".@3"});
+        CHECK(modules("import a as b, c.d as e\nimport x as\n") == std::vector<std::string>{"a@1", "c.d@1"});
+        CHECK(modules("if x: import hidden\nclass A: pass\n").empty());  // compound statements, as before
+    }
+}
+
 TEST_CASE("imports resolve as Pyccel resolves them, inside the source root only")
 {
     test::TempTree tree;

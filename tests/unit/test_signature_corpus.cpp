@@ -3,6 +3,10 @@
 // the real-looking seed kernels must read as a person reads them.
 #include "../fuzz/reader_input.hpp"
 
+#include "cunumpy_kernels/error.hpp"
+#include "package/python_imports.hpp"
+#include "runtime/kernel_signature.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -123,6 +127,37 @@ TEST_CASE("every input that once failed a reader keeps its contract")
             std::string problem = std::string(reader) == "cuda" ? fuzz::check_cuda(data) : fuzz::check_python(data);
             CHECK_MESSAGE(problem.empty(), file << ": " << problem);
         }
+}
+
+TEST_CASE("the runtime reads every CUDA input as check-signatures does, and imports scan every Python input")
+{
+    auto inputs = [](const char* reader) {
+        auto files = files_in(fuzz_dir() / "corpus" / reader);
+        auto regressions = files_in(fuzz_dir() / "regressions" / reader);
+        files.insert(files.end(), regressions.begin(), regressions.end());
+        return files;
+    };
+    for (const auto& file : inputs("cuda")) {
+        INFO(file);
+        std::string data = read(file);
+        auto input = fuzz::split_input(data);
+        SignatureRead check = read_cuda_signature(input.source, input.name);
+        try {
+            GlobalSignature runtime = read_global_signature(std::string(input.source), input.name, file);
+            CHECK(check.status == Status::found);
+            Names names;
+            for (const auto& p : runtime.parameters) names.push_back(p.name);
+            CHECK(names == check.parameters);
+        } catch (const SourceError& error) {
+            // Unread by both, or read and then refused for a type the launch cannot check.
+            bool typed_out = check.status == Status::found;
+            CHECK((typed_out || std::string(error.what()).find(check.reason) != std::string::npos));
+        }
+    }
+    for (const auto& file : inputs("python")) {
+        std::string data = read(file);
+        CHECK_NOTHROW(scan_python_imports(std::string(fuzz::split_input(data).source)));
+    }
 }
 
 TEST_SUITE_END();

@@ -1,0 +1,29 @@
+// One reader of `__global__` declarations for the whole library: the
+// check-signatures path (read_cuda_signature, names only) and the runtime's
+// launch checks (which also need each parameter's type) both go through
+// read_cuda_declaration, so they cannot read different declarations from one
+// file (a stale prototype in `#if 0`, a declaration inside a string).
+#pragma once
+
+#include "cunumpy_kernels/signature_read.hpp"
+#include "signatures/cuda_declaration_scanner.hpp"
+
+#include <string_view>
+#include <vector>
+
+namespace ck::signatures {
+
+/// Every declaration of one `__global__` function and what they say together.
+struct CudaKernelDeclaration {
+    SignatureRead read;  ///< exactly what read_cuda_signature reports
+    /// read.status == found: the declarations that count (prototypes without
+    /// parameter names dropped), in line order; all take the same names.
+    std::vector<CudaDeclaration> declarations;
+    std::size_t chosen = 0;  ///< found: the one `read` reports (the definition, else the first)
+};
+
+/// Reads `__global__ ... <name>(...)` of CUDA C++ `source` as
+/// read_cuda_signature documents it. Never throws; linear in the input.
+CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name);
+
+}  // namespace ck::signatures
