@@ -25,6 +25,7 @@ struct CacheFlags {
     bool json = false;
     bool fix = false;
     bool dry_run = false;
+    bool superseded = false;
     std::optional<std::string> max_age;
     std::optional<std::string> max_size;
     std::string archive;
@@ -60,7 +61,8 @@ std::string human_bytes(std::uint64_t bytes)
 
 nlohmann::json entry_json(const EntryInfo& entry)
 {
-    nlohmann::json j = {{"kind", entry.kind}, {"key", entry.key}, {"dir", entry.dir.string()}, {"bytes", entry.bytes}};
+    nlohmann::json j = {{"kind", entry.kind},       {"key", entry.key},         {"dir", entry.dir.string()},
+                        {"bytes", entry.bytes},     {"current", entry.current}, {"linked", entry.linked}};
     if (entry.manifest) {
         j["module"] = entry.manifest->module;
         j["target"] = entry.manifest->target;
@@ -69,6 +71,13 @@ nlohmann::json entry_json(const EntryInfo& entry)
         j["problem"] = entry.problem;
     }
     return j;
+}
+
+// current: a build would hit it; linked: cunumpy loads it; else superseded.
+const char* entry_state(const EntryInfo& entry)
+{
+    if (entry.linked) return "linked";
+    return entry.current ? "current" : "superseded";
 }
 
 int run_dir(const CacheFlags& flags, Terminal& terminal)
@@ -83,20 +92,26 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
     auto entries = list_entries(EntryStore(location.root));
     std::uint64_t bytes = 0;
     std::map<std::string, std::size_t> by_kind;
+    std::map<std::string, std::uint64_t> bytes_by_kind;
+    std::size_t superseded = 0;
     for (const auto& entry : entries) {
         bytes += entry.bytes;
         ++by_kind[entry.kind];
+        bytes_by_kind[entry.kind] += entry.bytes;
+        if (!entry.current) ++superseded;
     }
     if (flags.json) {
         terminal.result(nlohmann::json{{"root", location.root.string()}, {"name", location.name}, {"entries", entries.size()},
-                                       {"bytes", bytes}, {"by_kind", by_kind}}
+                                       {"bytes", bytes}, {"by_kind", by_kind}, {"bytes_by_kind", bytes_by_kind},
+                                       {"superseded", superseded}}
                             .dump(2) +
                         "\n");
         return 0;
     }
-    std::string out = fmt::format("cache root: {}\nentries:    {}\nsize:       {}\n", location.root.string(),
-                                  entries.size(), human_bytes(bytes));
-    for (const auto& [kind, count] : by_kind) out += fmt::format("  {}: {}\n", kind, count);
+    std::string out = fmt::format("cache root: {}\nentries:    {} ({} superseded)\nsize:       {}\n", location.root.string(),
+                                  entries.size(), superseded, human_bytes(bytes));
+    for (const auto& [kind, count] : by_kind)
+        out += fmt::format("  {}: {} entries, {}\n", kind, count, human_bytes(bytes_by_kind[kind]));
     terminal.result(out);
     return 0;
 }
@@ -113,8 +128,9 @@ int run_list(const CacheFlags& flags, Terminal& terminal)
     std::string out;
     for (const auto& entry : entries) {
         if (entry.manifest)
-            out += fmt::format("{} {:<12} {:<10} {:>10} {} {}\n", entry.key.substr(0, 12), entry.kind, entry.manifest->target,
-                               human_bytes(entry.bytes), entry.manifest->built_at, entry.manifest->module);
+            out += fmt::format("{} {:<5} {:<10} {:<10} {:>10} {} {}\n", entry.key.substr(0, 12), entry.kind,
+                               entry.manifest->target, entry_state(entry), human_bytes(entry.bytes),
+                               entry.manifest->built_at, entry.manifest->module);
         else
             out += fmt::format("{} {:<12} unreadable: {}\n", entry.key.substr(0, 12), entry.kind, entry.problem);
     }
@@ -139,19 +155,32 @@ int run_verify(const CacheFlags& flags, Terminal& terminal)
 
 int run_prune(const CacheFlags& flags, Terminal& terminal)
 {
-    if (!flags.max_age && !flags.max_size) throw UsageError("cache prune: give --max-age, --max-size or both");
+    if (!flags.max_age && !flags.max_size && !flags.superseded)
+        throw UsageError("cache prune: give --max-age, --max-size, --superseded, or several");
     PruneOptions options;
     if (flags.max_age) options.max_age_seconds = parse_age(*flags.max_age);
     if (flags.max_size) options.max_bytes = parse_size(*flags.max_size);
+    options.superseded = flags.superseded;
     options.dry_run = flags.dry_run;
-    auto removed = prune_entries(EntryStore(locate(flags, !flags.dry_run).root), options);
+    EntryStore store(locate(flags, !flags.dry_run).root);
+    std::size_t before = list_entries(store).size();
+    auto removed = prune_entries(store, options);
     std::uint64_t bytes = 0;
     std::string out;
+    const char* verb = flags.dry_run ? "would remove" : "removed";
     for (const auto& entry : removed) {
         bytes += entry.bytes;
-        terminal.note(fmt::format("{} {}", flags.dry_run ? "would remove" : "removed", entry.dir.string()), 1);
+        std::string line = fmt::format("{} {} ({} {}, {}, {})", verb, entry.dir.string(), entry.kind,
+                                       entry.manifest ? entry.manifest->module : "unreadable", entry_state(entry),
+                                       human_bytes(entry.bytes));
+        // A dry run exists to show the list: it goes to stdout, not behind -v.
+        if (flags.dry_run)
+            out += line + "\n";
+        else
+            terminal.note(line, 1);
     }
-    out += fmt::format("{} {} entries, {}\n", flags.dry_run ? "would remove" : "removed", removed.size(), human_bytes(bytes));
+    out += fmt::format("{} {} entries, {}; {} of {} entries left\n", verb, removed.size(), human_bytes(bytes),
+                       before - removed.size(), before);
     terminal.result(out);
     return 0;
 }
@@ -159,7 +188,9 @@ int run_prune(const CacheFlags& flags, Terminal& terminal)
 int run_export(const CacheFlags& flags, Terminal& terminal)
 {
     auto summary = export_entries(EntryStore(locate(flags, false).root), flags.archive);
-    terminal.result(fmt::format("exported {} entries ({}) to {}; skipped {} unsound\n", summary.entries,
+    for (const auto& left : summary.left_out)
+        terminal.note(fmt::format("not exported: {}: {}", left.entry.string(), left.reason));
+    terminal.result(fmt::format("exported {} entries ({}) to {}; left out {}\n", summary.entries,
                                 human_bytes(summary.bytes), flags.archive, summary.skipped));
     return 0;
 }
@@ -184,10 +215,10 @@ struct CacheCommand {
 const CacheCommand cache_commands[] = {
     {"dir", "Print the cache root", run_dir},
     {"info", "Entries and size of the cache", run_info},
-    {"list", "One line per entry: key, kind, target, size, build time, kernel", run_list},
+    {"list", "One line per entry: key, kind, target, state, size, build time, kernel", run_list},
     {"verify", "Check every entry's manifest, key and artifact checksums", run_verify},
-    {"prune", "Remove entries built longest ago, by age or to a size", run_prune},
-    {"export", "Write every sound entry to a .tar.zst archive", run_export},
+    {"prune", "Remove superseded entries, then those built longest ago, by age or to a size", run_prune},
+    {"export", "Write every sound CUDA entry to a .tar.zst archive", run_export},
     {"import", "Publish the entries of an exported archive that the cache lacks", run_import},
 };
 
@@ -213,7 +244,9 @@ CommandRunner setup_cache(CLI::App& command)
         if (name == "verify") sub->add_flag("--fix", flags->fix, "Remove bad entries (the next build rebuilds them)");
         if (name == "prune") {
             sub->add_option("--max-age", flags->max_age, "Remove entries built longer ago than this (30d, 12h, 45m, 90s)");
-            sub->add_option("--max-size", flags->max_size, "Then remove the oldest until the cache is under this size (500M, 2G)");
+            sub->add_option("--max-size", flags->max_size,
+                            "Then remove superseded entries, then the oldest, until the cache is under this size (500M, 2G)");
+            sub->add_flag("--superseded", flags->superseded, "Remove every entry that is no kernel's current build");
             sub->add_flag("-n,--dry-run", flags->dry_run, "List what would be removed");
         }
         if (name == "export" || name == "import")

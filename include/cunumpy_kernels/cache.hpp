@@ -18,6 +18,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,15 +36,19 @@ struct CacheLocation {
 /// character outside [0-9A-Za-z] replaced by `_` ("my-sim" -> "MY_SIM").
 CK_API std::string env_prefix_of(const std::string& cache_name);
 
-/// Resolves the root as PyccelCache(name) does: `$<PREFIX>_KERNEL_CACHE`, else
-/// `~/.cache/<name>/kernels`; if that cannot be created or written,
+/// Resolves the root as PyccelCache(name) does: `$<PREFIX>_KERNEL_CACHE`
+/// taken literally (no `~` expansion; set but empty: the working folder),
+/// else `<home>/.cache/<name>/kernels` with home from `HOME`, else the
+/// password database; if that cannot be created or written,
 /// `<tmp>/<name>-kernels` (`$TMPDIR`, else /tmp) with `fallback` set. An
 /// explicit `override_root` (--cache-dir) is used as is, without fallback.
 /// With `for_writing` false the preferred root is returned even when it is not
-/// writable (readers never fall back to another folder that exists).
+/// writable (readers never fall back to another folder that exists). Every
+/// path returned is absolute and lexically normal.
 ///
-/// Throws CacheError when no candidate is writable and `for_writing` is true,
-/// naming every folder tried and why.
+/// Throws CacheError when no home folder is found (naming HOME and the
+/// password database), or when no candidate is writable and `for_writing` is
+/// true, naming every folder tried and why.
 CK_API CacheLocation resolve_cache_location(const std::string& cache_name,
                                             const std::optional<std::filesystem::path>& override_root,
                                             bool for_writing);
@@ -153,6 +158,11 @@ public:
     /// The latest entry recorded for `module` and `target`, if it still exists.
     std::optional<Manifest> latest(const std::string& kind, const std::string& module,
                                    const std::string& target) const;
+
+    /// Every key recorded as the latest entry of some kernel and target of
+    /// `kind`: the entries a build of an unchanged tree would hit. Any other
+    /// entry of that kind is superseded. Unreadable records are skipped.
+    std::set<std::string> latest_keys(const std::string& kind) const;
 
     /// Records that building `key` for `module` and `target` failed, with the
     /// compiler's log, so `status` can say "failed last time". Best effort.

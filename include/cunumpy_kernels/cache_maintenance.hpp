@@ -17,15 +17,23 @@ namespace ck {
 
 /// One published entry, as listed from disk.
 struct EntryInfo {
-    std::string kind;             ///< "cuda"
+    std::string kind;             ///< "cuda", or "host" (a Pyccel build)
     std::string key;
     std::filesystem::path dir;
-    std::uint64_t bytes = 0;      ///< all files of the entry
+    std::uint64_t bytes = 0;      ///< all regular files of the entry, at any depth (links not followed)
     std::optional<Manifest> manifest;  ///< absent when unreadable
     std::string problem;          ///< why the manifest is unreadable
+    /// Some kernel's latest key (`<kind>-last/`): a build of an unchanged tree
+    /// hits it. An entry that is not current is superseded.
+    bool current = false;
+    /// Host: a cunumpy `<stem>-<20 hex>` name points at it, or at an entry
+    /// that imports it (builds load their imports from their entries). cunumpy
+    /// loads such an entry, so prune never removes it.
+    bool linked = false;
 };
 
-/// Every entry of every kind this tool writes ("cuda"), sorted by key.
+/// Every entry of every kind this tool writes ("cuda", then "host"), each
+/// sorted by key, with `current` and `linked` set.
 CK_API std::vector<EntryInfo> list_entries(const EntryStore& store);
 
 /// What is wrong with one entry.
@@ -38,18 +46,25 @@ struct VerifyFinding {
 /// Re-reads every entry: the manifest parses, its key is the SHA-256 of its
 /// inputs and the folder's name, and every artifact has its recorded size and
 /// SHA-256. With `remove_bad`, a bad entry is moved out and deleted, so the
-/// next build rebuilds it. Returns the findings; empty means a sound cache.
+/// next build rebuilds it; the cunumpy names pointing at a removed host entry
+/// are removed too, so cunumpy never follows a dangling link. Returns the
+/// findings; empty means a sound cache.
 CK_API std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_bad);
 
+/// What `cache prune` removes. Entries that no option selects stay.
 struct PruneOptions {
     std::optional<double> max_age_seconds;   ///< remove entries built longer ago
-    std::optional<std::uint64_t> max_bytes;  ///< then remove the oldest until under this size
+    std::optional<std::uint64_t> max_bytes;  ///< then remove entries until under this size
+    bool superseded = false;                 ///< remove every superseded entry
     bool dry_run = false;                    ///< list, remove nothing
 };
 
-/// Removes entries by age of build (oldest first). Reads are not recorded, so
-/// that warm builds and MPI ranks never write to the cache: "oldest" means
-/// built longest ago. Returns the entries removed (or that would be).
+/// Removes entries, superseded ones (no kernel's current key) first, then
+/// oldest built first: under `max_bytes` an edited kernel's old builds go
+/// before an unchanged kernel's current one. Reads are not recorded, so that
+/// warm builds and MPI ranks never write to the cache. Never removes a
+/// `linked` host entry, nor one that a kept host entry imports. Returns the
+/// entries removed (or that would be), in that order.
 CK_API std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions& options);
 
 /// Parses "30d", "12h", "45m", "90s" or plain seconds. Throws UsageError.
@@ -58,14 +73,25 @@ CK_API double parse_age(const std::string& text);
 /// Parses "500M", "2G", "1024K" or plain bytes (powers of 1024). Throws UsageError.
 CK_API std::uint64_t parse_size(const std::string& text);
 
-struct ArchiveSummary {
-    std::size_t entries = 0;      ///< entries written or published
-    std::size_t skipped = 0;      ///< entries already present (import) or unsound (export)
-    std::uint64_t bytes = 0;
+/// An entry that export left out, and why.
+struct LeftOutEntry {
+    std::filesystem::path entry;
+    std::string reason;  ///< e.g. "host (Pyccel) build of m: it holds absolute paths ..."
 };
 
-/// Writes every sound entry into a tar archive compressed with zstd
+/// What export or import did.
+struct ArchiveSummary {
+    std::size_t entries = 0;      ///< entries written or published
+    std::size_t skipped = 0;      ///< entries already present (import) or left out (export)
+    std::uint64_t bytes = 0;
+    std::vector<LeftOutEntry> left_out;  ///< export: each entry not carried, with the reason
+};
+
+/// Writes every sound CUDA entry into a tar archive compressed with zstd
 /// (libarchive), paths relative to the root: `cuda/<kk>/<key>/<file>`.
+/// Host entries and unsound entries are left out and listed in `left_out`:
+/// a host build holds absolute paths into its root, so it cannot load
+/// anywhere else.
 /// Throws CacheError when the archive cannot be written.
 CK_API ArchiveSummary export_entries(const EntryStore& store, const std::filesystem::path& archive);
 

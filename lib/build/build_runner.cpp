@@ -106,8 +106,6 @@ private:
         if (it != contexts_.end()) return *it->second;
         std::string read_only;
         CacheLocation location = writable_location(name, read_only);
-        // Host builds hold absolute paths of entries: a relative $<NAME>_KERNEL_CACHE must not leak into them.
-        if (!location.root.empty()) location.root = fs::absolute(location.root).lexically_normal();
         if (location.fallback)
             report_.warnings.push_back("cache " + location.preferred.string() + " is not writable; using " +
                                        location.root.string() + " (as cunumpy's PyccelCache does)");
@@ -115,7 +113,7 @@ private:
                                                                    ToolProbe(location.root / ".probes"), nullptr,
                                                                    nullptr, std::nullopt, read_only, "", false, {}});
         // Like cunumpy, builds already in the unwritable preferred root are used.
-        if (location.fallback && !location.preferred.empty()) context->also_read.emplace(location.preferred);
+        if (location.fallback) context->also_read.emplace(location.preferred);
         if (!request_.dry_run && read_only.empty()) {
             context->store.ensure_tagged();
             context->store.remove_stale_temporaries();

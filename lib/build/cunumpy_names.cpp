@@ -59,25 +59,10 @@ void propagate_problems(HostPlan& plan)
     }
 }
 
-bool is_key(const std::string& text)
-{
-    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
-}
-
-// `host/<kk>/<key>/<package path>`, as point_cunumpy_entry writes it; "" for anything else.
-std::string key_of_link(const fs::path& target)
-{
-    auto part = target.begin();
-    if (part == target.end() || *part != "host" || ++part == target.end() || ++part == target.end()) return "";
-    return is_key(part->string()) ? part->string() : "";
-}
-
 std::string content_of(const EntryStore& store, const std::string& key, int depth)
 {
     // Import chains are acyclic; the bound only stops a corrupted cache.
-    if (depth > 64 || !is_key(key)) return "";
+    if (depth > 64 || !is_entry_key(key)) return "";
     auto manifest = store.find("host", key);
     if (!manifest) return "";
     try {
@@ -144,7 +129,7 @@ CunumpyNameHolder check_cunumpy_name(const HostPlan& plan, std::size_t index, co
         return {prefix + "is a folder cunumpy built itself, whose key leaves the imported modules out", ""};
     }
     if (named.target == host_build_folder(store, job.key, module).lexically_relative(store.root())) return {};
-    std::string key = key_of_link(named.target);
+    std::string key = host_key_of_link(named.target);
     if (key.empty()) return {prefix + "is a link to " + named.target.string() + ", which is no build of ours", ""};
     // An identical copy's build, in this plan or from another build, serves as well.
     for (std::size_t i = 0; i < plan.jobs.size(); ++i)

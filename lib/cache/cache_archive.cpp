@@ -184,6 +184,18 @@ Manifest checked_manifest(const fs::path& archive, const std::string& key, const
     return manifest;
 }
 
+// Why `entry` cannot travel in an archive, or "" when it can.
+std::string why_not_exported(const EntryInfo& entry, const fs::path& root)
+{
+    if (entry.kind == "host")
+        return "host (Pyccel) build" + (entry.manifest ? " of " + entry.manifest->module : std::string()) +
+               ": it holds absolute paths into " + root.string() +
+               ", so it could not load from another root; run `cunumpy-kernels build` where it is used";
+    std::string problem = entry_problem(entry);
+    if (!problem.empty()) return "unsound (" + problem + "); `cunumpy-kernels cache verify --fix` removes it";
+    return "";
+}
+
 }  // namespace
 
 ArchiveSummary export_entries(const EntryStore& store, const fs::path& archive)
@@ -194,7 +206,9 @@ ArchiveSummary export_entries(const EntryStore& store, const fs::path& archive)
     try {
         ArchiveWriter writer(partial);
         for (const auto& entry : list_entries(store)) {
-            if (!entry_problem(entry).empty()) {
+            std::string reason = why_not_exported(entry, store.root());
+            if (!reason.empty()) {
+                summary.left_out.push_back({entry.dir, reason});
                 ++summary.skipped;
                 continue;
             }

@@ -4,6 +4,8 @@
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 
+#include <unistd.h>
+
 #include <cctype>
 #include <cstdlib>
 
@@ -29,13 +31,25 @@ fs::path temporary_dir()
     return "/tmp";
 }
 
+// cunumpy's Path.home(): batch and cron jobs often run without HOME, and
+// then the password database names the folder. An empty HOME counts as
+// unset, so that the root is never a relative path.
+fs::path home_folder(const std::string& cache_name)
+{
+    if (auto home = util::home_folder()) return *home;
+    throw CacheError("no home folder for the kernel cache: HOME is not set and the password database has no home for "
+                     "user id " + std::to_string(::getuid()) + "; set HOME or " + env_prefix_of(cache_name) +
+                     "_KERNEL_CACHE, or pass --cache-dir");
+}
+
+// `$<NAME>_KERNEL_CACHE` is taken literally, as cunumpy's Path() takes it:
+// `~` is not expanded, a relative value is relative to the working folder,
+// and set but empty it is Path(""): the working folder.
 fs::path preferred_root(const std::string& name)
 {
-    std::string from_env = env(env_prefix_of(name) + "_KERNEL_CACHE");
-    if (!from_env.empty()) return from_env;
-    std::string home = env("HOME");
-    if (home.empty()) return {};
-    return fs::path(home) / ".cache" / name / "kernels";
+    if (const char* from_env = std::getenv((env_prefix_of(name) + "_KERNEL_CACHE").c_str()))
+        return util::absolute_normal(*from_env ? fs::path(from_env) : fs::current_path());
+    return util::absolute_normal(home_folder(name) / ".cache" / name / "kernels");
 }
 
 }  // namespace
@@ -53,7 +67,7 @@ CacheLocation resolve_cache_location(const std::string& cache_name, const std::o
     CacheLocation location;
     location.name = cache_name;
     if (override_root) {
-        location.root = location.preferred = fs::absolute(*override_root);
+        location.root = location.preferred = util::absolute_normal(*override_root);
         std::string why;
         if (for_writing && !util::make_writable_dir(location.root, &why))
             throw CacheError("cache folder " + location.root.string() + " is not writable: " + why);
@@ -62,10 +76,9 @@ CacheLocation resolve_cache_location(const std::string& cache_name, const std::o
     location.preferred = preferred_root(cache_name);
     location.root = location.preferred;
     if (!for_writing) return location;
-    std::string preferred_problem = "HOME is not set";
-    if (!location.preferred.empty() && util::make_writable_dir(location.preferred, &preferred_problem))
-        return location;
-    location.root = temporary_dir() / (cache_name + "-kernels");
+    std::string preferred_problem;
+    if (util::make_writable_dir(location.preferred, &preferred_problem)) return location;
+    location.root = util::absolute_normal(temporary_dir() / (cache_name + "-kernels"));
     location.fallback = true;
     std::string fallback_problem;
     if (util::make_writable_dir(location.root, &fallback_problem)) return location;

@@ -2,6 +2,7 @@
 #include "cunumpy_kernels/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 
+#include "cache/cunumpy_entry.hpp"
 #include "cache/entry_check.hpp"
 #include "cache/entry_removal.hpp"
 #include "util/file_util.hpp"
@@ -10,6 +11,8 @@
 #include <cctype>
 #include <chrono>
 #include <ctime>
+#include <map>
+#include <set>
 
 namespace ck {
 
@@ -18,31 +21,85 @@ namespace fs = std::filesystem;
 namespace {
 
 // The kinds of entry this tool publishes, each under `<root>/<kind>/`.
-const std::vector<std::string> entry_kinds = {"cuda"};
+const std::vector<std::string> entry_kinds = {"cuda", "host"};
 
+// Host entries nest (package folders, `__pyccel__/`) and hold links to their
+// imports' stubs in other entries: count regular files only, never follow links.
 std::uint64_t folder_bytes(const fs::path& dir)
 {
     std::uint64_t bytes = 0;
     std::error_code error;
-    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+    for (fs::recursive_directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
         std::error_code size_error;
+        if (!it->is_regular_file(size_error) || it->is_symlink(size_error)) continue;
         auto size = it->file_size(size_error);
         if (!size_error) bytes += size;
     }
     return bytes;
 }
 
-EntryInfo read_entry(const EntryStore& store, const std::string& kind, const fs::path& dir)
+EntryInfo read_entry(const std::string& kind, const fs::path& dir)
 {
-    EntryInfo info{kind, dir.filename().string(), dir, folder_bytes(dir), std::nullopt, ""};
+    EntryInfo info{kind, dir.filename().string(), dir, folder_bytes(dir), std::nullopt, "", false, false};
     fs::path manifest_file = dir / "manifest.json";
     try {
         info.manifest = Manifest::from_json(nlohmann::json::parse(util::read_file(manifest_file)), manifest_file.string());
     } catch (const std::exception& error) {
         info.problem = error.what();
     }
-    (void)store;
     return info;
+}
+
+// The keys of the host entries `entry` imports (its key inputs name them).
+std::vector<std::string> imported_keys(const EntryInfo& entry)
+{
+    std::vector<std::string> keys;
+    if (entry.kind != "host" || !entry.manifest) return keys;
+    auto imports = entry.manifest->inputs.find("imports");
+    if (imports == entry.manifest->inputs.end() || !imports->is_object()) return keys;
+    for (const auto& [name, key] : imports->items())
+        if (key.is_string()) keys.push_back(key.get<std::string>());
+    return keys;
+}
+
+// Marks the host entries cunumpy's names point at, and everything they import.
+void mark_linked(std::vector<EntryInfo>& entries, const fs::path& root)
+{
+    std::map<std::string, EntryInfo*> hosts;
+    for (auto& entry : entries)
+        if (entry.kind == "host") hosts[entry.key] = &entry;
+    std::vector<std::string> pending;
+    for (const auto& [key, links] : cunumpy_links_by_key(root)) pending.push_back(key);
+    while (!pending.empty()) {
+        auto found = hosts.find(pending.back());
+        pending.pop_back();
+        if (found == hosts.end() || found->second->linked) continue;
+        found->second->linked = true;
+        for (const auto& key : imported_keys(*found->second)) pending.push_back(key);
+    }
+}
+
+// Removes an entry; a bad host entry also loses the cunumpy names pointing at
+// it, so that cunumpy compiles the module itself rather than follow a dangling link.
+bool remove_entry(const EntryStore& store, const EntryInfo& entry)
+{
+    if (!remove_entry_atomically(store, entry.dir)) return false;
+    if (entry.kind != "host") return true;
+    auto links = cunumpy_links_by_key(store.root());
+    std::error_code ignored;
+    for (const auto& link : links[entry.key]) fs::remove(link, ignored);
+    return true;
+}
+
+// Whether a host entry that stays imports `entry`: its extension loads from there.
+bool imported_by_kept(const EntryInfo& entry, const std::vector<EntryInfo>& entries, const std::set<std::string>& gone)
+{
+    if (entry.kind != "host") return false;
+    return std::any_of(entries.begin(), entries.end(), [&](const EntryInfo& other) {
+        if (gone.count(other.key)) return false;
+        auto keys = imported_keys(other);
+        return std::find(keys.begin(), keys.end(), entry.key) != keys.end();
+    });
 }
 
 // built_at is ISO 8601 UTC; an unreadable one counts as oldest.
@@ -92,8 +149,14 @@ std::string entry_problem(const EntryInfo& entry)
 std::vector<EntryInfo> list_entries(const EntryStore& store)
 {
     std::vector<EntryInfo> entries;
-    for (const auto& kind : entry_kinds)
-        for (const auto& dir : store.entry_dirs(kind)) entries.push_back(read_entry(store, kind, dir));
+    for (const auto& kind : entry_kinds) {
+        std::set<std::string> current = store.latest_keys(kind);
+        for (const auto& dir : store.entry_dirs(kind)) {
+            entries.push_back(read_entry(kind, dir));
+            entries.back().current = current.count(entries.back().key) > 0;
+        }
+    }
+    mark_linked(entries, store.root());
     return entries;
 }
 
@@ -104,7 +167,7 @@ std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_b
         std::string problem = entry_problem(entry);
         if (problem.empty()) continue;
         VerifyFinding finding{entry.dir, problem, false};
-        if (remove_bad) finding.removed = remove_entry_atomically(store, entry.dir);
+        if (remove_bad) finding.removed = remove_entry(store, entry);
         findings.push_back(std::move(finding));
     }
     return findings;
@@ -113,19 +176,32 @@ std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_b
 std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions& options)
 {
     std::vector<EntryInfo> entries = list_entries(store);
-    std::stable_sort(entries.begin(), entries.end(),
-                     [](const EntryInfo& a, const EntryInfo& b) { return built_time(a) < built_time(b); });
+    std::stable_sort(entries.begin(), entries.end(), [](const EntryInfo& a, const EntryInfo& b) {
+        if (a.current != b.current) return b.current;  // superseded first
+        return built_time(a) < built_time(b);
+    });
     std::uint64_t total = 0;
     for (const auto& entry : entries) total += entry.bytes;
     std::time_t now = std::time(nullptr);
     std::vector<EntryInfo> removed;
-    for (const auto& entry : entries) {
-        bool too_old = options.max_age_seconds && double(now - built_time(entry)) > *options.max_age_seconds;
-        bool too_big = options.max_bytes && total > *options.max_bytes;
-        if (!too_old && !too_big) continue;
-        if (!options.dry_run && !remove_entry_atomically(store, entry.dir)) continue;
-        total -= entry.bytes;
-        removed.push_back(entry);
+    std::set<std::string> gone;
+    // An import skipped because its importer stayed may go once the importer
+    // has gone: repeat until a pass removes nothing.
+    for (bool progress = true; progress;) {
+        progress = false;
+        for (const auto& entry : entries) {
+            if (gone.count(entry.key) || entry.linked) continue;
+            bool too_old = options.max_age_seconds && double(now - built_time(entry)) > *options.max_age_seconds;
+            bool too_big = options.max_bytes && total > *options.max_bytes;
+            bool superseded = options.superseded && !entry.current;
+            if (!too_old && !too_big && !superseded) continue;
+            if (imported_by_kept(entry, entries, gone)) continue;
+            if (!options.dry_run && !remove_entry(store, entry)) continue;
+            total -= entry.bytes;
+            gone.insert(entry.key);
+            removed.push_back(entry);
+            progress = true;
+        }
     }
     return removed;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace ck {
@@ -58,6 +59,33 @@ void point_cunumpy_entry(const fs::path& root, const std::string& name, const fs
     }
     util::fsync_dir(root);
     fs::remove_all(link, error);
+}
+
+bool is_entry_key(const std::string& text)
+{
+    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
+               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+           });
+}
+
+std::string host_key_of_link(const fs::path& target)
+{
+    auto part = target.begin();
+    if (part == target.end() || *part != "host" || ++part == target.end() || ++part == target.end()) return "";
+    return is_entry_key(part->string()) ? part->string() : "";
+}
+
+std::map<std::string, std::vector<fs::path>> cunumpy_links_by_key(const fs::path& root)
+{
+    std::map<std::string, std::vector<fs::path>> links;
+    std::error_code error;
+    for (fs::directory_iterator it(root, error), end; !error && it != end; it.increment(error)) {
+        std::error_code inner;
+        if (!it->is_symlink(inner)) continue;
+        std::string key = host_key_of_link(fs::read_symlink(it->path(), inner));
+        if (!key.empty()) links[key].push_back(it->path());
+    }
+    return links;
 }
 
 }  // namespace ck

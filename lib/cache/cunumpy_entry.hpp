@@ -6,7 +6,9 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <string>
+#include <vector>
 
 namespace ck {
 
@@ -32,5 +34,18 @@ CunumpyEntry read_cunumpy_entry(const std::filesystem::path& root, const std::st
 /// renameat2(RENAME_EXCHANGE) and removed. Throws CacheError on failure.
 void point_cunumpy_entry(const std::filesystem::path& root, const std::string& name,
                          const std::filesystem::path& target);
+
+/// Whether `text` is an entry key: 64 lowercase hex digits.
+bool is_entry_key(const std::string& text);
+
+/// The key of the host entry a cunumpy name's link text points into
+/// (`host/<kk>/<key>/<package path>`, as point_cunumpy_entry writes it), or ""
+/// for any other text.
+std::string host_key_of_link(const std::filesystem::path& target);
+
+/// Every cunumpy name directly under `root` that is a link into one of our
+/// host entries, by that entry's key. Names cunumpy built itself (real
+/// folders) are not ours and are left out.
+std::map<std::string, std::vector<std::filesystem::path>> cunumpy_links_by_key(const std::filesystem::path& root);
 
 }  // namespace ck

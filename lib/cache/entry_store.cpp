@@ -35,6 +35,14 @@ double age_seconds(const fs::path& path)
     return std::chrono::duration<double>(fs::file_time_type::clock::now() - written).count();
 }
 
+// A `<kind>-last/` record: the key and a newline. Throws SourceError when unreadable.
+std::string read_key_record(const fs::path& file)
+{
+    std::string key = util::read_file(file);
+    while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
+    return key;
+}
+
 }  // namespace
 
 EntryStore::EntryStore(fs::path root) : root_(std::move(root)) {}
@@ -92,13 +100,26 @@ std::optional<Manifest> EntryStore::latest(const std::string& kind, const std::s
                                            const std::string& target) const
 {
     try {
-        std::string key = util::read_file(root_ / (kind + "-last") / (module + "@" + target));
-        while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
+        std::string key = read_key_record(root_ / (kind + "-last") / (module + "@" + target));
         if (key.size() < 2) return std::nullopt;
         return find(kind, key);
     } catch (const SourceError&) {
         return std::nullopt;
     }
+}
+
+std::set<std::string> EntryStore::latest_keys(const std::string& kind) const
+{
+    std::set<std::string> keys;
+    std::error_code error;
+    for (fs::directory_iterator it(root_ / (kind + "-last"), error), end; !error && it != end; it.increment(error)) {
+        try {
+            keys.insert(read_key_record(it->path()));
+        } catch (const SourceError&) {
+            // A record removed while listing: it names nothing current.
+        }
+    }
+    return keys;
 }
 
 void EntryStore::remember_failure(const std::string& kind, const std::string& module, const std::string& target,

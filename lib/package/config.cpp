@@ -2,9 +2,11 @@
 #include "cunumpy_kernels/config.hpp"
 
 #include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
 
 #include <toml++/toml.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <regex>
@@ -53,11 +55,24 @@ struct KeyContext {
         return values;
     }
 
-    fs::path path() const { return file.parent_path() / string(); }
+    fs::path path() const { return resolve(string()); }
+
+    // `~` and `~/...` name the home folder, as a shell would have expanded
+    // them (TOML has no shell); other paths are relative to pyproject.toml.
+    // `~user` is not expanded. The result is absolute and normal, for printing.
+    fs::path resolve(const std::string& value) const
+    {
+        if (value != "~" && value.rfind("~/", 0) != 0) return util::absolute_normal(file.parent_path() / value);
+        auto home = util::home_folder();
+        if (!home)
+            fail("'" + value + "' names the home folder, but HOME is not set and the password database has none; "
+                 "write the path out");
+        return util::absolute_normal(*home / value.substr(std::min<std::size_t>(value.size(), 2)));
+    }
 
     fs::path existing_dir(const std::string& relative) const
     {
-        fs::path dir = file.parent_path() / relative;
+        fs::path dir = resolve(relative);
         std::error_code error;
         if (!fs::is_directory(dir, error)) fail("'" + relative + "' is not a folder (" + dir.string() + ")");
         return dir;
@@ -122,8 +137,8 @@ const std::map<std::string, KeyHandler>& key_handlers()
          }},
         {"python",
          [](Config& c, const KeyContext& k) {
-             // A path is read relative to pyproject.toml, as every path key is; a bare name is looked up in PATH.
-             c.python = k.string().find('/') == std::string::npos ? k.string() : k.path().string();
+             // A path is read relative to pyproject.toml (or `~`), as every path key is; a bare name is looked up in PATH.
+             c.python = k.string().find('/') == std::string::npos && k.string() != "~" ? k.string() : k.path().string();
          }},
         {"cunumpy-include-dir", [](Config& c, const KeyContext& k) { c.cunumpy_include_dir = k.existing_dir(k.string()); }},
         {"check-name-length", [](Config& c, const KeyContext& k) { c.check_name_length = k.boolean(); }},

@@ -3,10 +3,12 @@
 #include "cunumpy_kernels/error.hpp"
 
 #include <fcntl.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -109,6 +111,22 @@ bool make_writable_dir(const fs::path& dir, std::string* why)
         return false;
     }
     return true;
+}
+
+std::filesystem::path absolute_normal(const std::filesystem::path& path)
+{
+    std::filesystem::path normal = std::filesystem::absolute(path).lexically_normal();
+    if (!normal.has_filename() && normal != normal.root_path()) normal = normal.parent_path();
+    return normal;
+}
+
+std::optional<std::filesystem::path> home_folder()
+{
+    const char* home = std::getenv("HOME");
+    if (home && *home) return std::filesystem::path(home);
+    const passwd* user = ::getpwuid(::getuid());
+    if (user && user->pw_dir && *user->pw_dir) return std::filesystem::path(user->pw_dir);
+    return std::nullopt;
 }
 
 }  // namespace ck::util

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 namespace ck::util {
@@ -42,5 +43,15 @@ std::string errno_message(int error);
 
 /// Whether the current user may create files in `dir` (creating it if needed).
 bool make_writable_dir(const std::filesystem::path& dir, std::string* why);
+
+/// `path` made absolute against the working folder and lexically normal
+/// (no `.`, no `x/..`, no trailing slash): the form of every root the tool
+/// uses and prints. Reads nothing but the working folder.
+std::filesystem::path absolute_normal(const std::filesystem::path& path);
+
+/// The user's home folder as Python's Path.home() finds it: `HOME` when set
+/// and not empty, else the password database's entry for this user. Nothing
+/// when neither gives a folder.
+std::optional<std::filesystem::path> home_folder();
 
 }  // namespace ck::util

@@ -1,11 +1,13 @@
 // The root is chosen as cunumpy's PyccelCache(name) chooses it.
 #include "cunumpy_kernels/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "scoped_env.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cstdlib>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -14,29 +16,6 @@ TEST_SUITE_BEGIN("cache_location");
 using namespace ck;
 namespace fs = std::filesystem;
 
-namespace {
-
-// Sets an environment variable for one scope.
-class ScopedEnv {
-public:
-    ScopedEnv(const char* name, const std::string& value) : name_(name)
-    {
-        const char* old = std::getenv(name);
-        if (old) old_ = old;
-        ::setenv(name, value.c_str(), 1);
-    }
-    ~ScopedEnv()
-    {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
-    }
-
-private:
-    const char* name_;
-    std::optional<std::string> old_;
-};
-
-}  // namespace
 
 TEST_CASE("the environment prefix is cunumpy's")
 {
@@ -48,17 +27,49 @@ TEST_CASE("the environment prefix is cunumpy's")
 TEST_CASE("default root is ~/.cache/<name>/kernels")
 {
     test::TempTree tree;
-    ScopedEnv home("HOME", tree.root().string());
+    test::ScopedEnv home("HOME", tree.root().string());
     auto location = resolve_cache_location("my-sim", std::nullopt, true);
     CHECK(location.root == tree / ".cache/my-sim/kernels");
     CHECK_FALSE(location.fallback);
     CHECK(fs::is_directory(location.root));
 }
 
+TEST_CASE("HOME unset or empty: the root is under the password database's home, absolute, never empty")
+{
+    const passwd* user = ::getpwuid(::getuid());
+    REQUIRE(user);
+    fs::path expected = fs::path(user->pw_dir) / ".cache/my-sim/kernels";
+    test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", std::nullopt);
+    for (std::optional<std::string> value : {std::optional<std::string>(), std::optional<std::string>("")}) {
+        test::ScopedEnv home("HOME", value);
+        auto location = resolve_cache_location("my-sim", std::nullopt, false);
+        CHECK(location.root == expected.lexically_normal());
+        CHECK(location.root.is_absolute());
+    }
+}
+
+TEST_CASE("<PREFIX>_KERNEL_CACHE is literal as in cunumpy: ~ kept, relative to the working folder, normalized")
+{
+    fs::path cwd = fs::current_path();
+    {
+        test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", "~/kc");
+        CHECK(resolve_cache_location("my-sim", std::nullopt, false).root == cwd / "~/kc");
+    }
+    {
+        test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", "work/../kc/");
+        CHECK(resolve_cache_location("my-sim", std::nullopt, false).root == cwd / "kc");
+    }
+    {
+        test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", "");  // Path(""): the working folder
+        CHECK(resolve_cache_location("my-sim", std::nullopt, false).root == cwd);
+    }
+    CHECK(resolve_cache_location("my-sim", fs::path("a/./b/../c/"), false).root == cwd / "a/c");
+}
+
 TEST_CASE("<PREFIX>_KERNEL_CACHE overrides the root")
 {
     test::TempTree tree;
-    ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "elsewhere").string());
+    test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "elsewhere").string());
     CHECK(resolve_cache_location("my-sim", std::nullopt, true).root == tree / "elsewhere");
 }
 
@@ -69,8 +80,8 @@ TEST_CASE("an unwritable root falls back to <tmp>/<name>-kernels")
     }
     test::TempTree tree;
     tree.write("blocked", "a file, not a folder");
-    ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "blocked/kernels").string());
-    ScopedEnv tmp("TMPDIR", (tree / "tmp").string());
+    test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "blocked/kernels").string());
+    test::ScopedEnv tmp("TMPDIR", (tree / "tmp").string());
     fs::create_directories(tree / "tmp");
     auto location = resolve_cache_location("my-sim", std::nullopt, true);
     CHECK(location.fallback);
@@ -82,8 +93,8 @@ TEST_CASE("nothing writable is an error naming every folder tried")
 {
     test::TempTree tree;
     tree.write("blocked", "file");
-    ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "blocked/kernels").string());
-    ScopedEnv tmp("TMPDIR", (tree / "blocked/tmp").string());
+    test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "blocked/kernels").string());
+    test::ScopedEnv tmp("TMPDIR", (tree / "blocked/tmp").string());
     CHECK_THROWS_WITH_AS(resolve_cache_location("my-sim", std::nullopt, true),
                          doctest::Contains("MY_SIM_KERNEL_CACHE"), CacheError);
 }

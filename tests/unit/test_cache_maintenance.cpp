@@ -1,6 +1,7 @@
 // verify, prune, export and import.
 #include "cunumpy_kernels/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "cache/cunumpy_entry.hpp"
 #include "temp_tree.hpp"
 #include "util/file_util.hpp"
 
@@ -33,6 +34,37 @@ std::string publish(const fs::path& root, const std::string& module, const std::
     m.artifacts.push_back(writer.add_file(m.kernel + ".sm_90.cubin", "sm_90", bytes));
     writer.commit(m);
     return m.key;
+}
+
+// Publishes a host entry as `build` lays it out: the extension under its
+// package path, a stub beside it, imports' keys in the inputs. With `name`,
+// cunumpy's `<stem>-<hash>` name is pointed at it.
+std::string publish_host(const fs::path& root, const std::string& stem, const std::string& bytes,
+                         const std::string& built_at, const nlohmann::json& imports = nlohmann::json::object(),
+                         const std::string& name = "")
+{
+    Manifest m;
+    m.kind = "host";
+    m.module = "sim.kernels." + stem;
+    m.target = "host";
+    m.inputs = {{"module", m.module}, {"bytes", bytes}, {"imports", imports}};
+    m.key = cache_key(m.inputs);
+    m.built_at = built_at;
+    EntryWriter writer(root, "host", m.key);
+    fs::create_directories(writer.folder() / "sim/kernels/__pyccel__");
+    m.artifacts.push_back(writer.add_file("sim/kernels/" + stem + ".so", "host", bytes));
+    writer.add_file("sim/kernels/__pyccel__/" + stem + ".pyi", "host", "stub");
+    writer.commit(m);
+    EntryStore(root).remember_latest("host", m.module, "host", m.key);
+    if (!name.empty()) point_cunumpy_entry(root, name, fs::path("host") / m.key.substr(0, 2) / m.key / "sim/kernels");
+    return m.key;
+}
+
+std::vector<std::string> modules_of(const std::vector<EntryInfo>& entries)
+{
+    std::vector<std::string> modules;
+    for (const auto& entry : entries) modules.push_back(entry.manifest ? entry.manifest->module : "?");
+    return modules;
 }
 
 // Writes a tar archive with the given members; a member whose name ends in
@@ -112,6 +144,114 @@ TEST_CASE("prune by age, then by size, oldest built first")
     auto left = list_entries(store);
     REQUIRE(left.size() == 1);
     CHECK(left[0].manifest->module == "sim.kernels.b");
+}
+
+TEST_CASE("prune to a size removes 2 superseded entries before 1 current older one: 3 entries before, 1 after")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    std::string current = publish(tree.root(), "sim.kernels.a", std::string(1000, 'a'), "2020-01-01T00:00:00Z");
+    store.remember_latest("cuda", "sim.kernels.a", "sm_90", current);
+    publish(tree.root(), "sim.kernels.b", std::string(1000, 'b'), "2098-01-01T00:00:00Z");
+    std::string newest_b = publish(tree.root(), "sim.kernels.b", std::string(1000, 'B'), "2099-01-01T00:00:00Z");
+    store.remember_latest("cuda", "sim.kernels.b", "sm_90", newest_b);
+    publish(tree.root(), "sim.kernels.b", std::string(1000, 'c'), "2097-01-01T00:00:00Z");
+    REQUIRE(list_entries(store).size() == 4);
+
+    PruneOptions by_size;
+    std::uint64_t one = list_entries(store)[0].bytes;
+    by_size.max_bytes = 2 * one + 10;  // room for two entries
+    by_size.dry_run = true;
+    auto would = prune_entries(store, by_size);
+    REQUIRE(would.size() == 2);
+    CHECK_FALSE(would[0].current);
+    CHECK_FALSE(would[1].current);
+    CHECK(would[0].manifest->built_at == "2097-01-01T00:00:00Z");  // oldest superseded first
+    CHECK(list_entries(store).size() == 4);
+
+    by_size.max_bytes = one + 10;  // room for one: the older current entry goes before the newer one
+    auto removed = prune_entries(store, by_size);
+    REQUIRE(removed.size() == 3);
+    CHECK(removed[2].key == current);
+    auto left = list_entries(store);
+    REQUIRE(left.size() == 1);
+    CHECK(left[0].key == newest_b);
+    CHECK(left[0].current);
+}
+
+TEST_CASE("host entries: listed by kind with nested sizes, 1 truncated to 0 bytes found, fixed with its cunumpy name")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    publish(tree.root(), "sim.kernels.push", "cubin");
+    std::string host = publish_host(tree.root(), "push", std::string(500, 'x'), "2026-01-01T00:00:00Z",
+                                    nlohmann::json::object(), "push-0123456789abcdef0123");
+    auto entries = list_entries(store);
+    REQUIRE(entries.size() == 2);
+    CHECK(entries[1].kind == "host");
+    CHECK(entries[1].bytes > 500);  // the extension and stub below the package path, and the manifest
+    CHECK(entries[1].current);
+    CHECK(entries[1].linked);
+    CHECK(verify_entries(store, false).empty());
+
+    util::write_file_synced(store.entry_dir("host", host) / "sim/kernels/push.so", "");
+    auto findings = verify_entries(store, true);
+    REQUIRE(findings.size() == 1);
+    CHECK(findings[0].problem == "sim/kernels/push.so: 0 bytes, manifest says 500");
+    CHECK(findings[0].removed);
+    CHECK_FALSE(fs::exists(fs::symlink_status(tree.root() / "push-0123456789abcdef0123")));
+    CHECK(list_entries(store).size() == 1);
+}
+
+TEST_CASE("prune removes 2 superseded host builds, never the 2 a cunumpy name needs: 4 entries before, 2 after")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    std::string old_util = publish_host(tree.root(), "util", "util v0", "2020-01-01T00:00:00Z");
+    std::string old_push = publish_host(tree.root(), "push", "push v0", "2021-01-01T00:00:00Z",
+                                        {{"sim.kernels.util", old_util}});
+    // The current util is imported by the current push, which cunumpy's name points at.
+    std::string util = publish_host(tree.root(), "util", "util v1", "2022-01-01T00:00:00Z");
+    std::string push = publish_host(tree.root(), "push", "push v1", "2022-01-01T00:00:00Z",
+                                    {{"sim.kernels.util", util}}, "push-0123456789abcdef0123");
+    store.remember_latest("host", "sim.kernels.util", "host", "0000");  // util's record moved on: not current
+    REQUIRE(list_entries(store).size() == 4);
+
+    PruneOptions everything;
+    everything.max_bytes = 0;
+    everything.superseded = true;
+    auto removed = prune_entries(store, everything);
+    // util v0 waits for push v0, which imports it; then goes in the next pass.
+    CHECK(modules_of(removed) == std::vector<std::string>{"sim.kernels.push", "sim.kernels.util"});
+    REQUIRE(removed.size() == 2);
+    CHECK(removed[0].key == old_push);
+    CHECK(removed[1].key == old_util);
+    auto left = list_entries(store);
+    REQUIRE(left.size() == 2);
+    CHECK(left[0].linked);
+    CHECK(left[1].linked);
+    CHECK(fs::exists(store.entry_dir("host", util)));
+    CHECK(fs::exists(tree.root() / "push-0123456789abcdef0123" / "push.so"));
+    (void)push;
+}
+
+TEST_CASE("export leaves out 1 host entry and 1 unsound one, saying why")
+{
+    test::TempTree tree;
+    EntryStore store(tree / "from");
+    publish(store.root(), "sim.kernels.push", "push cubin");
+    std::string corrupt = publish(store.root(), "sim.kernels.deposit", "deposit cubin");
+    util::write_file_synced(store.entry_dir("cuda", corrupt) / "deposit.sm_90.cubin", "tampered");
+    publish_host(store.root(), "push", "extension", "2026-01-01T00:00:00Z");
+    auto exported = export_entries(store, tree / "cache.tar.zst");
+    CHECK(exported.entries == 1);
+    CHECK(exported.skipped == 2);
+    REQUIRE(exported.left_out.size() == 2);
+    std::string reasons = exported.left_out[0].reason + "\n" + exported.left_out[1].reason;
+    CHECK_MESSAGE(reasons.find("unsound (deposit.sm_90.cubin: SHA-256 mismatch)") != std::string::npos, reasons);
+    CHECK_MESSAGE(reasons.find("host (Pyccel) build of sim.kernels.push: it holds absolute paths into " +
+                               store.root().string()) != std::string::npos,
+                  reasons);
 }
 
 TEST_CASE("ages and sizes")

@@ -1,5 +1,6 @@
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "scoped_env.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -48,6 +49,26 @@ check-name-length = false
     CHECK(config.jobs == 3);
     CHECK_FALSE(config.check_name_length);
     CHECK(config.source_file == tree / "pyproject.toml");
+}
+
+TEST_CASE("~ and ~/ in path values name the home folder; other paths are relative to pyproject.toml, normalized")
+{
+    test::TempTree tree;
+    test::ScopedEnv home("HOME", (tree / "home").string());
+    tree.write("home/include/shared.cuh", "");
+    tree.write("work/include/local.cuh", "");
+    tree.write("work/pyproject.toml", R"([tool.cunumpy-kernels]
+cache-dir = "~/kc"
+python = "~/venv/bin/python"
+include-dirs = ["~/include", "./sub/../include/", "~"]
+cuda-root = "~user/cuda"
+)");
+    tree.write("work/sub/.keep", "");
+    Config config = load_config(tree / "work/sub/..");
+    CHECK(config.cache_dir == tree / "home/kc");
+    CHECK(config.python == (tree / "home/venv/bin/python").string());
+    CHECK(config.include_dirs == std::vector<std::filesystem::path>{tree / "home/include", tree / "work/include", tree / "home"});
+    CHECK(config.cuda_root == tree / "work/~user/cuda");  // ~user is not expanded
 }
 
 TEST_CASE("a nearer pyproject.toml without the table stops the search")
