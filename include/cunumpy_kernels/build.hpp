@@ -94,10 +94,12 @@ struct CK_API BuildReport {
 CK_API BuildReport run_build(const BuildRequest& request, BuildObserver* observer = nullptr);
 
 /// Sends SIGTERM to the compiler processes (nvcc and its children) that builds
-/// in this process are running. Async-signal-safe: meant for a SIGINT or
-/// SIGTERM handler, so that an interrupted build leaves no compiler running.
-/// Entries being written are left as temporary folders, which the next build
-/// removes (their process is gone).
+/// in this process are running, then removes their scratch folders in TMPDIR
+/// (nvcc's `tmpxft_*` files are inside). Async-signal-safe: meant for a SIGINT
+/// or SIGTERM handler, so that an interrupted build leaves no compiler running
+/// and no temporary folder. Entries being written are left as temporary
+/// folders in the cache, which the next build removes (their process is
+/// gone), as it removes scratch folders a killed build left.
 CK_API void stop_compiler_processes() noexcept;
 
 /// The JSON report of `--json`: {"ok", "seconds", "kernels": [...], "jobs": [...]}.

@@ -10,6 +10,7 @@
 #include "build/host_planner.hpp"
 #include "build/host_setup.hpp"
 #include "cache/cunumpy_entry.hpp"
+#include "compilers/compiler_scratch.hpp"
 #include "compilers/tool_probe.hpp"
 #include "scheduler/job_graph.hpp"
 #include "util/file_util.hpp"
@@ -69,6 +70,8 @@ public:
             for (const auto& miss : host_misses_) finish(would_build(miss));
             for (const auto& miss : misses_) finish(would_build(miss));
         } else {
+            // Scratch folders of interrupted or killed earlier builds, nvcc's tmpxft_* files inside.
+            remove_stale_compiler_scratch(scratch_parent());
             compile_misses();
         }
         std::sort(report_.jobs.begin(), report_.jobs.end(), [](const JobResult& a, const JobResult& b) {
@@ -574,6 +577,7 @@ std::size_t BuildReport::count(JobState state) const
 void stop_compiler_processes() noexcept
 {
     util::terminate_children();
+    remove_compiler_scratch_folders();
 }
 
 BuildReport run_build(const BuildRequest& request, BuildObserver* observer)

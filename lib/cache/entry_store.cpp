@@ -5,8 +5,6 @@
 #include "cache/temporary_name.hpp"
 #include "util/file_util.hpp"
 
-#include <signal.h>
-
 #include <cerrno>
 #include <chrono>
 #include <ctime>
@@ -21,27 +19,6 @@ constexpr const char* cachedir_tag =
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by cunumpy-kernels.\n"
     "# For information about cache directory tags, see https://bford.info/cachedir/\n";
-
-bool process_is_gone(long pid)
-{
-    return ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
-
-double age_seconds(const fs::path& path)
-{
-    std::error_code error;
-    auto written = fs::last_write_time(path, error);
-    if (error) return 0;
-    return std::chrono::duration<double>(fs::file_time_type::clock::now() - written).count();
-}
-
-// A `<kind>-last/` record: the key and a newline. Throws SourceError when unreadable.
-std::string read_key_record(const fs::path& file)
-{
-    std::string key = util::read_file(file);
-    while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
-    return key;
-}
 
 }  // namespace
 
@@ -179,13 +156,10 @@ void EntryStore::ensure_tagged() const
 int EntryStore::remove_stale_temporaries(double max_age_seconds) const
 {
     int removed = 0;
-    std::string this_host = host_name();
     std::error_code error;
     for (fs::directory_iterator it(root_ / temporary_folder_name, error), end; !error && it != end;
          it.increment(error)) {
-        auto owner = owner_of_temporary(it->path().filename().string());
-        bool dead_here = owner && owner->host == this_host && process_is_gone(owner->pid);
-        if (!dead_here && age_seconds(it->path()) < max_age_seconds) continue;
+        if (!is_stale_temporary(it->path(), it->path().filename().string(), max_age_seconds)) continue;
         std::error_code ignored;
         if (fs::remove_all(it->path(), ignored) > 0) ++removed;
     }

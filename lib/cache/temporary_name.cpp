@@ -1,8 +1,11 @@
 #include "cache/temporary_name.hpp"
 
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <random>
 
 namespace ck {
@@ -36,6 +39,18 @@ std::optional<TemporaryOwner> owner_of_temporary(const std::string& name)
     } catch (const std::exception&) {
         return std::nullopt;
     }
+}
+
+bool is_stale_temporary(const std::filesystem::path& folder, const std::string& name, double max_age_seconds)
+{
+    auto owner = owner_of_temporary(name);
+    if (owner && owner->host == host_name() && ::kill(static_cast<pid_t>(owner->pid), 0) != 0 && errno == ESRCH)
+        return true;
+    std::error_code error;
+    auto written = std::filesystem::last_write_time(folder, error);
+    if (error) return false;
+    auto age = std::filesystem::file_time_type::clock::now() - written;
+    return std::chrono::duration<double>(age).count() >= max_age_seconds;
 }
 
 }  // namespace ck

@@ -3,6 +3,7 @@
 // leftovers from a live one's.
 #pragma once
 
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -20,6 +21,11 @@ struct TemporaryOwner {
 
 /// The writer named in a temporary folder's name, if the name has that form.
 std::optional<TemporaryOwner> owner_of_temporary(const std::string& name);
+
+/// Whether `folder`, named `<host>.<pid>.<n>.<random>` (`name`, after any
+/// prefix), was left by a process of this host that no longer runs, or is
+/// older than `max_age_seconds` (another host's, or a reused pid's).
+bool is_stale_temporary(const std::filesystem::path& folder, const std::string& name, double max_age_seconds);
 
 /// This machine's host name.
 std::string host_name();

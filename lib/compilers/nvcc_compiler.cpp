@@ -2,6 +2,7 @@
 // preprocessing or who want the toolchain their CI already trusts.
 #include "compilers/nvcc_compiler.hpp"
 
+#include "compilers/compiler_scratch.hpp"
 #include "compilers/entry_symbols.hpp"
 #include "compilers/tool_probe.hpp"
 #include "cunumpy_kernels/error.hpp"
@@ -18,29 +19,6 @@ namespace ck {
 namespace fs = std::filesystem;
 
 namespace {
-
-// A private folder for nvcc's output, removed on every path out.
-class ScratchDir {
-public:
-    ScratchDir()
-    {
-        const char* tmp = std::getenv("TMPDIR");
-        std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/cunumpy-kernels-nvcc.XXXXXX";
-        if (!::mkdtemp(pattern.data())) throw ToolchainError("cannot create " + pattern + ": " + util::errno_message(errno));
-        path_ = pattern;
-    }
-    ~ScratchDir()
-    {
-        std::error_code ignored;
-        fs::remove_all(path_, ignored);
-    }
-    ScratchDir(const ScratchDir&) = delete;
-    ScratchDir& operator=(const ScratchDir&) = delete;
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
 
 std::string last_nonempty_line(const std::string& text)
 {
@@ -162,7 +140,7 @@ std::optional<std::string> NvccCompiler::remembered_identity() const
 
 CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const
 {
-    ScratchDir scratch;
+    CompilerScratch scratch;
     bool cubin = artifact_extension(request.target) == "cubin";
     fs::path out = scratch.path() / (request.kernel + "." + artifact_extension(request.target));
     fs::path dependencies = scratch.path() / "dependencies.d";
@@ -179,7 +157,11 @@ CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const
     argv.push_back(source.string());
 
     CudaCompileOutput output;
-    auto result = util::run_process(argv, request.source_file.parent_path(), child_environment_);
+    // nvcc's intermediate `tmpxft_*` files go to TMPDIR: inside the scratch
+    // folder, an interrupt's cleanup or a later build removes them with it.
+    util::EnvironmentOverrides environment = child_environment_;
+    environment.emplace_back("TMPDIR", scratch.tmp().string());
+    auto result = util::run_process(argv, request.source_file.parent_path(), environment);
     std::string log = result.output;
     // Point diagnostics at the user's file, not the scratch copy.
     for (std::size_t at; (at = log.find(source.string())) != std::string::npos;)

@@ -1,10 +1,16 @@
 """`cunumpy-kernels cache` on a cache built by `build`."""
 
 import json
+import os
+import pwd
+import signal
+import socket
+import subprocess
 import tarfile
+import time
 from pathlib import Path
 
-from conftest import jobs_by_state
+from conftest import CLI, PYTHON, jobs_by_state
 
 
 def test_info_list_verify_prune(run, example, tmp_path):
@@ -56,3 +62,89 @@ def test_the_cache_of_a_tree_is_found_from_its_package(run, example):
     assert result.stdout.strip() == str(run.home / ".cache" / "particles" / "kernels")
     result = run("cache", "dir", "--tree", example, env={"PARTICLES_KERNEL_CACHE": "/somewhere"}, check=0)
     assert result.stdout.strip() == "/somewhere"
+
+
+def cache_info(run, cache):
+    return json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)
+
+
+def test_host_entries_3_listed_verified_pruned_1_superseded_and_left_out_of_export(run, example, tmp_path):
+    cache = tmp_path / "cache"
+    build = ["build", "--only", "host", "--python", PYTHON, "--cache-dir", cache, example]
+    run(*build, check=0)
+    info = cache_info(run, cache)
+    assert info["by_kind"] == {"host": 3} and info["superseded"] == 0 and info["bytes_by_kind"]["host"] > 10_000
+    listing = json.loads(run("cache", "list", "--json", "--cache-dir", cache, check=0).stdout)
+    assert [(e["kind"], e["current"], e["linked"]) for e in listing] == [("host", True, True)] * 3
+
+    export = run("cache", "export", tmp_path / "k.tar.zst", "--cache-dir", cache, check=0)
+    assert "exported 0 entries" in export.stdout and "left out 3" in export.stdout
+    assert export.stderr.count("host (Pyccel) build of particles.kernels.") == 3
+    assert "holds absolute paths into " + str(cache) in export.stderr
+
+    push = example / "particles" / "kernels" / "push" / "push_kernels.py"
+    push.write_text(push.read_text() + "\n# edited\n")
+    run(*build, check=0)
+    info = cache_info(run, cache)
+    assert info["entries"] == 4 and info["superseded"] == 1
+    old = next(e for e in json.loads(run("cache", "list", "--json", "--cache-dir", cache, check=0).stdout)
+               if not e["current"])
+    dry = run("cache", "prune", "--max-size", "0", "-n", "--cache-dir", cache, check=0)
+    # Linked entries are never removed, whatever the size: only the superseded build would go.
+    assert f"would remove {old['dir']} (host {old['module']}, superseded" in dry.stdout
+    assert "would remove 1 entries" in dry.stdout and "3 of 4 entries left" in dry.stdout
+    pruned = run("cache", "prune", "--superseded", "--cache-dir", cache, check=0)
+    assert "removed 1 entries" in pruned.stdout and "3 of 4 entries left" in pruned.stdout
+    assert not Path(old["dir"]).exists() and cache_info(run, cache)["entries"] == 3
+    assert "0 built, 3 cached" in run(*build, check=0).stdout
+
+    listing = json.loads(run("cache", "list", "--json", "--cache-dir", cache, check=0).stdout)
+    extension = next(path for e in listing for path in Path(e["dir"]).rglob("push_kernels*.so"))
+    extension.write_bytes(b"")
+    result = run("cache", "verify", "--cache-dir", cache)
+    assert result.returncode == 1 and "1 bad entry" in result.stdout
+    assert "push_kernels" in result.stdout and ": 0 bytes, manifest says" in result.stdout
+
+
+def test_without_home_the_cache_is_under_the_password_databases_home(run, example):
+    env = {k: v for k, v in run.env.items() if k != "HOME"}
+    result = subprocess.run([CLI, "cache", "dir", "--tree", example], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == str(Path(pwd.getpwuid(os.getuid()).pw_dir) / ".cache" / "particles" / "kernels")
+
+
+def test_tilde_in_pyproject_is_home_and_in_the_variable_literal_every_path_normalized(run, example, tmp_path):
+    pyproject = example.parent / "pyproject.toml"
+    relative_tree = os.path.relpath(example, tmp_path / "work")
+    (tmp_path / "work").mkdir()
+    result = run("cache", "dir", "--tree", relative_tree, cwd=tmp_path / "work",
+                 env={"PARTICLES_KERNEL_CACHE": "~/kc"}, check=0)
+    assert result.stdout.strip() == str(tmp_path / "work" / "~" / "kc")  # as cunumpy reads it
+    pyproject.write_text(pyproject.read_text() + 'cache-dir = "~/kc/"\n')
+    result = run("cache", "dir", "--tree", relative_tree, cwd=tmp_path / "work", check=0)
+    assert result.stdout.strip() == str(run.home / "kc")
+    assert not (example.parent / "~").exists()
+
+
+def test_an_interrupted_nvcc_build_leaves_0_temporary_folders_and_0_tmpxft_files(run, example, tmp_path):
+    tmp = run.home / "tmp"
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp / f"cunumpy-kernels-nvcc.{socket.gethostname()}.{dead.pid}.0.1"
+    (stale / "tmp").mkdir(parents=True)
+    (stale / "tmp" / "tmpxft_00000001.cpp").write_text("left by a killed build")
+    process = subprocess.Popen([CLI, "build", "--only", "cuda", "--compiler", "nvcc", "--cache-dir", tmp_path / "cache",
+                                example], env=run.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    # Interrupt once nvcc writes its intermediate files, which must be inside the tool's folder.
+    while time.monotonic() < deadline and not [
+        path for path in tmp.glob("cunumpy-kernels-nvcc.*/tmp/tmpxft_*") if path.parent.parent != stale
+    ]:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    assert not stale.exists()
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=120)
+    assert process.returncode == -signal.SIGINT
+    assert list(tmp.glob("cunumpy-kernels-nvcc.*")) == []
+    assert list(tmp.rglob("tmpxft_*")) == []

@@ -1,0 +1,119 @@
+#include "compilers/compiler_scratch.hpp"
+
+#include "cache/temporary_name.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The scratch folders of this process, for the signal handler: fixed slots of
+// plain characters, since a handler may not allocate. A slot is free (0),
+// being filled (1) or holds a path (2). More folders than slots than --jobs
+// allows never exist at once; an unregistered one is still removed by its
+// destructor or by a later build.
+constexpr int max_slots = 64;
+constexpr std::size_t max_path = 1024;
+std::atomic<int> slot_state[max_slots];
+char slot_path[max_slots][max_path];
+
+int register_folder(const fs::path& path)
+{
+    if (path.native().size() >= max_path) return -1;
+    for (int slot = 0; slot < max_slots; ++slot) {
+        int free = 0;
+        if (!slot_state[slot].compare_exchange_strong(free, 1)) continue;
+        std::memcpy(slot_path[slot], path.c_str(), path.native().size() + 1);
+        slot_state[slot].store(2);
+        return slot;
+    }
+    return -1;
+}
+
+// Removes `name` in the folder `parent_fd` and everything below it, with
+// system calls only (getdents64, unlinkat): it runs in a signal handler. A
+// folder is read again when a dying compiler added a file meanwhile.
+void remove_tree_at(int parent_fd, const char* name, int depth)
+{
+    if (::unlinkat(parent_fd, name, 0) == 0 || errno != EISDIR || depth > 16) return;
+    int fd = ::openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    for (int pass = 0; pass < 3; ++pass) {
+        alignas(dirent64) char buffer[2048];
+        ::lseek(fd, 0, SEEK_SET);
+        for (ssize_t n; (n = ::getdents64(fd, buffer, sizeof buffer)) > 0;) {
+            for (ssize_t at = 0; at < n;) {
+                const auto* entry = reinterpret_cast<const dirent64*>(buffer + at);
+                at += entry->d_reclen;
+                if (std::strcmp(entry->d_name, ".") != 0 && std::strcmp(entry->d_name, "..") != 0)
+                    remove_tree_at(fd, entry->d_name, depth + 1);
+            }
+        }
+        if (::unlinkat(parent_fd, name, AT_REMOVEDIR) == 0 || errno != ENOTEMPTY) break;
+    }
+    ::close(fd);
+}
+
+}  // namespace
+
+fs::path scratch_parent()
+{
+    const char* tmp = std::getenv("TMPDIR");
+    return tmp && *tmp ? fs::path(tmp) : fs::path("/tmp");
+}
+
+CompilerScratch::CompilerScratch()
+{
+    path_ = scratch_parent() / (compiler_scratch_prefix + unique_temporary_name());
+    if (::mkdir(path_.c_str(), 0700) != 0 || ::mkdir(tmp().c_str(), 0700) != 0) {
+        int error = errno;
+        std::error_code ignored;
+        fs::remove_all(path_, ignored);
+        throw ToolchainError("cannot create the compiler's scratch folder " + path_.string() + ": " +
+                             util::errno_message(error) + "; set TMPDIR to a writable folder");
+    }
+    slot_ = register_folder(path_);
+}
+
+CompilerScratch::~CompilerScratch()
+{
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+    if (slot_ >= 0) slot_state[slot_].store(0);
+}
+
+void remove_compiler_scratch_folders() noexcept
+{
+    for (int slot = 0; slot < max_slots; ++slot)
+        if (slot_state[slot].load() == 2) remove_tree_at(AT_FDCWD, slot_path[slot], 0);
+}
+
+int remove_stale_compiler_scratch(const fs::path& parent, double max_age_seconds)
+{
+    const std::string prefix = compiler_scratch_prefix;
+    int removed = 0;
+    std::error_code error;
+    for (fs::directory_iterator it(parent, error), end; !error && it != end; it.increment(error)) {
+        std::string name = it->path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        if (!is_stale_temporary(it->path(), name.substr(prefix.size()), max_age_seconds)) continue;
+        std::error_code ignored;
+        if (fs::remove_all(it->path(), ignored) > 0) ++removed;
+    }
+    return removed;
+}
+
+}  // namespace ck
