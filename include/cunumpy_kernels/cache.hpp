@@ -155,6 +155,13 @@ public:
     void remember_latest(const std::string& kind, const std::string& module, const std::string& target,
                          const std::string& key) const;
 
+    /// remember_latest() for a hit, unless the record already names `key`: a
+    /// kernel edited and then reverted makes its older entry current again
+    /// (prune keeps current entries longest), while a warm build of an
+    /// unchanged tree reads one small file per hit and writes nothing.
+    void remember_hit(const std::string& kind, const std::string& module, const std::string& target,
+                      const std::string& key) const;
+
     /// The latest entry recorded for `module` and `target`, if it still exists.
     std::optional<Manifest> latest(const std::string& kind, const std::string& module,
                                    const std::string& target) const;

@@ -212,6 +212,7 @@ private:
             if (!jobs.empty()) warn_about_includes(kernel, jobs.front());
             for (auto& job : jobs) {
                 if (context.store.has_entry("cuda", job.key, {job.artifact_file()})) {
+                    if (may_write(context)) context.store.remember_hit("cuda", job.kernel->module, job.target, job.key);
                     report_.jobs.push_back(hit_result(job, context.store));
                     continue;
                 }
@@ -224,6 +225,9 @@ private:
             }
         }
     }
+
+    // Whether this build may write to the cache: not a dry run, not a read-only root.
+    bool may_write(const CacheContext& context) const { return !request_.dry_run && context.read_only.empty(); }
 
     static CudaJob unplanned_job(const KernelSource& kernel, const std::string& target)
     {
@@ -324,6 +328,7 @@ private:
         const HostBuildTools& tools = context.host.setup.tools;
         CunumpyEntry named = read_cunumpy_entry(context.store.root(), job.cunumpy_name, tools.ext_suffix);
         if (context.store.has_entry("host", job.key, {host_artifact_file(module, tools.ext_suffix)})) {
+            if (may_write(context)) context.store.remember_hit("host", host_label(module), "host", job.key);
             JobResult hit = host_hit_result(plan, index, tools, context.store);
             CunumpyNameHolder holder = check_cunumpy_name(plan, index, context.store, named);
             if (!holder.problem.empty() && request_.dry_run) hit.cunumpy_name_problem = name_advice(holder);

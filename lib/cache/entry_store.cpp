@@ -73,6 +73,17 @@ void EntryStore::remember_latest(const std::string& kind, const std::string& mod
     }
 }
 
+void EntryStore::remember_hit(const std::string& kind, const std::string& module, const std::string& target,
+                              const std::string& key) const
+{
+    try {
+        if (read_key_record(root_ / (kind + "-last") / (module + "@" + target)) == key) return;
+    } catch (const SourceError&) {
+        // No record yet: write one.
+    }
+    remember_latest(kind, module, target, key);
+}
+
 std::optional<Manifest> EntryStore::latest(const std::string& kind, const std::string& module,
                                            const std::string& target) const
 {

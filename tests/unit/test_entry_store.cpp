@@ -7,6 +7,9 @@
 
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <set>
+
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,6 +185,23 @@ TEST_CASE("a live writer's temporary folder is kept; an old one from elsewhere i
     fs::last_write_time(foreign, fs::file_time_type::clock::now() - std::chrono::hours(48));
     CHECK(store.remove_stale_temporaries() == 1);
     CHECK(count_children(tree / temporary_folder_name) == 1);
+}
+
+TEST_CASE("latest keys: a hit makes its key current again, and an unchanged record is not rewritten")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    store.remember_latest("cuda", "sim.kernels.push", "sm_90", "k2");
+    store.remember_latest("cuda", "sim.kernels.push", "sm_80", "k3");
+    CHECK(store.latest_keys("cuda") == std::set<std::string>{"k2", "k3"});
+    fs::path record = tree / "cuda-last/sim.kernels.push@sm_90";
+    auto written = fs::last_write_time(record) - std::chrono::hours(1);
+    fs::last_write_time(record, written);
+    store.remember_hit("cuda", "sim.kernels.push", "sm_90", "k2");
+    CHECK(fs::last_write_time(record) == written);
+    store.remember_hit("cuda", "sim.kernels.push", "sm_90", "k1");  // reverted to an older entry
+    CHECK(store.latest_keys("cuda") == std::set<std::string>{"k1", "k3"});
+    CHECK(store.latest_keys("host").empty());
 }
 
 TEST_CASE("temporary names carry host and pid")
