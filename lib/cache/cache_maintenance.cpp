@@ -57,7 +57,7 @@ std::vector<std::string> imported_keys(const EntryInfo& entry)
     if (entry.kind != "host" || !entry.manifest) return keys;
     auto imports = entry.manifest->inputs.find("imports");
     if (imports == entry.manifest->inputs.end() || !imports->is_object()) return keys;
-    for (const auto& [name, key] : imports->items())
+    for (const auto& key : *imports)  // the values: name -> key
         if (key.is_string()) keys.push_back(key.get<std::string>());
     return keys;
 }
@@ -69,7 +69,7 @@ void mark_linked(std::vector<EntryInfo>& entries, const fs::path& root)
     for (auto& entry : entries)
         if (entry.kind == "host") hosts[entry.key] = &entry;
     std::vector<std::string> pending;
-    for (const auto& [key, links] : cunumpy_links_by_key(root)) pending.push_back(key);
+    for (const auto& link : cunumpy_links_by_key(root)) pending.push_back(link.first);
     while (!pending.empty()) {
         auto found = hosts.find(pending.back());
         pending.pop_back();

@@ -5,8 +5,6 @@
 #include "cache/temporary_name.hpp"
 #include "util/file_util.hpp"
 
-#include <cerrno>
-#include <chrono>
 #include <ctime>
 
 namespace ck {
@@ -19,6 +17,14 @@ constexpr const char* cachedir_tag =
     "Signature: 8a477f597d28d172789f06886806bc55\n"
     "# This file is a cache directory tag created by cunumpy-kernels.\n"
     "# For information about cache directory tags, see https://bford.info/cachedir/\n";
+
+// A `<kind>-last/` record: the key and a newline. Throws SourceError when unreadable.
+std::string read_key_record(const fs::path& file)
+{
+    std::string key = util::read_file(file);
+    while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
+    return key;
+}
 
 }  // namespace
 

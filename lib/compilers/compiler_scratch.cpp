@@ -22,9 +22,8 @@ namespace {
 
 // The scratch folders of this process, for the signal handler: fixed slots of
 // plain characters, since a handler may not allocate. A slot is free (0),
-// being filled (1) or holds a path (2). More folders than slots than --jobs
-// allows never exist at once; an unregistered one is still removed by its
-// destructor or by a later build.
+// being filled (1) or holds a path (2). With more folders alive than slots
+// (--jobs above 64), the rest are left to their destructor or a later build.
 constexpr int max_slots = 64;
 constexpr std::size_t max_path = 1024;
 std::atomic<int> slot_state[max_slots];
@@ -34,8 +33,8 @@ int register_folder(const fs::path& path)
 {
     if (path.native().size() >= max_path) return -1;
     for (int slot = 0; slot < max_slots; ++slot) {
-        int free = 0;
-        if (!slot_state[slot].compare_exchange_strong(free, 1)) continue;
+        int expected_free = 0;
+        if (!slot_state[slot].compare_exchange_strong(expected_free, 1)) continue;
         std::memcpy(slot_path[slot], path.c_str(), path.native().size() + 1);
         slot_state[slot].store(2);
         return slot;
