@@ -28,6 +28,9 @@ constexpr int max_slots = 64;
 constexpr std::size_t max_path = 1024;
 std::atomic<int> slot_state[max_slots];
 char slot_path[max_slots][max_path];
+// Set by the sweep: the process is about to die of its signal, and a worker
+// thread starting its next job must not leave a folder behind it.
+std::atomic<bool> swept{false};
 
 int register_folder(const fs::path& path)
 {
@@ -77,14 +80,17 @@ fs::path scratch_parent()
 CompilerScratch::CompilerScratch()
 {
     path_ = scratch_parent() / (compiler_scratch_prefix + unique_temporary_name());
-    if (::mkdir(path_.c_str(), 0700) != 0 || ::mkdir(tmp().c_str(), 0700) != 0) {
-        int error = errno;
+    // Registered before it exists and checked after: a sweep that runs in
+    // between either removes the folder or is seen here.
+    slot_ = register_folder(path_);
+    if (::mkdir(path_.c_str(), 0700) != 0 || swept.load() || ::mkdir(tmp().c_str(), 0700) != 0) {
+        int error = swept.load() ? EINTR : errno;
         std::error_code ignored;
         fs::remove_all(path_, ignored);
+        if (slot_ >= 0) slot_state[slot_].store(0);
         throw ToolchainError("cannot create the compiler's scratch folder " + path_.string() + ": " +
                              util::errno_message(error) + "; set TMPDIR to a writable folder");
     }
-    slot_ = register_folder(path_);
 }
 
 CompilerScratch::~CompilerScratch()
@@ -96,6 +102,7 @@ CompilerScratch::~CompilerScratch()
 
 void remove_compiler_scratch_folders() noexcept
 {
+    swept.store(true);
     for (int slot = 0; slot < max_slots; ++slot)
         if (slot_state[slot].load() == 2) remove_tree_at(AT_FDCWD, slot_path[slot], 0);
 }

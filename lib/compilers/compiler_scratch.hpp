@@ -40,8 +40,9 @@ private:
 
 /// Removes every scratch folder of this process, with system calls only:
 /// async-signal-safe, for the SIGINT/SIGTERM handler after the compilers have
-/// been told to stop. A file a dying compiler writes meanwhile may keep a
-/// folder; the next build removes it.
+/// been told to stop. From then on, making a CompilerScratch throws: the
+/// process is about to die. A file a dying compiler writes meanwhile may keep
+/// a folder; the next build removes it.
 void remove_compiler_scratch_folders() noexcept;
 
 /// Removes the scratch folders in `parent` of processes on this host that no

@@ -2,6 +2,7 @@
 // handler's sweep, and by a later build when their process died.
 #include "compilers/compiler_scratch.hpp"
 #include "cache/temporary_name.hpp"
+#include "cunumpy_kernels/error.hpp"
 
 #include "scoped_env.hpp"
 #include "temp_tree.hpp"
@@ -55,7 +56,7 @@ TEST_CASE("a scratch folder in TMPDIR holds the compiler's tmp/ and is gone afte
     CHECK(scratch_folders_in(tree.root()) == 0);
 }
 
-TEST_CASE("the interrupt sweep removes 2 live scratch folders with nested files: 0 left")
+TEST_CASE("the interrupt sweep removes 2 live scratch folders with nested files, and refuses a 3rd: 0 left")
 {
     test::TempTree tree;
     test::ScopedEnv tmpdir("TMPDIR", tree.root().string());
@@ -65,7 +66,23 @@ TEST_CASE("the interrupt sweep removes 2 live scratch folders with nested files:
     tree.write(second.path().lexically_relative(tree.root()).string() + "/push.cubin", "x");
     fs::create_symlink("/etc", first.tmp() / "link");  // removed, never followed
     REQUIRE(scratch_folders_in(tree.root()) == 2);
-    remove_compiler_scratch_folders();
+    // In a child, as in the signal handler of a process about to die: the
+    // sweep also stops this process from making new folders.
+    pid_t child = ::fork();
+    if (child == 0) {
+        remove_compiler_scratch_folders();
+        bool refused = false;
+        try {
+            CompilerScratch late;
+        } catch (const ToolchainError&) {
+            refused = true;
+        }
+        ::_exit(refused && scratch_folders_in(tree.root()) == 0 ? 0 : 1);
+    }
+    int status = -1;
+    ::waitpid(child, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
     CHECK(scratch_folders_in(tree.root()) == 0);
     CHECK(fs::exists("/etc/passwd"));
 }
