@@ -26,9 +26,11 @@ struct EntryInfo {
     /// Some kernel's latest key (`<kind>-last/`): a build of an unchanged tree
     /// hits it. An entry that is not current is superseded.
     bool current = false;
-    /// Host: a cunumpy `<stem>-<20 hex>` name points at it, or at an entry
-    /// that imports it (builds load their imports from their entries). cunumpy
-    /// loads such an entry, so prune never removes it.
+    /// Host: current, and a cunumpy `<stem>-<20 hex>` name points at it, or a
+    /// linked entry imports it (builds load their imports from their entries).
+    /// cunumpy loads such an entry, so prune never removes it. A name pointing
+    /// at a superseded entry is cunumpy's name for an older text of the
+    /// module: prune removes it with its entry.
     bool linked = false;
 };
 
@@ -47,7 +49,7 @@ struct VerifyFinding {
 /// inputs and the folder's name, and every artifact has its recorded size and
 /// SHA-256. With `remove_bad`, a bad entry is moved out and deleted, so the
 /// next build rebuilds it; the cunumpy names pointing at a removed host entry
-/// are removed too, so cunumpy never follows a dangling link. Returns the
+/// are removed first, so cunumpy never follows a dangling link. Returns the
 /// findings; empty means a sound cache.
 CK_API std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_bad);
 

@@ -62,14 +62,20 @@ std::vector<std::string> imported_keys(const EntryInfo& entry)
     return keys;
 }
 
-// Marks the host entries cunumpy's names point at, and everything they import.
+// Marks the current host entries cunumpy's names point at, and everything
+// they import. A name pointing at a superseded entry is cunumpy's name for an
+// older text of the module (cunumpy names builds after the text): it goes
+// with its entry.
 void mark_linked(std::vector<EntryInfo>& entries, const fs::path& root)
 {
     std::map<std::string, EntryInfo*> hosts;
     for (auto& entry : entries)
         if (entry.kind == "host") hosts[entry.key] = &entry;
     std::vector<std::string> pending;
-    for (const auto& link : cunumpy_links_by_key(root)) pending.push_back(link.first);
+    for (const auto& link : cunumpy_links_by_key(root)) {
+        auto found = hosts.find(link.first);
+        if (found != hosts.end() && found->second->current) pending.push_back(link.first);
+    }
     while (!pending.empty()) {
         auto found = hosts.find(pending.back());
         pending.pop_back();
@@ -79,16 +85,17 @@ void mark_linked(std::vector<EntryInfo>& entries, const fs::path& root)
     }
 }
 
-// Removes an entry; a bad host entry also loses the cunumpy names pointing at
-// it, so that cunumpy compiles the module itself rather than follow a dangling link.
+// Removes an entry. A host entry loses the cunumpy names pointing at it
+// first, so that cunumpy compiles the module itself rather than follow a
+// dangling link.
 bool remove_entry(const EntryStore& store, const EntryInfo& entry)
 {
-    if (!remove_entry_atomically(store, entry.dir)) return false;
-    if (entry.kind != "host") return true;
-    auto links = cunumpy_links_by_key(store.root());
-    std::error_code ignored;
-    for (const auto& link : links[entry.key]) fs::remove(link, ignored);
-    return true;
+    if (entry.kind == "host") {
+        auto links = cunumpy_links_by_key(store.root());
+        std::error_code ignored;
+        for (const auto& link : links[entry.key]) fs::remove(link, ignored);
+    }
+    return remove_entry_atomically(store, entry.dir);
 }
 
 // Whether a host entry that stays imports `entry`: its extension loads from there.

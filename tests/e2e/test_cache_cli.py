@@ -96,6 +96,8 @@ def test_host_entries_3_listed_verified_pruned_1_superseded_and_left_out_of_expo
     pruned = run("cache", "prune", "--superseded", "--cache-dir", cache, check=0)
     assert "removed 1 entries" in pruned.stdout and "3 of 4 entries left" in pruned.stdout
     assert not Path(old["dir"]).exists() and cache_info(run, cache)["entries"] == 3
+    names = [path for path in cache.iterdir() if path.is_symlink()]
+    assert len(names) == 3 and all(path.exists() for path in names)  # the old text's name went with its build
     assert "0 built, 3 cached" in run(*build, check=0).stdout
 
     listing = json.loads(run("cache", "list", "--json", "--cache-dir", cache, check=0).stdout)

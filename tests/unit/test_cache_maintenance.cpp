@@ -204,13 +204,14 @@ TEST_CASE("host entries: listed by kind with nested sizes, 1 truncated to 0 byte
     CHECK(list_entries(store).size() == 1);
 }
 
-TEST_CASE("prune removes 2 superseded host builds, never the 2 a cunumpy name needs: 4 entries before, 2 after")
+TEST_CASE("prune removes 2 superseded host builds and 1 stale name, never the 2 current builds a name needs: 4 entries before, 2 after")
 {
     test::TempTree tree;
     EntryStore store(tree.root());
     std::string old_util = publish_host(tree.root(), "util", "util v0", "2020-01-01T00:00:00Z");
+    // cunumpy's name for the older text of push: it goes with that build.
     std::string old_push = publish_host(tree.root(), "push", "push v0", "2021-01-01T00:00:00Z",
-                                        {{"sim.kernels.util", old_util}});
+                                        {{"sim.kernels.util", old_util}}, "push-00000000000000000000");
     // The current util is imported by the current push, which cunumpy's name points at.
     std::string util = publish_host(tree.root(), "util", "util v1", "2022-01-01T00:00:00Z");
     std::string push = publish_host(tree.root(), "push", "push v1", "2022-01-01T00:00:00Z",
@@ -234,6 +235,7 @@ TEST_CASE("prune removes 2 superseded host builds, never the 2 a cunumpy name ne
     CHECK(fs::exists(store.entry_dir("host", util)));
     CHECK(fs::exists(store.entry_dir("host", push)));
     CHECK(fs::exists(tree.root() / "push-0123456789abcdef0123" / "push.so"));
+    CHECK_FALSE(fs::exists(fs::symlink_status(tree.root() / "push-00000000000000000000")));
 }
 
 TEST_CASE("ages and sizes")
