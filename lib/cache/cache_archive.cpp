@@ -255,7 +255,10 @@ ArchiveSummary import_entries(const EntryStore& store, const fs::path& archive)
             summary.bytes += artifact.size;
         }
         writer.commit(manifest);
-        store.remember_latest(kind, manifest.module, manifest.target, manifest.key);
+        // An import adds entries; which one is current stays the local builds'
+        // word, or prune would take the entries the tree still hits for superseded.
+        if (!store.latest(kind, manifest.module, manifest.target))
+            store.remember_latest(kind, manifest.module, manifest.target, manifest.key);
         ++summary.entries;
     }
     return summary;

@@ -32,8 +32,8 @@ fs::path temporary_dir()
 }
 
 // cunumpy's Path.home(): batch and cron jobs often run without HOME, and
-// then the password database names the folder. An empty HOME counts as
-// unset, so that the root is never a relative path.
+// then the password database names the folder. An empty HOME is `/`, as
+// Python's expanduser makes it, so the root is never a relative path.
 fs::path home_folder(const std::string& cache_name)
 {
     if (auto home = util::home_folder()) return *home;

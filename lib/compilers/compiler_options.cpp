@@ -258,6 +258,12 @@ CompilerOptions parse_compiler_options(const std::vector<std::string>& options, 
         const std::string& arg = options[i];
         Match found = match(arg);
         if (!found.spec) {
+            // "-arch sm_80" as one argument: the compiler splits nothing, yet the
+            // user meant the option; refuse it as such rather than key it.
+            auto space = arg.find_first_of(" \t");
+            Match head = space == std::string::npos ? Match{} : match(arg.substr(0, space));
+            if (head.spec && head.spec->kind == Kind::refused)
+                throw UsageError(where + ": " + arg + " is not accepted: " + head.spec->instead);
             parsed.keyed.push_back(arg);
             parsed.unknown.push_back(arg);
             continue;

@@ -122,8 +122,9 @@ std::filesystem::path absolute_normal(const std::filesystem::path& path)
 
 std::optional<std::filesystem::path> home_folder()
 {
+    // Python's expanduser: a HOME set to the empty string is the root folder.
     const char* home = std::getenv("HOME");
-    if (home && *home) return std::filesystem::path(home);
+    if (home) return std::filesystem::path(*home ? home : "/");
     const passwd* user = ::getpwuid(::getuid());
     if (user && user->pw_dir && *user->pw_dir) return std::filesystem::path(user->pw_dir);
     return std::nullopt;

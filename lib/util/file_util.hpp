@@ -50,8 +50,8 @@ bool make_writable_dir(const std::filesystem::path& dir, std::string* why);
 std::filesystem::path absolute_normal(const std::filesystem::path& path);
 
 /// The user's home folder as Python's Path.home() finds it: `HOME` when set
-/// and not empty, else the password database's entry for this user. Nothing
-/// when neither gives a folder.
+/// (`/` when set but empty, as os.path.expanduser gives it), else the password
+/// database's entry for this user. Nothing when neither gives a folder.
 std::optional<std::filesystem::path> home_folder();
 
 }  // namespace ck::util

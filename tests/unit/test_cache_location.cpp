@@ -34,16 +34,20 @@ TEST_CASE("default root is ~/.cache/<name>/kernels")
     CHECK(fs::is_directory(location.root));
 }
 
-TEST_CASE("HOME unset or empty: the root is under the password database's home, absolute, never empty")
+TEST_CASE("HOME unset: the password database's home; HOME empty: / as Python's Path.home(); never a relative root")
 {
     const passwd* user = ::getpwuid(::getuid());
     REQUIRE(user);
-    fs::path expected = fs::path(user->pw_dir) / ".cache/my-sim/kernels";
     test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", std::nullopt);
-    for (std::optional<std::string> value : {std::optional<std::string>(), std::optional<std::string>("")}) {
-        test::ScopedEnv home("HOME", value);
+    {
+        test::ScopedEnv home("HOME", std::nullopt);
         auto location = resolve_cache_location("my-sim", std::nullopt, false);
-        CHECK(location.root == expected.lexically_normal());
+        CHECK(location.root == (fs::path(user->pw_dir) / ".cache/my-sim/kernels").lexically_normal());
+    }
+    {
+        test::ScopedEnv home("HOME", std::string());
+        auto location = resolve_cache_location("my-sim", std::nullopt, false);
+        CHECK(location.root == fs::path("/.cache/my-sim/kernels"));
         CHECK(location.root.is_absolute());
     }
 }

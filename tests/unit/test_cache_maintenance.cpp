@@ -279,6 +279,20 @@ TEST_CASE("export then import reproduces every sound CUDA entry, naming the 2 le
     CHECK(import_entries(to, tree / "cache.tar.zst").skipped == 1);
 }
 
+TEST_CASE("import keeps the local current entry current: 1 imported, 0 superseded locally, prune removes 0 of ours")
+{
+    test::TempTree tree;
+    EntryStore from(tree / "from");
+    publish(from.root(), "sim.kernels.push", "their push cubin");
+    export_entries(from, tree / "cache.tar.zst");
+    EntryStore to(tree / "to");
+    std::string ours = publish(to.root(), "sim.kernels.push", "our push cubin");
+    to.remember_latest("cuda", "sim.kernels.push", "sm_90", ours);
+    CHECK(import_entries(to, tree / "cache.tar.zst").entries == 1);
+    CHECK(to.latest_keys("cuda") == std::set<std::string>{ours});
+    CHECK(to.latest("cuda", "sim.kernels.push", "sm_90")->key == ours);
+}
+
 TEST_CASE("import rejects untrusted archives whole")
 {
     test::TempTree tree;

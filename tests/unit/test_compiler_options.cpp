@@ -40,7 +40,7 @@ TEST_SUITE("compiler_options")
     TEST_CASE("target and output options are refused, naming what to use instead")
     {
         for (const Strings& spelling :
-             {Strings{"-arch=sm_80"}, Strings{"-arch", "sm_80"}, Strings{"--gpu-architecture=sm_80"},
+             {Strings{"-arch=sm_80"}, Strings{"-arch", "sm_80"}, Strings{"-arch sm_80"}, Strings{"--gpu-architecture=sm_80"},
               Strings{"-gencode=arch=compute_80,code=sm_80"}, Strings{"--generate-code", "arch=compute_80"},
               Strings{"-code=sm_80"}, Strings{"--gpu-code", "sm_80"}}) {
             CAPTURE(spelling.front());
