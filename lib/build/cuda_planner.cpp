@@ -81,8 +81,9 @@ std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
     CudaJob base{&kernel, "", source, {}, options_.system_include_dirs, scan.pre_include_files, options_.keyed, {}, {}, {}};
     for (const auto& dir : search.dirs) base.include_dirs.push_back(dir.dir);
     if (auto late = scanner_.late_dir_if_known()) base.include_dirs.push_back(*late);
-    std::error_code error;
-    for (const auto& header : scan.headers) base.headers[fs::weakly_canonical(header.path, error)] = header.name;
+    // As found: canonical paths cost a readlink per component, paid only by a
+    // cold nvcc build's check (nvcc_compiler.cpp), never by a warm build.
+    for (const auto& header : scan.headers) base.headers[header.path] = header.name;
     std::string source_sha256 = sha256_hex(source);
     for (const auto& target : targets_) {
         CudaJob job = base;

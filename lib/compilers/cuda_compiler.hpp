@@ -25,8 +25,9 @@ struct CudaCompileRequest {
     std::vector<std::filesystem::path> include_dirs;  ///< `-I` in order; their effect is in the key through the headers found
     std::vector<std::filesystem::path> system_include_dirs;  ///< `-isystem` in order, searched after the toolkit's include folder
     std::vector<std::filesystem::path> pre_includes;  ///< forced includes: the files found, or names of toolkit headers
-    /// The key's headers and forced includes: canonical path -> key name. nvcc
-    /// checks every file it reads (but the source and the toolkit's) is one.
+    /// The key's headers and forced includes: path as found -> key name. nvcc
+    /// checks every file it reads (but the source and the toolkit's) is one,
+    /// comparing canonical paths.
     std::map<std::filesystem::path, std::string> headers;
 };
 

@@ -59,14 +59,16 @@ std::vector<std::string> compare_with_key(const std::vector<std::string>& read, 
     // Canonical: the toolkit's include folder is often a link into targets/<arch>/.
     std::vector<fs::path> toolkit;
     for (const auto& dir : toolkit_dirs) toolkit.push_back(fs::weakly_canonical(dir, error));
+    std::map<fs::path, std::string> key_files;
+    for (const auto& [file, name] : headers) key_files[fs::weakly_canonical(file, error)] = name;
     auto in_toolkit = [&](const fs::path& path) {
         return std::any_of(toolkit.begin(), toolkit.end(), [&](const fs::path& dir) { return is_within(path, dir); });
     };
     for (const auto& file : read) {
         fs::path path = fs::weakly_canonical(fs::absolute(file, error), error);
         if (path == source_file || in_toolkit(path)) continue;
-        auto it = headers.find(path);
-        if (it != headers.end()) names.push_back(it->second);
+        auto it = key_files.find(path);
+        if (it != key_files.end()) names.push_back(it->second);
         else missing.push_back(path.string());
     }
     std::sort(names.begin(), names.end());
