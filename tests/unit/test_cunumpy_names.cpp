@@ -98,7 +98,7 @@ void point_at(const HostPlan& plan, std::size_t index, const EntryStore& store)
 
 }  // namespace
 
-TEST_SUITE("host builds")
+TEST_SUITE("cunumpy_names")
 {
     TEST_CASE("one plan: both modules of one name and different imports fail, naming each other")
     {

@@ -69,7 +69,7 @@ std::vector<std::string> names(const std::vector<KernelParameter>& parameters)
 
 }  // namespace
 
-TEST_SUITE("signatures")
+TEST_SUITE("declaration_readers")
 {
     TEST_CASE("check-signatures and the runtime read every form alike")
     {
