@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 
 namespace ck {
 
@@ -16,10 +17,16 @@ using Kind = CppToken::Kind;
 
 namespace {
 
-bool is_within(const fs::path& path, const fs::path& dir)
+// `path` relative to `dir` when it lies inside, as text: both are normal
+// (candidates are made so, search folders too), and this runs for every miss
+// of every scan, where lexically_relative's allocations showed in warm builds.
+std::optional<std::string_view> inside(const std::string& path, const std::string& dir)
 {
-    auto rel = path.lexically_relative(dir);
-    return !rel.empty() && *rel.begin() != "..";
+    std::string_view folder = dir;
+    while (folder.size() > 1 && folder.back() == '/') folder.remove_suffix(1);
+    if (path.size() <= folder.size() + 1 || path.compare(0, folder.size(), folder) != 0) return std::nullopt;
+    if (folder != "/" && path[folder.size()] != '/') return std::nullopt;
+    return std::string_view(path).substr(folder == "/" ? 1 : folder.size() + 1);
 }
 
 // The operands of every `__has_include(...)` in tokens [begin, end).
@@ -45,7 +52,7 @@ std::string spelled(const std::vector<CppToken>& tokens, std::size_t begin, std:
 
 FileIncludes list_includes(const std::string& source)
 {
-    std::vector<CppToken> tokens = signatures::lex_cpp(source);
+    std::vector<CppToken> tokens = signatures::lex_cpp(source, signatures::LexScope::directives);
     FileIncludes out;
     // The `__has_include` names tested by each open #if chain, innermost last.
     std::vector<std::vector<std::string>> guards;
@@ -79,30 +86,47 @@ FileIncludes list_includes(const std::string& source)
 struct IncludeScanner::Lookup {
     const IncludeSearch& search;
     std::optional<SearchDir> late;
-    std::set<std::string> absent;
+    std::unordered_map<std::string, fs::path> absent;  ///< by native path; labelled once, at the end
+    std::vector<std::pair<std::string, const std::string*>> folders;  ///< normal form and label: dirs, then system_dirs
+
+    explicit Lookup(const IncludeSearch& search) : search(search)
+    {
+        for (const auto& dir : search.dirs) folders.emplace_back(dir.dir.lexically_normal().native(), &dir.label);
+        for (const auto& dir : search.system_dirs) folders.emplace_back(dir.dir.lexically_normal().native(), &dir.label);
+    }
 
     // "<label>/relative" of the first search folder holding `path`; the path
     // itself outside them all (an include reaching out of every folder).
     std::string label_of(const fs::path& path) const
     {
-        auto label_in = [&](const SearchDir& dir) {
-            std::string relative = path.lexically_relative(dir.dir).string();
-            return dir.label.empty() ? relative : dir.label + "/" + relative;
+        const std::string& text = path.native();
+        auto label_in = [&](const std::string& folder, const std::string& label) -> std::optional<std::string> {
+            auto relative = inside(text, folder);
+            if (!relative) return std::nullopt;
+            return label.empty() ? std::string(*relative) : label + "/" + std::string(*relative);
         };
-        for (const auto& dir : search.dirs)
-            if (is_within(path, dir.dir)) return label_in(dir);
-        if (late && is_within(path, late->dir)) return label_in(*late);
-        for (const auto& dir : search.system_dirs)
-            if (is_within(path, dir.dir)) return label_in(dir);
-        return path.string();
+        std::size_t dirs = search.dirs.size();
+        for (std::size_t i = 0; i < dirs; ++i)
+            if (auto label = label_in(folders[i].first, *folders[i].second)) return *label;
+        if (late)
+            if (auto label = label_in(late->dir.lexically_normal().native(), late->label)) return *label;
+        for (std::size_t i = dirs; i < folders.size(); ++i)
+            if (auto label = label_in(folders[i].first, *folders[i].second)) return *label;
+        return text;
     }
 
-    bool holds(const fs::path& candidate)
+    bool holds(const Candidate& candidate)
     {
-        std::error_code error;
-        if (fs::is_regular_file(candidate, error)) return true;
-        absent.insert(label_of(candidate));
+        if (candidate.regular) return true;
+        absent.emplace(candidate.path.native(), candidate.path);
         return false;
+    }
+
+    std::vector<std::string> absent_labels() const
+    {
+        std::set<std::string> labels;
+        for (const auto& [native, path] : absent) labels.insert(label_of(path));
+        return {labels.begin(), labels.end()};
     }
 };
 
@@ -110,10 +134,23 @@ IncludeScanner::IncludeScanner(std::function<std::optional<fs::path>()> late_dir
 
 const IncludeScanner::FileFacts& IncludeScanner::facts(const fs::path& path)
 {
-    auto it = facts_.find(path);
+    auto it = facts_.find(path.native());
     if (it != facts_.end()) return it->second;
     std::string content = util::read_file(path);
-    return facts_.emplace(path, FileFacts{sha256_hex(content), list_includes(content)}).first->second;
+    return facts_.emplace(path.native(), FileFacts{sha256_hex(content), list_includes(content)}).first->second;
+}
+
+const IncludeScanner::Candidate& IncludeScanner::candidate(const fs::path& dir, const std::string& name)
+{
+    std::string key = dir.native();
+    key += '\0';
+    key += name;
+    auto it = candidates_.find(key);
+    if (it != candidates_.end()) return it->second;
+    Candidate found{(dir / name).lexically_normal()};
+    std::error_code error;
+    found.regular = fs::is_regular_file(found.path, error);
+    return candidates_.emplace(std::move(key), std::move(found)).first->second;
 }
 
 std::optional<SearchDir> IncludeScanner::late_search_dir()
@@ -130,32 +167,27 @@ IncludeScanner::Resolution IncludeScanner::resolve(const IncludeDirective& inclu
                                                    Lookup& lookup)
 {
     const IncludeSearch& search = lookup.search;
-    auto found = [&](const fs::path& candidate) { return Resolution{Resolution::found, candidate, lookup.label_of(candidate)}; };
-    std::error_code error;
-    auto in_toolkit = [&](std::size_t i) {
-        return i < search.toolkit_dirs.size() && fs::is_regular_file(search.toolkit_dirs[i] / include.name, error);
+    auto in = [&](const fs::path& dir) -> std::optional<Resolution> {
+        const Candidate& c = candidate(dir, include.name);
+        if (lookup.holds(c)) return Resolution{Resolution::found, c.path};
+        return std::nullopt;
     };
-    if (include.quoted) {
-        fs::path beside = (including_dir / include.name).lexically_normal();
-        if (lookup.holds(beside)) return found(beside);
-    }
-    for (const auto& dir : search.dirs) {
-        fs::path candidate = (dir.dir / include.name).lexically_normal();
-        if (lookup.holds(candidate)) return found(candidate);
-    }
+    auto in_toolkit = [&](std::size_t i) {
+        return i < search.toolkit_dirs.size() && candidate(search.toolkit_dirs[i], include.name).regular;
+    };
+    if (include.quoted)
+        if (auto r = in(including_dir)) return *r;
+    for (const auto& dir : search.dirs)
+        if (auto r = in(dir.dir)) return *r;
     if (!lookup.late) lookup.late = late_search_dir();
-    if (lookup.late) {
-        fs::path candidate = (lookup.late->dir / include.name).lexically_normal();
-        if (lookup.holds(candidate)) return found(candidate);
-    }
-    if (in_toolkit(0)) return Resolution{Resolution::toolkit, {}, {}};
-    for (const auto& dir : search.system_dirs) {
-        fs::path candidate = (dir.dir / include.name).lexically_normal();
-        if (lookup.holds(candidate)) return found(candidate);
-    }
+    if (lookup.late)
+        if (auto r = in(lookup.late->dir)) return *r;
+    if (in_toolkit(0)) return Resolution{Resolution::toolkit, {}};
+    for (const auto& dir : search.system_dirs)
+        if (auto r = in(dir.dir)) return *r;
     for (std::size_t i = 1; i < search.toolkit_dirs.size(); ++i)
-        if (in_toolkit(i)) return Resolution{Resolution::toolkit, {}, {}};
-    return Resolution{Resolution::missing, {}, {}};
+        if (in_toolkit(i)) return Resolution{Resolution::toolkit, {}};
+    return Resolution{Resolution::missing, {}};
 }
 
 namespace {
@@ -182,10 +214,10 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
                                  const std::vector<std::string>& pre_includes)
 {
     IncludeScan scan;
-    Lookup lookup{search, std::nullopt, {}};
+    Lookup lookup(search);
     std::map<std::string, IncludedHeader> headers;
     std::set<std::string> unresolved, computed;
-    std::set<fs::path> seen;
+    std::unordered_map<std::string, std::string> label_of_seen;  ///< native path -> key name
     FileIncludes main = list_includes(source);
     // Files still to read: the including file (for messages and the folder
     // quoted includes start in) and its directives.
@@ -205,13 +237,15 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
                               searched_folders(file.parent_path(), true, search, late_dir_) +
                               "(guard it with #if __has_include(\"" + include.name + "\") if it is optional)");
         }
-        if (!seen.insert(r.path).second) return {r.label, r.path};
+        auto [seen, first] = label_of_seen.try_emplace(r.path.native());
+        if (!first) return {seen->second, r.path};
+        std::string label = seen->second = lookup.label_of(r.path);
         const FileFacts& header = facts(r.path);
-        headers[r.label] = IncludedHeader{r.label, r.path, header.sha256};
+        headers[label] = IncludedHeader{label, r.path, header.sha256};
         for (const auto& [line, operand] : header.includes.computed)
-            computed.insert(r.label + ":" + std::to_string(line) + ": #include " + operand);
+            computed.insert(label + ":" + std::to_string(line) + ": #include " + operand);
         pending.emplace_back(r.path, &header.includes);
-        return {r.label, r.path};
+        return {label, r.path};
     };
 
     for (const auto& name : pre_includes) {
@@ -228,7 +262,7 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
         for (const auto& include : includes->includes) visit(file, include);
     }
     for (auto& [label, header] : headers) scan.headers.push_back(std::move(header));
-    scan.absent.assign(lookup.absent.begin(), lookup.absent.end());
+    scan.absent = lookup.absent_labels();
     scan.unresolved.assign(unresolved.begin(), unresolved.end());
     scan.computed.assign(computed.begin(), computed.end());
     return scan;

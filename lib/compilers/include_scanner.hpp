@@ -21,6 +21,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ck {
@@ -100,16 +101,24 @@ private:
     struct Resolution {
         enum State { found, toolkit, missing } state;
         std::filesystem::path path;
-        std::string label;
+    };
+    /// `dir / name`, made normal, and whether it is a regular file.
+    struct Candidate {
+        std::filesystem::path path;
+        bool regular = false;
     };
     const FileFacts& facts(const std::filesystem::path& path);
+    const Candidate& candidate(const std::filesystem::path& dir, const std::string& name);
     std::optional<SearchDir> late_search_dir();
     Resolution resolve(const IncludeDirective& include, const std::filesystem::path& including_dir, Lookup& lookup);
 
     std::function<std::optional<std::filesystem::path>()> late_dir_probe_;
     bool late_dir_asked_ = false;
     std::optional<std::filesystem::path> late_dir_;
-    std::map<std::filesystem::path, FileFacts> facts_;  ///< read once per scanner: every kernel of a build shares them
+    // Read and looked up once per scanner: the kernels of a build share most
+    // headers, and a warm build is little more than these lookups.
+    std::unordered_map<std::string, FileFacts> facts_;
+    std::unordered_map<std::string, Candidate> candidates_;
 };
 
 }  // namespace ck

@@ -1,5 +1,8 @@
 #include "signatures/cpp_lexer.hpp"
 
+#include <algorithm>
+#include <utility>
+
 namespace ck::signatures {
 
 namespace {
@@ -26,18 +29,32 @@ bool is_blank(char c)
 }
 
 // Phase 2: drops every backslash-newline (blanks between them tolerated, as
-// GCC does) and CRLF's CR, remembering each remaining character's line.
+// GCC does) and CRLF's CR. The line of a remaining character is kept as the
+// positions where the line number changes, not one number per character: a
+// header of 100 kB is read on every warm build.
 struct SplicedText {
     std::string text;
-    std::vector<int> lines;
+    std::vector<std::pair<std::size_t, int>> line_from;  ///< (first position, its line), ascending
+
+    int line_at(std::size_t position) const
+    {
+        auto after = std::upper_bound(line_from.begin(), line_from.end(), position,
+                                      [](std::size_t p, const auto& entry) { return p < entry.first; });
+        return std::prev(after)->second;
+    }
 };
 
 SplicedText splice(std::string_view source)
 {
     SplicedText out;
     out.text.reserve(source.size());
-    out.lines.reserve(source.size());
+    out.line_from.emplace_back(0, 1);
     int line = 1;
+    auto next_line = [&] {
+        ++line;
+        if (out.line_from.back().first == out.text.size()) out.line_from.back().second = line;
+        else out.line_from.emplace_back(out.text.size(), line);
+    };
     for (std::size_t i = 0; i < source.size(); ++i) {
         char c = source[i];
         if (c == '\\') {
@@ -45,22 +62,24 @@ SplicedText splice(std::string_view source)
             while (j < source.size() && (source[j] == ' ' || source[j] == '\t')) ++j;
             if (j < source.size() && source[j] == '\r' && j + 1 < source.size() && source[j + 1] == '\n') ++j;
             if (j < source.size() && source[j] == '\n') {
-                ++line;
+                next_line();
                 i = j;
                 continue;
             }
         }
         if (c == '\r' && i + 1 < source.size() && source[i + 1] == '\n') continue;
         out.text.push_back(c);
-        out.lines.push_back(line);
-        if (c == '\n') ++line;
+        if (c == '\n') next_line();
     }
     return out;
 }
 
 class Lexer {
 public:
-    explicit Lexer(std::string_view source) : spliced_(splice(source)), text_(spliced_.text) {}
+    Lexer(std::string_view source, LexScope scope)
+        : spliced_(splice(source)), text_(spliced_.text), all_(scope == LexScope::all)
+    {
+    }
 
     std::vector<CppToken> run()
     {
@@ -75,14 +94,11 @@ private:
         return at_ + ahead < text_.size() ? text_[at_ + ahead] : '\0';
     }
 
-    int line_at(std::size_t position) const
-    {
-        return position < spliced_.lines.size() ? spliced_.lines[position] : last_line();
-    }
+    int line_at(std::size_t position) const { return spliced_.line_at(position); }
 
-    int last_line() const { return spliced_.lines.empty() ? 1 : spliced_.lines.back(); }
+    int last_line() const { return text_.empty() ? 1 : line_at(text_.size() - 1); }
 
-    void emit(CppToken::Kind kind, std::string text, std::size_t start)
+    void emit(CppToken::Kind kind, std::string_view text, std::size_t start)
     {
         // A header name may follow `#include` or `__has_include (`, nothing else.
         bool has_include = kind == CppToken::Kind::identifier &&
@@ -90,11 +106,12 @@ private:
         header_name_next_ = (kind == CppToken::Kind::directive && is_include_directive(text)) ||
                             (has_include_open_ && text == "(");
         has_include_open_ = has_include;
-        tokens_.push_back({kind, std::move(text), line_at(start), start == last_end_});
+        if (all_ || in_directive_)
+            tokens_.push_back({kind, std::string(text), line_at(start), start == last_end_});
         last_end_ = at_;
     }
 
-    static bool is_include_directive(const std::string& name)
+    static bool is_include_directive(std::string_view name)
     {
         return name == "include" || name == "include_next" || name == "import";
     }
@@ -106,7 +123,7 @@ private:
         std::size_t end = text_.find_first_of(std::string(1, close) + "\n", at_ + 1);
         if (end == std::string::npos || text_[end] != close) return false;
         at_ = end + 1;
-        emit(CppToken::Kind::header_name, text_.substr(start, at_ - start), start);
+        emit(CppToken::Kind::header_name, std::string_view(text_).substr(start, at_ - start), start);
         return true;
     }
 
@@ -149,7 +166,7 @@ private:
         while (at_ < text_.size() && is_identifier_char(text_[at_])) ++at_;
         in_directive_ = true;
         line_start_ = false;
-        emit(CppToken::Kind::directive, text_.substr(name_start, at_ - name_start), start);
+        emit(CppToken::Kind::directive, std::string_view(text_).substr(name_start, at_ - name_start), start);
     }
 
     void token()
@@ -159,10 +176,10 @@ private:
         if (header_name_next_ && (c == '<' || c == '"') && header_name(start)) return;
         if (is_identifier_start(c)) {
             while (at_ < text_.size() && is_identifier_char(text_[at_])) ++at_;
-            std::string word = text_.substr(start, at_ - start);
+            std::string_view word = std::string_view(text_).substr(start, at_ - start);
             if (peek() == '"' && is_raw_prefix(word) && raw_string()) return emit(CppToken::Kind::literal, "\"\"", start);
             if ((peek() == '"' || peek() == '\'') && is_literal_prefix(word)) return literal(start);
-            return emit(CppToken::Kind::identifier, std::move(word), start);
+            return emit(CppToken::Kind::identifier, word, start);
         }
         if (is_digit(c) || (c == '.' && is_digit(peek(1)))) return number(start);
         if (c == '"' || c == '\'') return literal(start);
@@ -170,19 +187,19 @@ private:
             std::string_view p(punctuator);
             if (text_.compare(at_, p.size(), p) == 0) {
                 at_ += p.size();
-                return emit(CppToken::Kind::punctuator, std::string(p), start);
+                return emit(CppToken::Kind::punctuator, p, start);
             }
         }
         ++at_;
-        emit(CppToken::Kind::punctuator, std::string(1, c), start);
+        emit(CppToken::Kind::punctuator, std::string_view(text_).substr(start, 1), start);
     }
 
-    static bool is_raw_prefix(const std::string& word)
+    static bool is_raw_prefix(std::string_view word)
     {
         return word == "R" || word == "LR" || word == "uR" || word == "UR" || word == "u8R";
     }
 
-    static bool is_literal_prefix(const std::string& word)
+    static bool is_literal_prefix(std::string_view word)
     {
         return word == "L" || word == "u" || word == "U" || word == "u8";
     }
@@ -212,7 +229,7 @@ private:
         while (at_ < text_.size() && text_[at_] != quote && text_[at_] != '\n') at_ += text_[at_] == '\\' ? 2 : 1;
         if (at_ < text_.size() && text_[at_] == quote) ++at_;
         if (at_ > text_.size()) at_ = text_.size();
-        emit(CppToken::Kind::literal, std::string(2, quote), start);
+        emit(CppToken::Kind::literal, quote == '"' ? "\"\"" : "''", start);
     }
 
     void number(std::size_t start)
@@ -229,11 +246,12 @@ private:
             else
                 break;
         }
-        emit(CppToken::Kind::number, text_.substr(start, at_ - start), start);
+        emit(CppToken::Kind::number, std::string_view(text_).substr(start, at_ - start), start);
     }
 
     SplicedText spliced_;
     const std::string& text_;
+    bool all_;
     std::size_t at_ = 0;
     std::size_t last_end_ = std::string::npos;
     bool line_start_ = true;
@@ -245,9 +263,9 @@ private:
 
 }  // namespace
 
-std::vector<CppToken> lex_cpp(std::string_view source)
+std::vector<CppToken> lex_cpp(std::string_view source, LexScope scope)
 {
-    return Lexer(source).run();
+    return Lexer(source, scope).run();
 }
 
 }  // namespace ck::signatures

@@ -30,8 +30,17 @@ struct CppToken {
     bool glued = false;  ///< no white space or comment between it and the token before
 };
 
+/// Which tokens lex_cpp returns.
+enum class LexScope {
+    all,         ///< every token
+    directives,  ///< only the directives' tokens (the text between them is still read, so that a
+                 ///< comment or string cannot hide or fake one); the include scanner's cheap pass
+};
+
 /// The tokens of `source`, in order. A directive is a `directive` token, the
-/// tokens of its line, then `directive_end`.
-std::vector<CppToken> lex_cpp(std::string_view source);
+/// tokens of its line, then `directive_end`. With LexScope::directives the
+/// result is exactly the directive tokens of the LexScope::all result, with
+/// their `glued` flags.
+std::vector<CppToken> lex_cpp(std::string_view source, LexScope scope = LexScope::all);
 
 }  // namespace ck::signatures
