@@ -10,7 +10,9 @@ build=${BUILD:-build-gpu}
 out=${1:-.ck-gpu}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/src-root/share/examples"
-for b in tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead share/particles-app tools/cunumpy-kernels; do
+binaries=(tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead share/particles-app tools/cunumpy-kernels)
+ninja -C "$build" "${binaries[@]}"  # scripts/setup builds only the tool and the library (tool-and-library)
+for b in "${binaries[@]}"; do
   strip --strip-debug -o "$out/bin/$(basename "$b")" "$build/$b"
 done
 strip --strip-debug -o "$out/lib/libcunumpy-kernels.so.0" "$build/lib/libcunumpy-kernels.so.0"
