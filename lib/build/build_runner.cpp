@@ -159,7 +159,23 @@ private:
                 return dir;
             };
         if (!identity) return;
-        context.planner = std::make_unique<CudaPlanner>(config(), *identity, resolver, compiler_facts(*context.compiler));
+        std::optional<std::string> host;
+        try {
+            host = context.compiler->host_compiler_identity(
+                host_compiler_option(config(), context.compiler->environment()), may_start_tools());
+        } catch (const ToolchainError& error) {
+            if (may_start_tools()) throw;
+            context.unknown = error.what();
+            return;
+        }
+        if (!host) {
+            context.unknown = "no record of the version of nvcc's host compiler in " +
+                              (context.location.root / ".probes").string() +
+                              " (status starts no compiler): run `cunumpy-kernels build` once";
+            return;
+        }
+        context.planner = std::make_unique<CudaPlanner>(config(), with_host_compiler(*identity, *host), resolver,
+                                                        compiler_facts(*context.compiler));
         warn_about_compiler_inputs(*context.planner, context.compiler->environment());
     }
 

@@ -43,19 +43,45 @@ std::vector<SearchDir> labelled(const std::vector<fs::path>& dirs, const std::st
     return out;
 }
 
+// Every option the planner passes on: the environment's prepended flags, the
+// configured options, the environment's appended flags.
+CompilerOptions all_options(const Config& config, const CompilerEnvironment& environment)
+{
+    CompilerOptions options = parse_flags(environment.prepend_flags, "NVCC_PREPEND_FLAGS");
+    append_compiler_options(options, parse_compiler_options(config.options, "compiler option"));
+    append_compiler_options(options, parse_flags(environment.append_flags, "NVCC_APPEND_FLAGS"));
+    return options;
+}
+
 }  // namespace
+
+std::optional<std::string> host_compiler_option(const Config& config, const CompilerEnvironment& environment)
+{
+    std::optional<std::string> ccbin;
+    const std::vector<std::string> keyed = all_options(config, environment).keyed;
+    for (std::size_t i = 0; i < keyed.size(); ++i) {
+        for (const std::string name : {"-ccbin", "--compiler-bindir"}) {
+            if (keyed[i] == name && i + 1 < keyed.size()) ccbin = keyed[i + 1];
+            else if (keyed[i].rfind(name + "=", 0) == 0) ccbin = keyed[i].substr(name.size() + 1);
+        }
+    }
+    return ccbin;
+}
+
+std::string with_host_compiler(const std::string& compiler_identity, const std::string& host_identity)
+{
+    return host_identity.empty() ? compiler_identity : compiler_identity + "; " + host_identity;
+}
 
 CudaPlanner::CudaPlanner(const Config& config, std::string compiler_identity, CunumpyDirResolver cunumpy_dir,
                          CompilerFacts facts)
     : config_(config),
       compiler_identity_(std::move(compiler_identity)),
       facts_(std::move(facts)),
-      options_(parse_flags(facts_.environment.prepend_flags, "NVCC_PREPEND_FLAGS")),
+      options_(all_options(config, facts_.environment)),
       targets_(cuda_targets(config)),
       scanner_(std::move(cunumpy_dir))
 {
-    append_compiler_options(options_, parse_compiler_options(config.options, "compiler option"));
-    append_compiler_options(options_, parse_flags(facts_.environment.append_flags, "NVCC_APPEND_FLAGS"));
 }
 
 // The compiler's order: the kernel's folder, the package's source root, the

@@ -33,6 +33,16 @@ struct CompilerFacts {
 /// The facts of `compiler`.
 CompilerFacts compiler_facts(const CudaCompiler& compiler);
 
+/// The host compiler the options of `config` and of the environment
+/// (NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS) name with `-ccbin` or
+/// `--compiler-bindir` (the last one), as CudaPlanner parses them. Throws
+/// UsageError as parse_compiler_options does.
+std::optional<std::string> host_compiler_option(const Config& config, const CompilerEnvironment& environment);
+
+/// The identity that goes into keys: the CUDA compiler's, and the host
+/// compiler's when one takes part (CudaCompiler::host_compiler_identity).
+std::string with_host_compiler(const std::string& compiler_identity, const std::string& host_identity);
+
 class CudaPlanner {
 public:
     /// `compiler_identity` is the identity() of the compiler that builds.

@@ -51,6 +51,21 @@ public:
     /// loading or starting the compiler; nothing when no record exists.
     /// `status` plans with it: it starts no compiler.
     virtual std::optional<std::string> remembered_identity() const { return std::nullopt; }
+    /// The host compiler that takes part in compiling device code, as a key
+    /// input: "" when none does (NVRTC). nvcc preprocesses the source with
+    /// `gcc -E` and hands gcc's version to cicc (`nvcc -dryrun`), so another
+    /// gcc can make another cubin. `ccbin` is the `-ccbin`/`--compiler-bindir`
+    /// of the options, if any. Answered from the probe cache while the host
+    /// compiler's file is unchanged; with `may_start` false only from there
+    /// (nothing when there is no record). Throws ToolchainError when the host
+    /// compiler must be started and fails.
+    virtual std::optional<std::string> host_compiler_identity(const std::optional<std::string>& ccbin,
+                                                              bool may_start) const
+    {
+        (void)ccbin;
+        (void)may_start;
+        return std::string();
+    }
     /// The toolkit's header folders, searched last: `<toolkit>/include`, then
     /// `<toolkit>/include/cccl`. Headers found there are not key inputs: the
     /// identity covers them.

@@ -31,6 +31,21 @@ std::string last_nonempty_line(const std::string& text)
     return last;
 }
 
+std::string first_line(const std::string& text)
+{
+    return text.substr(0, text.find('\n'));
+}
+
+// The file nvcc runs for `spec` (its -ccbin rule): a folder means the gcc in
+// it, a name without a slash is looked up in PATH.
+fs::path host_compiler_file(const std::string& spec)
+{
+    std::error_code error;
+    if (spec.find('/') == std::string::npos) return util::find_in_path(spec);
+    fs::path path = fs::absolute(spec, error);
+    return fs::is_directory(path, error) ? path / "gcc" : path;
+}
+
 std::string read_profile(const fs::path& nvcc)
 {
     try {
@@ -138,6 +153,28 @@ std::optional<std::string> NvccCompiler::remembered_identity() const
     if (!probe_) return std::nullopt;
     std::string identity = probe_->answer(nvcc_, "nvcc-identity", [] { return std::string(); });
     return identity.empty() ? std::nullopt : std::optional<std::string>(identity);
+}
+
+std::optional<std::string> NvccCompiler::host_compiler_identity(const std::optional<std::string>& ccbin,
+                                                                bool may_start) const
+{
+    std::string spec = "gcc";
+    if (ccbin) spec = *ccbin;
+    else if (environment_.keyed.contains("NVCC_CCBIN")) spec = environment_.keyed.at("NVCC_CCBIN").get<std::string>();
+    fs::path file = host_compiler_file(spec);
+    std::error_code error;
+    if (file.empty() || !fs::is_regular_file(file, error))
+        throw ToolchainError("nvcc's host compiler " + spec + " not found" + (ccbin ? " (-ccbin)" : "") +
+                             ": install gcc or point -ccbin or NVCC_CCBIN at one");
+    auto ask = [&]() -> std::string {
+        if (!may_start) return "";
+        auto result = util::run_process({file.string(), "--version"});
+        if (result.exit_code != 0) throw ToolchainError(file.string() + " --version failed:\n" + result.output);
+        return "host " + first_line(result.output);
+    };
+    std::string identity = probe_ ? probe_->answer(file, "host-compiler-identity", ask) : ask();
+    if (identity.empty()) return std::nullopt;
+    return identity;
 }
 
 CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const

@@ -16,6 +16,11 @@ public:
 
     std::string identity() const override;
     std::optional<std::string> remembered_identity() const override;
+    /// "host gcc (Debian 12.2.0-14) 12.2.0": the first line of `--version` of
+    /// the compiler nvcc runs: `ccbin` (a file, a folder holding gcc, or a
+    /// name in PATH), else NVCC_CCBIN, else gcc in PATH.
+    std::optional<std::string> host_compiler_identity(const std::optional<std::string>& ccbin,
+                                                      bool may_start) const override;
     std::vector<std::filesystem::path> toolkit_include_dirs() const override;
     const CompilerEnvironment& environment() const override { return environment_; }
     /// Compiles with `-MMD`: every file nvcc reports reading, but the source

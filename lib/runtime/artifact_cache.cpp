@@ -89,10 +89,14 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
         // The runtime never starts nvcc: only an identity `build` recorded.
         try {
             NvccCompiler nvcc(cuda_root_of(config_), probe_.get());
-            identity = nvcc.remembered_identity().value_or("");
+            auto host = nvcc.host_compiler_identity(host_compiler_option(config_, nvcc.environment()), false);
+            auto nvcc_identity = nvcc.remembered_identity();
+            identity = nvcc_identity && host ? with_host_compiler(*nvcc_identity, *host) : "";
             facts_ = compiler_facts(nvcc);
         } catch (const ToolchainError&) {
             // No nvcc here: as without NVRTC.
+        } catch (const UsageError&) {
+            // Options nvcc cannot take: the planner reports them when a kernel is planned.
         }
     }
     identity_known_ = !identity.empty();

@@ -224,6 +224,55 @@ def test_nvcc_ccbin_is_keyed(run, tree, tmp_path):
     assert build.reason(env={"NVCC_CCBIN": gcc}) == f'environment variable NVCC_CCBIN: unset -> "{gcc}"'
 
 
+def fake_gcc(folder, version):
+    """A gcc that nvcc can run (the real one) but that names another version."""
+    folder.mkdir(parents=True, exist_ok=True)
+    gcc = folder / "gcc"
+    gcc.write_text(f'#!/bin/sh\n[ "$1" = --version ] && {{ echo "gcc (fake) {version}"; exit 0; }}\n'
+                   f'exec {shutil.which("gcc")} "$@"\n')
+    gcc.chmod(0o755)
+    return gcc
+
+
+def test_nvccs_host_compiler_version_is_keyed_wherever_it_comes_from(run, tree, tmp_path):
+    # nvcc preprocesses with gcc and hands its version to cicc: another gcc,
+    # another cubin. Found in PATH, named by -ccbin (a file or a folder), or by NVCC_CCBIN.
+    build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}")
+    report, _ = build.report()
+    real = report["jobs"][0]
+    assert "; host gcc " in json.loads((Path(real["entry"]) / "manifest.json").read_text())["inputs"]["compiler"]
+    fake = tmp_path / "fakebin"
+    fake_gcc(fake, "99.1")
+    path = {"PATH": f"{fake}:{run.env['PATH']}"}
+    reason = build.reason(env=path)
+    assert reason.startswith("compiler: ") and reason.endswith("; host gcc (fake) 99.1"), reason
+    assert "1 built" in summary(build(env=path))
+    assert build.reason(env=path) == "(cached)"
+    # status starts no compiler: it keys with the version build recorded.
+    status = run("status", "--compiler", "nvcc", "--cache-dir", build.cache,
+                 f"--compiler-option=-I{tree.parent / 'inc'}", tree, env=path, check=0)
+    cuda_state = status.stdout.strip().splitlines()[-1].split("host:host; ")[-1]
+    assert cuda_state == "built: sm_90", status.stdout
+    fake_gcc(fake, "99.2")  # the same file, upgraded in place
+    assert build.reason(env=path).endswith("; host gcc (fake) 99.2")
+    # Without the fake first in PATH, the first entry serves again.
+    assert build.reason() == "(cached)"
+    # -ccbin as a file and as a folder, and NVCC_CCBIN, take the same rule.
+    other = fake_gcc(tmp_path / "otherbin", "98.0")
+    for flags, env in [([f"--compiler-option=-ccbin={other}"], None),
+                       ([f"--compiler-option=--compiler-bindir", f"--compiler-option={other.parent}"], None),
+                       ([], {"NVCC_CCBIN": str(other)})]:
+        manifest = build.manifest(*flags, env=env)
+        assert manifest["inputs"]["compiler"].endswith("; host gcc (fake) 98.0"), flags
+
+
+def test_a_missing_host_compiler_fails_the_nvcc_build_with_its_name(run, tree, tmp_path):
+    build = Build(run, tree, tmp_path, "nvcc", "--compiler-option=-ccbin=/nonexistent/gcc-77")
+    result = build(check=None)
+    assert result.returncode != 0
+    assert "nvcc's host compiler /nonexistent/gcc-77 not found (-ccbin)" in result.stderr
+
+
 @pytest.mark.parametrize("variable", ["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "INCLUDES", "SYSTEM_INCLUDES",
                                       "PTXAS_FLAGS", "CUDAFE_FLAGS"])
 def test_variables_nvcc_would_read_behind_the_keys_back_are_removed(run, tree, tmp_path, variable):
