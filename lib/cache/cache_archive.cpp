@@ -4,6 +4,7 @@
 #include "cunumpy_kernels/error.hpp"
 
 #include "cache/entry_check.hpp"
+#include "compilers/artifact_check.hpp"
 #include "cache/temporary_name.hpp"
 #include "util/file_util.hpp"
 
@@ -180,6 +181,13 @@ Manifest checked_manifest(const fs::path& archive, const std::string& key, const
         auto file = files.find(artifact.file);
         if (file == files.end() || file->second.size() != artifact.size || sha256_hex(file->second) != artifact.sha256)
             throw CacheError(where + ": " + artifact.file + " is missing or does not match its checksum; nothing was imported");
+        // An archive is untrusted: what it carries passes the checks a build's
+        // artifacts pass before they are published (loadable, the right target, the entry).
+        try {
+            check_artifact(file->second, ArtifactExpectation{artifact.file, artifact.target, manifest.entry_symbol});
+        } catch (const ArtifactCheckError& error) {
+            throw CacheError(where + ": " + error.what() + "; nothing was imported");
+        }
     }
     return manifest;
 }

@@ -5,6 +5,7 @@
 #include "cache/cunumpy_entry.hpp"
 #include "cache/entry_check.hpp"
 #include "cache/entry_removal.hpp"
+#include "compilers/artifact_check.hpp"
 #include "util/file_util.hpp"
 
 #include <algorithm>
@@ -149,6 +150,13 @@ std::string entry_problem(const EntryInfo& entry)
         if (error) return artifact.file + ": missing";
         if (size != artifact.size) return artifact.file + ": " + std::to_string(size) + " bytes, manifest says " + std::to_string(artifact.size);
         if (sha256_file(file) != artifact.sha256) return artifact.file + ": SHA-256 mismatch";
+        if (entry.kind != "cuda") continue;
+        // What a build checks before publishing, for entries that came another way.
+        try {
+            check_artifact(util::read_file(file), ArtifactExpectation{artifact.file, artifact.target, m.entry_symbol});
+        } catch (const ArtifactCheckError& error) {
+            return error.what();
+        }
     }
     return "";
 }

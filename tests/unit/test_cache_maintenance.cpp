@@ -2,6 +2,7 @@
 #include "cunumpy_kernels/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/cunumpy_entry.hpp"
+#include "crafted_cubin.hpp"
 #include "temp_tree.hpp"
 #include "util/file_util.hpp"
 
@@ -17,9 +18,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Publishes a sound entry whose key is the hash of its inputs.
+// Publishes a sound entry whose key is the hash of its inputs; its cubin
+// passes the load checks and carries `bytes` after it.
 std::string publish(const fs::path& root, const std::string& module, const std::string& bytes,
-                    const std::string& built_at = "2026-01-01T00:00:00Z")
+                    const std::string& built_at = "2026-01-01T00:00:00Z", const std::string* cubin = nullptr)
 {
     Manifest m;
     m.kind = "cuda";
@@ -31,7 +33,8 @@ std::string publish(const fs::path& root, const std::string& module, const std::
     m.key = cache_key(m.inputs);
     m.built_at = built_at;
     EntryWriter writer(root, "cuda", m.key);
-    m.artifacts.push_back(writer.add_file(m.kernel + ".sm_90.cubin", "sm_90", bytes));
+    m.artifacts.push_back(
+        writer.add_file(m.kernel + ".sm_90.cubin", "sm_90", cubin ? *cubin : test::loadable_cubin(m.kernel, bytes)));
     writer.commit(m);
     return m.key;
 }
@@ -101,7 +104,10 @@ TEST_CASE("verify finds corrupt artifacts, forged keys and unreadable manifests"
     std::string broken = publish(tree.root(), "sim.kernels.sort", "sort cubin");
     CHECK(verify_entries(store, false).empty());
 
-    util::write_file_synced(store.entry_dir("cuda", corrupt) / "deposit.sm_90.cubin", "deposit cubiN");
+    fs::path cubin = store.entry_dir("cuda", corrupt) / "deposit.sm_90.cubin";
+    std::string tampered = util::read_file(cubin);
+    tampered.back() = 'N';  // the same size, another checksum
+    util::write_file_synced(cubin, tampered);
     util::write_file_synced(store.entry_dir("cuda", broken) / "manifest.json", "{");
     auto findings = verify_entries(store, false);
     REQUIRE(findings.size() == 2);
@@ -116,6 +122,29 @@ TEST_CASE("verify finds corrupt artifacts, forged keys and unreadable manifests"
     CHECK(findings[0].removed);
     CHECK(verify_entries(store, false).empty());
     CHECK(store.find("cuda", good));
+    CHECK(list_entries(store).size() == 1);
+}
+
+TEST_CASE("verify finds an entry no build would publish: 1 of 3 unloadable (relocatable, another architecture)")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    publish(tree.root(), "sim.kernels.push", "push");
+    test::CraftedCubin relocatable;
+    relocatable.type = ET_REL;
+    std::string rel = test::craft(relocatable);
+    publish(tree.root(), "sim.kernels.push2", "", "2026-01-01T00:00:00Z", &rel);
+    test::CraftedCubin sm_80;
+    sm_80.flags = 0x06005004;
+    sm_80.symbols = {{"push3"}};
+    std::string other = test::craft(sm_80);
+    publish(tree.root(), "sim.kernels.push3", "", "2026-01-01T00:00:00Z", &other);
+    auto findings = verify_entries(store, true);
+    REQUIRE(findings.size() == 2);
+    std::string all = findings[0].problem + "\n" + findings[1].problem;
+    CHECK(all.find("check 'executable' failed") != std::string::npos);
+    CHECK(all.find("check 'architecture' failed") != std::string::npos);
+    CHECK(findings[0].removed);
     CHECK(list_entries(store).size() == 1);
 }
 
@@ -266,7 +295,9 @@ TEST_CASE("export then import reproduces every sound CUDA entry, naming the 2 le
     CHECK(exported.skipped == 2);
     REQUIRE(exported.left_out.size() == 2);
     std::string reasons = exported.left_out[0].reason + "\n" + exported.left_out[1].reason;
-    CHECK_MESSAGE(reasons.find("unsound (deposit.sm_90.cubin: 8 bytes, manifest says 13)") != std::string::npos, reasons);
+    std::string recorded = std::to_string(test::loadable_cubin("deposit", "deposit cubin").size());
+    CHECK_MESSAGE(reasons.find("unsound (deposit.sm_90.cubin: 8 bytes, manifest says " + recorded + ")") != std::string::npos,
+                  reasons);
     std::string host_reason = "host (Pyccel) build of sim.kernels.push: it holds absolute paths into " + from.root().string();
     CHECK_MESSAGE(reasons.find(host_reason) != std::string::npos, reasons);
 
@@ -319,6 +350,21 @@ TEST_CASE("import rejects untrusted archives whole")
         std::string prefix = "cuda/" + real_key.substr(0, 2) + "/" + real_key + "/";
         write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest}, {prefix + "push.sm_90.cubin", "evil cubin"}});
         CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("does not match its checksum"), CacheError);
+    }
+    SUBCASE("a relocatable cubin with a matching manifest and checksum")
+    {
+        test::TempTree source;
+        EntryStore real(source.root());
+        test::CraftedCubin relocatable;
+        relocatable.type = ET_REL;
+        std::string rel = test::craft(relocatable);
+        std::string real_key = publish(source.root(), "sim.kernels.push", "", "2026-01-01T00:00:00Z", &rel);
+        std::string prefix = "cuda/" + real_key.substr(0, 2) + "/" + real_key + "/";
+        std::string manifest = util::read_file(real.entry_dir("cuda", real_key) / "manifest.json");
+        write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest}, {prefix + "push.sm_90.cubin", rel}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"),
+                             doctest::Contains("check 'executable' failed"), CacheError);
+        CHECK(list_entries(store).empty());
     }
     SUBCASE("a manifest whose key is not the hash of its inputs")
     {
