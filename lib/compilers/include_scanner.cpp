@@ -68,13 +68,14 @@ FileIncludes list_includes(const std::string& source)
             guards.back().insert(guards.back().end(), more.begin(), more.end());
         } else if (name == "endif" && !guards.empty()) {
             guards.pop_back();
-        } else if (name == "include" && body < end && tokens[body].kind == Kind::header_name) {
+        } else if ((name == "include" || name == "include_next") && body < end && tokens[body].kind == Kind::header_name) {
             const std::string& header = tokens[body].text;
-            IncludeDirective include{header.substr(1, header.size() - 2), header[0] == '"', tokens[i].line, false};
+            IncludeDirective include{header.substr(1, header.size() - 2), header[0] == '"', tokens[i].line, false,
+                                     name == "include_next"};
             for (const auto& frame : guards)
                 include.guarded = include.guarded || std::count(frame.begin(), frame.end(), include.name) > 0;
             out.includes.push_back(std::move(include));
-        } else if (name == "include" && body < end) {
+        } else if ((name == "include" || name == "include_next") && body < end) {
             out.computed.emplace_back(tokens[i].line, spelled(tokens, body, end));
         }
         i = end;
@@ -163,30 +164,44 @@ std::optional<SearchDir> IncludeScanner::late_search_dir()
     return SearchDir{*late_dir_, "<cunumpy>"};
 }
 
-IncludeScanner::Resolution IncludeScanner::resolve(const IncludeDirective& include, const fs::path& including_dir,
-                                                   Lookup& lookup)
+// The compiler's search, as places in order: the `-I` folders, cunumpy's
+// folder (asked for only when the search reaches it), the toolkit's include
+// folder, the `-isystem` folders, the toolkit's other folders.
+IncludeScanner::Resolution IncludeScanner::resolve(const IncludeDirective& include, const fs::path& including_file,
+                                                   std::size_t including_place, Lookup& lookup)
 {
     const IncludeSearch& search = lookup.search;
-    auto in = [&](const fs::path& dir) -> std::optional<Resolution> {
-        const Candidate& c = candidate(dir, include.name);
-        if (lookup.holds(c)) return Resolution{Resolution::found, c.path};
-        return std::nullopt;
+    const std::size_t dirs = search.dirs.size(), late = dirs, toolkit = dirs + 1, system = dirs + 2;
+    const std::size_t places = system + search.system_dirs.size() + (search.toolkit_dirs.size() > 1 ? search.toolkit_dirs.size() - 1 : 0);
+    auto folder_of = [&](std::size_t place) -> const fs::path* {
+        if (place < dirs) return &search.dirs[place].dir;
+        if (place == late) {
+            if (!lookup.late) lookup.late = late_search_dir();
+            return lookup.late ? &lookup.late->dir : nullptr;
+        }
+        if (place >= system && place - system < search.system_dirs.size()) return &search.system_dirs[place - system].dir;
+        return nullptr;
     };
-    auto in_toolkit = [&](std::size_t i) {
-        return i < search.toolkit_dirs.size() && candidate(search.toolkit_dirs[i], include.name).regular;
+    auto toolkit_dir = [&](std::size_t place) -> const fs::path* {
+        if (place != toolkit && place < system + search.system_dirs.size()) return nullptr;
+        std::size_t i = place == toolkit ? 0 : place - system - search.system_dirs.size() + 1;
+        return i < search.toolkit_dirs.size() ? &search.toolkit_dirs[i] : nullptr;
     };
-    if (include.quoted)
-        if (auto r = in(including_dir)) return *r;
-    for (const auto& dir : search.dirs)
-        if (auto r = in(dir.dir)) return *r;
-    if (!lookup.late) lookup.late = late_search_dir();
-    if (lookup.late)
-        if (auto r = in(lookup.late->dir)) return *r;
-    if (in_toolkit(0)) return Resolution{Resolution::toolkit, {}};
-    for (const auto& dir : search.system_dirs)
-        if (auto r = in(dir.dir)) return *r;
-    for (std::size_t i = 1; i < search.toolkit_dirs.size(); ++i)
-        if (in_toolkit(i)) return Resolution{Resolution::toolkit, {}};
+    // `#include_next` goes on after the place that held the including file;
+    // from the start when it was found in none (GCC treats it as #include).
+    std::size_t first = include.next && including_place != Resolution::none ? including_place + 1 : 0;
+    if (include.quoted && !include.next) {
+        const Candidate& beside = candidate(including_file.parent_path(), include.name);
+        if (lookup.holds(beside)) return Resolution{Resolution::found, beside.path};
+    }
+    for (std::size_t place = first; place < places; ++place) {
+        if (const fs::path* dir = toolkit_dir(place)) {
+            if (candidate(*dir, include.name).regular) return Resolution{Resolution::toolkit, {}, place};
+        } else if (const fs::path* folder = folder_of(place)) {
+            const Candidate& c = candidate(*folder, include.name);
+            if (lookup.holds(c)) return Resolution{Resolution::found, c.path, place};
+        }
+    }
     return Resolution{Resolution::missing, {}};
 }
 
@@ -221,11 +236,17 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
     FileIncludes main = list_includes(source);
     // Files still to read: the including file (for messages and the folder
     // quoted includes start in) and its directives.
-    std::vector<std::pair<fs::path, const FileIncludes*>> pending;
+    struct Pending {
+        fs::path file;
+        std::size_t place;  ///< where the search found it, for its #include_next
+        const FileIncludes* includes;
+    };
+    std::vector<Pending> pending;
 
     // Follows one directive; returns the key name and the file of what it found.
-    auto visit = [&](const fs::path& file, const IncludeDirective& include) -> std::pair<std::string, fs::path> {
-        Resolution r = resolve(include, file.parent_path(), lookup);
+    auto visit = [&](const fs::path& file, std::size_t place,
+                     const IncludeDirective& include) -> std::pair<std::string, fs::path> {
+        Resolution r = resolve(include, file, place, lookup);
         if (r.state == Resolution::toolkit) return {"<cuda>/" + include.name, include.name};
         if (r.state == Resolution::missing) {
             bool cunumpy = include.name.rfind("cunumpy/", 0) == 0;
@@ -244,22 +265,22 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
         headers[label] = IncludedHeader{label, r.path, header.sha256};
         for (const auto& [line, operand] : header.includes.computed)
             computed.insert(label + ":" + std::to_string(line) + ": #include " + operand);
-        pending.emplace_back(r.path, &header.includes);
+        pending.push_back({r.path, r.place, &header.includes});
         return {label, r.path};
     };
 
     for (const auto& name : pre_includes) {
-        auto [label, file] = visit(source_file, IncludeDirective{name, true, 0, false});
+        auto [label, file] = visit(source_file, Resolution::none, IncludeDirective{name, true, 0, false, false});
         scan.pre_includes.push_back(label);
         scan.pre_include_files.push_back(file);
     }
     for (const auto& [line, operand] : main.computed)
         computed.insert(source_file.filename().string() + ":" + std::to_string(line) + ": #include " + operand);
-    pending.emplace_back(source_file, &main);
+    pending.push_back({source_file, Resolution::none, &main});
     while (!pending.empty()) {
-        auto [file, includes] = pending.back();
+        Pending next = pending.back();
         pending.pop_back();
-        for (const auto& include : includes->includes) visit(file, include);
+        for (const auto& include : next.includes->includes) visit(next.file, next.place, include);
     }
     for (auto& [label, header] : headers) scan.headers.push_back(std::move(header));
     scan.absent = lookup.absent_labels();

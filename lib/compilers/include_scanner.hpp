@@ -7,7 +7,7 @@
 // folders (see IncludeSearch): a quoted include is searched beside the
 // including file, then in `dirs`; an angle include in `dirs` only; then, for
 // both, the toolkit's include folder, `system_dirs`, the toolkit's cccl
-// folder. Toolkit headers end the search and are not followed: the compiler's
+// folder. `#include_next` goes on after the folder that held the including file. Toolkit headers end the search and are not followed: the compiler's
 // identity covers them. An angle include found nowhere is a system header;
 // a quoted one found nowhere is an error (file:line and the folders searched)
 // unless a `__has_include` of the same name guards it. Directives are read
@@ -64,6 +64,9 @@ struct IncludeDirective {
     bool quoted = false;
     int line = 0;
     bool guarded = false;  ///< inside an `#if` that tests `__has_include` of this name
+    /// `#include_next`: the search goes on after the folder where the including
+    /// file was found (GCC's rule; a plain include when it was found in none).
+    bool next = false;
 };
 
 /// The `#include` directives of a source and its computed includes
@@ -101,6 +104,8 @@ private:
     struct Resolution {
         enum State { found, toolkit, missing } state;
         std::filesystem::path path;
+        std::size_t place = none;  ///< where in the search it was found; `none` beside the including file
+        static constexpr std::size_t none = static_cast<std::size_t>(-1);
     };
     /// `dir / name`, made normal, and whether it is a regular file.
     struct Candidate {
@@ -110,7 +115,9 @@ private:
     const FileFacts& facts(const std::filesystem::path& path);
     const Candidate& candidate(const std::filesystem::path& dir, const std::string& name);
     std::optional<SearchDir> late_search_dir();
-    Resolution resolve(const IncludeDirective& include, const std::filesystem::path& including_dir, Lookup& lookup);
+    /// `including_place`: where the including file was found (Resolution::place).
+    Resolution resolve(const IncludeDirective& include, const std::filesystem::path& including_file,
+                       std::size_t including_place, Lookup& lookup);
 
     std::function<std::optional<std::filesystem::path>()> late_dir_probe_;
     bool late_dir_asked_ = false;

@@ -150,6 +150,20 @@ def test_keyed_options_name_themselves_and_unknown_ones_warn_once(run, tree, tmp
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
+def test_a_header_reached_through_include_next_is_in_the_key(run, tree, tmp_path, compiler):
+    # inc/tune.cuh wraps the next tune.cuh in the search (inc2/); nvcc's own
+    # dependency list checks the scanner followed it.
+    inc, inc2 = tree.parent / "inc", tree.parent / "inc2"
+    inc2.mkdir()
+    (inc / "tune.cuh").write_text("#include_next <tune.cuh>\n")
+    (inc2 / "tune.cuh").write_text("#define SCALE 2.0\n")
+    build = Build(run, tree, tmp_path, compiler, f"--compiler-option=-I{inc}", f"--compiler-option=-I{inc2}")
+    assert set(build.manifest()["inputs"]["headers"]) == {"<I:0>/tune.cuh", "<I:1>/tune.cuh"}
+    (inc2 / "tune.cuh").write_text("#define SCALE 3.0\n")
+    assert build.reason() == "header <I:1>/tune.cuh changed"
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
 def test_a_header_appearing_in_an_earlier_folder_rebuilds(run, tree, tmp_path, compiler):
     build = Build(run, tree, tmp_path, compiler, f"--compiler-option=-I{tree.parent / 'inc'}")
     build()

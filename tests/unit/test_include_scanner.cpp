@@ -49,6 +49,34 @@ bool has(const std::vector<std::string>& list, const std::string& name)
 
 TEST_SUITE("include_scanner")
 {
+    TEST_CASE("#include_next goes on after the folder that held the including file, as GCC does")
+    {
+        ScanFixture f;
+        f.search.dirs.push_back({f.tree / "inc2", "<I:1>"});
+        f.tree.write("inc/wrap.cuh", "#pragma once\n#include_next <wrap.cuh>\n#define WRAPPED 1\n");
+        f.tree.write("inc2/wrap.cuh", "#define BASE 1\n");
+        IncludeScan scan = f.scan("#include <wrap.cuh>\n");
+        CHECK(names(scan) == std::vector<std::string>{"<I:0>/wrap.cuh", "<I:1>/wrap.cuh"});
+        // A wrapper that appears in a folder between the two would be read: its name is a key input.
+        f.tree.write("inc/deeper/x.cuh", "#include_next <x.cuh>\n");
+        f.search.dirs.insert(f.search.dirs.begin() + 2, {f.tree / "inc/deeper", "<I:d>"});
+        f.tree.write("inc2/x.cuh", "// base\n");
+        scan = f.scan("#include <x.cuh>\n");
+        CHECK(names(scan) == std::vector<std::string>{"<I:1>/x.cuh", "<I:d>/x.cuh"});
+        CHECK(has(scan.absent, "<I:0>/x.cuh"));
+        // Where the search found the file counts, not a folder that merely contains it.
+        f.search.dirs = {{f.kernel, "<kernel>"}, {f.tree / "src", ""}, {f.tree / "inc", "<I:0>"},
+                         {f.tree / "inc/deeper", "<I:d>"}, {f.tree / "inc2", "<I:1>"}};
+        f.tree.write("inc/deeper/z.cuh", "#include_next <z.cuh>\n");
+        f.tree.write("inc2/z.cuh", "// base\n");
+        scan = f.scan("#include <z.cuh>\n");
+        CHECK(names(scan) == std::vector<std::string>{"<I:0>/deeper/z.cuh", "<I:1>/z.cuh"});  // named by the first folder holding it
+        // An #include_next of a name found nowhere after it is a system header, as for <...>.
+        f.tree.write("inc2/last.cuh", "#include_next <last.cuh>\n");
+        scan = f.scan("#include <last.cuh>\n");
+        CHECK(names(scan) == std::vector<std::string>{"<I:1>/last.cuh"});
+    }
+
     TEST_CASE("a quoted include found through an -I folder is a key input, named by the folder's label")
     {
         ScanFixture f;
