@@ -250,10 +250,37 @@ void check_host_options(const std::string& value, const std::string& option, con
     }
 }
 
+// "-isystem /x" given as one argument (a pyproject list item, a quoted
+// flag): the user meant the option and its value. The compiler, handed one
+// word, would not split it, and its folder would escape the key; so every
+// option that takes a separate value is split here, once, for the key and
+// the compiler alike.
+std::vector<std::string> split_option_words(const std::vector<std::string>& options)
+{
+    std::vector<std::string> out;
+    for (const auto& arg : options) {
+        auto space = arg.find_first_of(" \t");
+        if (space == std::string::npos || match(arg).spec) {
+            out.push_back(arg);
+            continue;
+        }
+        Match head = match(arg.substr(0, space));
+        std::string rest = trimmed(arg.substr(space));
+        if (head.spec && head.spec->value != Value::none && !head.value && !rest.empty()) {
+            out.push_back(arg.substr(0, space));
+            out.push_back(rest);
+        } else {
+            out.push_back(arg);
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
-CompilerOptions parse_compiler_options(const std::vector<std::string>& options, const std::string& where)
+CompilerOptions parse_compiler_options(const std::vector<std::string>& given, const std::string& where)
 {
+    const std::vector<std::string> options = split_option_words(given);
     CompilerOptions parsed;
     for (std::size_t i = 0; i < options.size(); ++i) {
         const std::string& arg = options[i];
@@ -306,10 +333,11 @@ void append_compiler_options(CompilerOptions& into, const CompilerOptions& more)
     append(into.unknown, more.unknown);
 }
 
-std::vector<std::string> resolve_compiler_options(const std::vector<std::string>& options, const fs::path& base,
+std::vector<std::string> resolve_compiler_options(const std::vector<std::string>& given, const fs::path& base,
                                                   const std::string& where)
 {
-    parse_compiler_options(options, where);  // refusals and missing values, in the user's words
+    parse_compiler_options(given, where);  // refusals and missing values, in the user's words
+    const std::vector<std::string> options = split_option_words(given);
     std::vector<std::string> out;
     for (std::size_t i = 0; i < options.size(); ++i) {
         const std::string& arg = options[i];

@@ -94,6 +94,19 @@ TEST_SUITE("compiler_options")
                              doctest::Contains("--compiler-option: -arch=sm_80 is not accepted"), UsageError);
     }
 
+    TEST_CASE("an option and its value given as one argument are read as two, for the key and the compiler")
+    {
+        CompilerOptions parsed = parse_compiler_options(
+            {"-isystem /sys", "-include  pre.cuh", "--include-path /i", "-Xptxas -v", "-maxrregcount 32", "-DX=a b"},
+            "--compiler-option");
+        CHECK(parsed.system_include_dirs == std::vector<fs::path>{"/sys"});
+        CHECK(parsed.pre_includes == Strings{"pre.cuh"});
+        CHECK(parsed.include_dirs == std::vector<fs::path>{"/i"});
+        CHECK(parsed.keyed == Strings{"-Xptxas", "-v", "-maxrregcount", "32", "-DX=a b"});
+        CHECK(parsed.unknown.empty());
+        CHECK(resolve_compiler_options({"-isystem sys"}, "/base", "options") == Strings{"-isystem=/base/sys"});
+    }
+
     TEST_CASE("split_flags splits at white space, quotes group")
     {
         CHECK(split_flags("  -DA=1\t-I \"/a b\" 'c d'  ") == Strings{"-DA=1", "-I", "/a b", "c d"});
