@@ -1,7 +1,8 @@
-// `cunumpy-kernels cache dir|info|list|verify|prune|export|import`.
+// `cunumpy-kernels cache dir|info|list|verify|prune|export|import|path|clean`.
 #include "commands.hpp"
 #include "tree_options.hpp"
 
+#include "cunumpy_kernels/build.hpp"
 #include "cunumpy_kernels/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <set>
 #include <memory>
 
 namespace ck::cli {
@@ -22,6 +24,7 @@ struct CacheFlags {
     std::optional<std::string> cache_dir;
     std::optional<std::string> cache_name;
     std::string tree = ".";
+    bool tree_given = false;  ///< --tree was on the command line (clean: that tree only)
     bool json = false;
     bool fix = false;
     bool dry_run = false;
@@ -29,6 +32,9 @@ struct CacheFlags {
     std::optional<std::string> max_age;
     std::optional<std::string> max_size;
     std::string archive;
+    std::string kernel;                  ///< path: kernel name or dotted module
+    std::optional<std::string> target;   ///< path: sm_90 or compute_90
+    std::optional<std::string> compiler; ///< path: nvrtc or nvcc
 };
 
 // Which cache: --cache-dir, else the name from --cache-name, the tree's
@@ -185,6 +191,52 @@ int run_prune(const CacheFlags& flags, Terminal& terminal)
     return 0;
 }
 
+// The current artifacts of one kernel: what `build` would hit now, planned as
+// `build --dry-run` plans (same keys), for scripts and other loaders.
+int run_path(const CacheFlags& flags, Terminal& terminal)
+{
+    BuildRequest request;
+    request.paths = {flags.tree};
+    request.config = load_config(flags.tree);
+    if (flags.cache_dir) request.config.cache_dir = fs::path(*flags.cache_dir);
+    if (flags.cache_name) request.config.cache_name = *flags.cache_name;
+    if (flags.compiler) request.config.compiler = parse_compiler_kind(*flags.compiler, "--compiler");
+    if (flags.target) {
+        bool ptx = flags.target->rfind("compute_", 0) == 0;
+        if (!ptx && flags.target->rfind("sm_", 0) != 0)
+            throw UsageError("cache path: --arch " + *flags.target + " is not a target such as sm_90 or compute_90");
+        request.config.architectures = {ptx ? "sm_" + flags.target->substr(8) : *flags.target};
+        request.config.ptx = ptx;
+    }
+    request.dry_run = true;
+    request.host = false;
+    BuildReport report = run_build(request);
+    const std::string& name = flags.kernel;
+    auto is_named = [&](const JobResult& job) {
+        return job.kernel == name || job.module == name ||
+               (job.module.size() > name.size() && job.module.compare(job.module.size() - name.size(), name.size(), name) == 0 &&
+                job.module[job.module.size() - name.size() - 1] == '.');
+    };
+    std::string out;
+    int matched = 0, missing = 0;
+    for (const auto& job : report.jobs) {
+        if (!is_named(job) || (flags.target && job.target != *flags.target)) continue;
+        ++matched;
+        if (job.state == JobState::hit && !job.artifacts.empty()) {
+            out += job.artifacts.front().string() + "\n";
+            continue;
+        }
+        ++missing;
+        terminal.note(fmt::format("{} [{}]: no current artifact ({}); run cunumpy-kernels build", job.module, job.target,
+                                  job.reason.empty() ? "not built" : job.reason));
+    }
+    if (matched == 0)
+        throw UsageError("cache path: no CUDA kernel '" + name + "'" + (flags.target ? " with target " + *flags.target : "") +
+                         " in " + flags.tree + " (a kernel name, or its dotted module)");
+    terminal.result(out);
+    return missing == 0 ? 0 : 1;
+}
+
 int run_export(const CacheFlags& flags, Terminal& terminal)
 {
     auto summary = export_entries(EntryStore(locate(flags, false).root), flags.archive);
@@ -204,6 +256,24 @@ int run_import(const CacheFlags& flags, Terminal& terminal)
     return 0;
 }
 
+// Everything, or with --tree the entries built from that tree's modules.
+int run_clean(const CacheFlags& flags, Terminal& terminal)
+{
+    CacheLocation location = locate(flags, true);
+    std::set<std::string> modules;
+    if (flags.tree_given) {
+        Config config = load_config(flags.tree);
+        modules = tree_modules(flags.tree, config);
+        if (modules.empty())
+            throw UsageError("cache clean: no kernels in " + flags.tree + "; without --tree, clean removes every entry");
+    }
+    CleanSummary summary = clean_entries(EntryStore(location.root), modules);
+    terminal.result(fmt::format("removed {} entries ({}) and {} records from {}{}\n", summary.entries,
+                                human_bytes(summary.bytes), summary.records, location.root.string(),
+                                flags.tree_given ? " built from " + flags.tree : ""));
+    return 0;
+}
+
 using CacheRunner = int (*)(const CacheFlags&, Terminal&);
 
 struct CacheCommand {
@@ -220,6 +290,8 @@ const CacheCommand cache_commands[] = {
     {"prune", "Remove superseded entries, then those built longest ago, by age or to a size", run_prune},
     {"export", "Write every sound CUDA entry to a .tar.zst archive", run_export},
     {"import", "Publish the entries of an exported archive that the cache lacks", run_import},
+    {"path", "Print the current cubin or PTX of a kernel (exit 1 when missing or stale)", run_path},
+    {"clean", "Remove every entry, or with --tree those built from that tree", run_clean},
 };
 
 void add_location_flags(CLI::App& command, CacheFlags& flags)
@@ -251,12 +323,20 @@ CommandRunner setup_cache(CLI::App& command)
         }
         if (name == "export" || name == "import")
             sub->add_option("archive", flags->archive, "The .tar.zst file")->required();
+        if (name == "path") {
+            sub->add_option("kernel", flags->kernel, "Kernel name, or its dotted module")->required();
+            sub->add_option("--arch", flags->target, "One target: sm_90 (cubin) or compute_90 (PTX); default: the tree's targets");
+            sub->add_option("--compiler", flags->compiler, "nvrtc (default) or nvcc: whose build is meant");
+        }
         runners.emplace_back(sub, spec.run);
     }
     return [flags, runners](Terminal& terminal) {
-        for (const auto& [sub, run] : runners)
-            if (sub->parsed()) return run(*flags, terminal);
-        throw UsageError("cache: name a subcommand (dir, info, list, verify, prune, export, import)");
+        for (const auto& [sub, run] : runners) {
+            if (!sub->parsed()) continue;
+            flags->tree_given = sub->count("--tree") > 0;
+            return run(*flags, terminal);
+        }
+        throw UsageError("cache: name a subcommand (dir, info, list, verify, prune, export, import, path, clean)");
     };
 }
 

@@ -5,11 +5,13 @@
 #pragma once
 
 #include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/export.hpp"
 
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,28 @@ struct PruneOptions {
 /// `linked` host entry, nor one that a kept host entry imports. Returns the
 /// entries removed (or that would be), in that order.
 CK_API std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions& options);
+
+/// What `cache clean` removed.
+struct CleanSummary {
+    std::size_t entries = 0;  ///< entries removed
+    std::uint64_t bytes = 0;  ///< their size
+    std::size_t records = 0;  ///< latest-build and failure records removed
+};
+
+/// Removes the entries built from `modules` (dotted Python modules: kernel
+/// modules and the modules they import), every entry when `modules` is
+/// empty, with the `<kind>-last/` and `<kind>-failed/` records of those
+/// modules and the cunumpy names pointing at removed host entries. The tool
+/// records (`.probes/`) and anything the tool did not write stay. Each entry
+/// is renamed out of place before it is deleted, as prune does. Throws
+/// CacheError when an entry cannot be removed (the others are still tried).
+CK_API CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>& modules);
+
+/// The dotted modules of a source tree, for clean_entries: every `.py` file
+/// under `dir`, named from the source root of the kernel packages found there
+/// (`src/sim/kernels/push/push_kernels.py` -> `sim.kernels.push.push_kernels`;
+/// a package's `__init__.py` -> the package). Empty when `dir` holds no kernels.
+CK_API std::set<std::string> tree_modules(const std::filesystem::path& dir, const Config& config);
 
 /// Parses "30d", "12h", "45m", "90s" or plain seconds. Throws UsageError.
 CK_API double parse_age(const std::string& text);

@@ -1,6 +1,7 @@
 // list, verify and prune: whole-entry operations on a cache root.
 #include "cunumpy_kernels/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "cunumpy_kernels/package.hpp"
 
 #include "cache/cunumpy_entry.hpp"
 #include "cache/entry_check.hpp"
@@ -219,6 +220,73 @@ std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions
         }
     }
     return removed;
+}
+
+namespace {
+
+// Removes the `<kind>-last` and `<kind>-failed` records of `modules` (all when empty).
+std::size_t remove_records(const fs::path& root, const std::set<std::string>& modules)
+{
+    std::size_t removed = 0;
+    for (const auto& kind : entry_kinds)
+        for (const char* suffix : {"-last", "-failed"}) {
+            std::error_code error;
+            std::vector<fs::path> records;
+            for (fs::directory_iterator it(root / (kind + suffix), error), end; !error && it != end; it.increment(error)) {
+                std::string name = it->path().filename().string();
+                if (modules.empty() || modules.count(name.substr(0, name.rfind('@')))) records.push_back(it->path());
+            }
+            for (const auto& record : records) removed += fs::remove(record, error) ? 1 : 0;
+        }
+    return removed;
+}
+
+}  // namespace
+
+CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>& modules)
+{
+    CleanSummary summary;
+    std::vector<std::string> failed;
+    for (const auto& entry : list_entries(store)) {
+        // An entry whose manifest is unreadable belongs to no tree; only a whole clean takes it.
+        if (!modules.empty() && (!entry.manifest || !modules.count(entry.manifest->module))) continue;
+        if (!remove_entry(store, entry)) {
+            failed.push_back(entry.dir.string());
+            continue;
+        }
+        ++summary.entries;
+        summary.bytes += entry.bytes;
+    }
+    summary.records = remove_records(store.root(), modules);
+    if (!failed.empty())
+        throw CacheError("cache clean: could not remove " + std::to_string(failed.size()) + " entr" +
+                         (failed.size() == 1 ? "y" : "ies") + ", first " + failed.front() +
+                         ": check the permissions of the cache folder");
+    return summary;
+}
+
+std::set<std::string> tree_modules(const fs::path& dir, const Config& config)
+{
+    std::set<std::string> modules;
+    std::set<fs::path> roots;
+    for (const auto& kernel : find_kernels({dir}, config)) {
+        modules.insert(kernel.module);
+        roots.insert(kernel.source_root);
+    }
+    std::error_code error;
+    for (const auto& root : roots) {
+        for (fs::recursive_directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+            if (!it->is_regular_file() || it->path().extension() != ".py") continue;
+            fs::path relative = fs::absolute(it->path()).lexically_normal().lexically_relative(fs::absolute(root).lexically_normal());
+            if (relative.empty() || *relative.begin() == "..") continue;
+            relative.replace_extension();
+            if (relative.filename() == "__init__") relative = relative.parent_path();
+            std::string name;
+            for (const auto& part : relative) name += (name.empty() ? "" : ".") + part.string();
+            if (!name.empty()) modules.insert(name);
+        }
+    }
+    return modules;
 }
 
 double parse_age(const std::string& text)

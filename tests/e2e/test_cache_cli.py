@@ -150,3 +150,53 @@ def test_an_interrupted_nvcc_build_leaves_0_temporary_folders_and_0_tmpxft_files
     assert process.returncode == -signal.SIGINT
     assert list(tmp.glob("cunumpy-kernels-nvcc.*")) == []
     assert list(tmp.rglob("tmpxft_*")) == []
+
+
+def one_kernel_tree(root, package, kernel):
+    """src/<package>/kernels/<kernel>/ with a host and a CUDA version."""
+    folder = root / "src" / package / "kernels" / kernel
+    folder.mkdir(parents=True)
+    for init in (root / "src" / package, root / "src" / package / "kernels"):
+        (init / "__init__.py").write_text("")
+    (folder / f"{kernel}_kernels.py").write_text(f"def {kernel}(x: 'float[:]', n: int):\n    pass\n")
+    (folder / f"{kernel}_cuda.cu").write_text(
+        f'extern "C" __global__ void {kernel}(double* x, long long n) {{ if (threadIdx.x < n) x[threadIdx.x] = 1; }}\n')
+    return root / "src"
+
+
+def test_cache_path_prints_the_current_artifact_and_exits_1_when_stale_or_missing(run, example, tmp_path):
+    cache = tmp_path / "cache"
+    report, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
+    expected = {j["target"]: j["artifacts"][0] for j in report["jobs"] if j["kernel"] == "push"}
+    listed = run("cache", "path", "push", "--tree", example, "--cache-dir", cache, check=0).stdout.split()
+    assert sorted(listed) == sorted(expected.values())
+    for target in ("sm_90", "compute_90"):
+        assert run("cache", "path", "particles.kernels.push", "--arch", target, "--tree", example,
+                   "--cache-dir", cache, check=0).stdout.strip() == expected[target]
+    source = example / "particles" / "kernels" / "push" / "push_cuda.cu"
+    source.write_text(source.read_text() + "\n// edited\n")
+    result = run("cache", "path", "push", "--arch", "sm_90", "--tree", example, "--cache-dir", cache, check=1)
+    assert result.stdout == "" and "push_cuda.cu changed" in result.stderr
+    assert run("cache", "path", "nosuch", "--tree", example, "--cache-dir", cache, check=2).stderr.count("no CUDA kernel 'nosuch'") == 1
+
+
+def test_cache_clean_of_one_tree_removes_its_2_entries_and_keeps_the_others_2(run, tmp_path):
+    cache = tmp_path / "cache"
+    alpha = one_kernel_tree(tmp_path / "alpha", "alpha", "push")
+    beta = one_kernel_tree(tmp_path / "beta", "beta", "scale")
+    for tree in (alpha, beta):
+        run("build", "--only", "cuda", "--arch", "sm_90", "--cache-dir", cache, tree, check=0)
+    assert json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)["entries"] == 4
+    result = run("cache", "clean", "--tree", alpha, "--cache-dir", cache, check=0)
+    assert result.stdout.startswith("removed 2 entries")
+    left = json.loads(run("cache", "list", "--json", "--cache-dir", cache, check=0).stdout)
+    assert {e["module"] for e in left} == {"beta.kernels.scale"} and len(left) == 2
+    assert not list((cache / "cuda-last").glob("alpha.*"))
+    # The other tree still builds warm; the cleaned one builds again.
+    assert "2 cached" in run("build", "--only", "cuda", "--arch", "sm_90", "--cache-dir", cache, beta, check=0).stdout
+    assert "2 built" in run("build", "--only", "cuda", "--arch", "sm_90", "--cache-dir", cache, alpha, check=0).stdout
+    result = run("cache", "clean", "--cache-dir", cache, check=0)
+    assert result.stdout.startswith("removed 4 entries")
+    assert json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)["entries"] == 0
+    assert not list((cache / "cuda-last").iterdir())
+    assert (cache / "CACHEDIR.TAG").exists()

@@ -381,3 +381,39 @@ TEST_CASE("import rejects untrusted archives whole")
 }
 
 TEST_SUITE_END();
+
+TEST_SUITE_BEGIN("cache_maintenance");
+
+TEST_CASE("clean removes the entries and records of the given modules, 2 of 3, then every one")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    std::string push = publish(tree.root(), "sim.kernels.push", "push");
+    store.remember_latest("cuda", "sim.kernels.push", "sm_90", push);
+    store.remember_failure("cuda", "sim.kernels.push", "sm_80", "k", "log");
+    publish(tree.root(), "other.kernels.scale", "scale");
+    publish_host(tree.root(), "push_kernels", "extension", "2026-01-01T00:00:00Z", nlohmann::json::object(), "push_kernels-0123456789abcdef0123");
+    CleanSummary some = clean_entries(store, {"sim.kernels.push", "sim.kernels.push_kernels"});
+    CHECK(some.entries == 2);
+    CHECK(some.records == 3);  // cuda-last and cuda-failed of push, host-last of push_kernels
+    CHECK(modules_of(list_entries(store)) == std::vector<std::string>{"other.kernels.scale"});
+    CHECK_FALSE(fs::exists(tree.root() / "push_kernels-0123456789abcdef0123"));
+    CleanSummary all = clean_entries(store, {});
+    CHECK(all.entries == 1);
+    CHECK(list_entries(store).empty());
+}
+
+TEST_CASE("a tree's modules are its Python files named from the source root")
+{
+    test::TempTree tree;
+    tree.write("src/sim/__init__.py", "");
+    tree.write("src/sim/kernels/__init__.py", "");
+    tree.write("src/sim/kernels/push/push_kernels.py", "def push(x: 'float[:]'):\n    pass\n");
+    tree.write("src/sim/util/helpers.py", "def scale(x: float):\n    return x\n");
+    auto modules = tree_modules(tree / "src", Config{});
+    CHECK(modules == std::set<std::string>{"sim", "sim.kernels", "sim.kernels.push", "sim.kernels.push.push_kernels",
+                                          "sim.util.helpers"});
+    CHECK(tree_modules(tree / "src/sim/util", Config{}).empty());
+}
+
+TEST_SUITE_END();
