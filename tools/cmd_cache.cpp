@@ -68,7 +68,8 @@ std::string human_bytes(std::uint64_t bytes)
 nlohmann::json entry_json(const EntryInfo& entry)
 {
     nlohmann::json j = {{"kind", entry.kind},       {"key", entry.key},         {"dir", entry.dir.string()},
-                        {"bytes", entry.bytes},     {"current", entry.current}, {"linked", entry.linked}};
+                        {"bytes", entry.bytes},     {"current", entry.current}, {"linked", entry.linked},
+                        {"last_used", entry.last_used}};
     if (entry.manifest) {
         j["module"] = entry.manifest->module;
         j["target"] = entry.manifest->target;
@@ -287,7 +288,7 @@ const CacheCommand cache_commands[] = {
     {"info", "Entries and size of the cache", run_info},
     {"list", "One line per entry: key, kind, target, state, size, build time, kernel", run_list},
     {"verify", "Check every entry's manifest, key and artifact checksums", run_verify},
-    {"prune", "Remove superseded entries, then those built longest ago, by age or to a size", run_prune},
+    {"prune", "Remove superseded entries, then the least recently used, by age or to a size", run_prune},
     {"export", "Write every sound CUDA entry to a .tar.zst archive", run_export},
     {"import", "Publish the entries of an exported archive that the cache lacks", run_import},
     {"path", "Print the current cubin or PTX of a kernel (exit 1 when missing or stale)", run_path},
@@ -315,9 +316,9 @@ CommandRunner setup_cache(CLI::App& command)
         if (name == "info" || name == "list") sub->add_flag("--json", flags->json, "JSON on stdout");
         if (name == "verify") sub->add_flag("--fix", flags->fix, "Remove bad entries (the next build rebuilds them)");
         if (name == "prune") {
-            sub->add_option("--max-age", flags->max_age, "Remove entries built longer ago than this (30d, 12h, 45m, 90s)");
+            sub->add_option("--max-age", flags->max_age, "Remove entries not used or built for longer than this (30d, 12h, 45m, 90s)");
             sub->add_option("--max-size", flags->max_size,
-                            "Then remove superseded entries, then the oldest, until the cache is under this size (500M, 2G)");
+                            "Then remove superseded entries, then the least recently used, until the cache is under this size (500M, 2G)");
             sub->add_flag("--superseded", flags->superseded, "Remove every entry that is no kernel's current build");
             sub->add_flag("-n,--dry-run", flags->dry_run, "List what would be removed");
         }

@@ -7,6 +7,7 @@
 //   cuda/<k0k1>/<key>/manifest.json   one entry: key inputs, artifacts, log
 //   cuda/<k0k1>/<key>/<artifact>      cubins and PTX named in the manifest
 //   cuda-last/<module>@<target>       key of the latest entry of a kernel and target
+//   cuda-used/<key>                   empty; its modification time is the entry's last use (a day's precision)
 //   .cunumpy-kernels-tmp/<host>.<pid>.<n>/   entries being written
 //
 // cunumpy's own host builds sit beside these as `<stem>-<20 hex digits>/`.
@@ -16,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -161,6 +163,17 @@ public:
     /// unchanged tree reads one small file per hit and writes nothing.
     void remember_hit(const std::string& kind, const std::string& module, const std::string& target,
                       const std::string& key) const;
+
+    /// Records that entry `key` served now (a hit of `build`, a load of the
+    /// runtime), for `cache prune`'s least-recently-used order: the
+    /// modification time of `<kind>-used/<key>`, one empty file per entry,
+    /// touched at most once a day (ccache's approach), so that on most days a
+    /// warm build or an MPI rank only reads it, and no file is shared by all.
+    /// Best effort: a read-only cache records nothing.
+    void record_use(const std::string& kind, const std::string& key) const;
+
+    /// When entry `key` last served (record_use), or nothing when never recorded.
+    std::optional<std::time_t> last_use(const std::string& kind, const std::string& key) const;
 
     /// The latest entry recorded for `module` and `target`, if it still exists.
     std::optional<Manifest> latest(const std::string& kind, const std::string& module,

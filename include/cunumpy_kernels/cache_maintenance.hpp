@@ -9,6 +9,7 @@
 #include "cunumpy_kernels/export.hpp"
 
 #include <cstdint>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <set>
@@ -34,6 +35,9 @@ struct EntryInfo {
     /// at a superseded entry is cunumpy's name for an older text of the
     /// module: prune removes it with its entry.
     bool linked = false;
+    /// When it last served a build or a load (EntryStore::record_use, a day's
+    /// precision), else when it was built; 0 when neither is known.
+    std::time_t last_used = 0;
 };
 
 /// Every entry of every kind this tool writes ("cuda", then "host"), each
@@ -57,16 +61,17 @@ CK_API std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool r
 
 /// What `cache prune` removes. Entries that no option selects stay.
 struct PruneOptions {
-    std::optional<double> max_age_seconds;   ///< remove entries built longer ago
+    std::optional<double> max_age_seconds;   ///< remove entries not used (nor built) for longer
     std::optional<std::uint64_t> max_bytes;  ///< then remove entries until under this size
     bool superseded = false;                 ///< remove every superseded entry
     bool dry_run = false;                    ///< list, remove nothing
 };
 
 /// Removes entries, superseded ones (no kernel's current key) first, then
-/// oldest built first: under `max_bytes` an edited kernel's old builds go
-/// before an unchanged kernel's current one. Reads are not recorded, so that
-/// warm builds and MPI ranks never write to the cache. Never removes a
+/// least recently used first (EntryInfo::last_used): under `max_bytes` an
+/// edited kernel's old builds go before an unchanged kernel's current one,
+/// and an entry a job loads every day outlives one nothing has loaded since
+/// it was built. Never removes a
 /// `linked` host entry, nor one that a kept host entry imports. Returns the
 /// entries removed (or that would be), in that order.
 CK_API std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions& options);

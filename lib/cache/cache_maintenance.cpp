@@ -97,7 +97,10 @@ bool remove_entry(const EntryStore& store, const EntryInfo& entry)
         std::error_code ignored;
         for (const auto& link : links[entry.key]) fs::remove(link, ignored);
     }
-    return remove_entry_atomically(store, entry.dir);
+    bool removed = remove_entry_atomically(store, entry.dir);
+    std::error_code ignored;
+    if (removed) fs::remove(store.root() / (entry.kind + "-used") / entry.key, ignored);
+    return removed;
 }
 
 // Whether a host entry that stays imports `entry`: its extension loads from there.
@@ -169,7 +172,9 @@ std::vector<EntryInfo> list_entries(const EntryStore& store)
         std::set<std::string> current = store.latest_keys(kind);
         for (const auto& dir : store.entry_dirs(kind)) {
             entries.push_back(read_entry(kind, dir));
-            entries.back().current = current.count(entries.back().key) > 0;
+            EntryInfo& entry = entries.back();
+            entry.current = current.count(entry.key) > 0;
+            entry.last_used = std::max(built_time(entry), store.last_use(kind, entry.key).value_or(0));
         }
     }
     mark_linked(entries, store.root());
@@ -194,7 +199,7 @@ std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions
     std::vector<EntryInfo> entries = list_entries(store);
     std::stable_sort(entries.begin(), entries.end(), [](const EntryInfo& a, const EntryInfo& b) {
         if (a.current != b.current) return b.current;  // superseded first
-        return built_time(a) < built_time(b);
+        return a.last_used < b.last_used;
     });
     std::uint64_t total = 0;
     for (const auto& entry : entries) total += entry.bytes;
@@ -207,7 +212,7 @@ std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions
         progress = false;
         for (const auto& entry : entries) {
             if (gone.count(entry.key) || entry.linked) continue;
-            bool too_old = options.max_age_seconds && double(now - built_time(entry)) > *options.max_age_seconds;
+            bool too_old = options.max_age_seconds && double(now - entry.last_used) > *options.max_age_seconds;
             bool too_big = options.max_bytes && total > *options.max_bytes;
             bool superseded = options.superseded && !entry.current;
             if (!too_old && !too_big && !superseded) continue;

@@ -1,11 +1,15 @@
 // Finding entries, the latest-entry records behind --dry-run's explanations,
-// and the removal of dead writers' temporary folders.
+// the last-use stamps behind prune, and the removal of dead writers'
+// temporary folders.
 #include "cunumpy_kernels/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/temporary_name.hpp"
 #include "util/file_util.hpp"
 
 #include <ctime>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace ck {
 
@@ -82,12 +86,37 @@ void EntryStore::remember_latest(const std::string& kind, const std::string& mod
 void EntryStore::remember_hit(const std::string& kind, const std::string& module, const std::string& target,
                               const std::string& key) const
 {
+    record_use(kind, key);
     try {
         if (read_key_record(root_ / (kind + "-last") / (module + "@" + target)) == key) return;
     } catch (const SourceError&) {
         // No record yet: write one.
     }
     remember_latest(kind, module, target, key);
+}
+
+void EntryStore::record_use(const std::string& kind, const std::string& key) const
+{
+    constexpr std::time_t once_a_day = 24 * 3600;
+    fs::path stamp = root_ / (kind + "-used") / key;
+    struct stat info {};
+    std::time_t now = std::time(nullptr);
+    if (::stat(stamp.c_str(), &info) == 0) {
+        if (now - info.st_mtime < once_a_day) return;
+        ::utimensat(AT_FDCWD, stamp.c_str(), nullptr, 0);
+        return;
+    }
+    std::error_code error;
+    fs::create_directories(stamp.parent_path(), error);
+    int fd = ::open(stamp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd >= 0) ::close(fd);
+}
+
+std::optional<std::time_t> EntryStore::last_use(const std::string& kind, const std::string& key) const
+{
+    struct stat info {};
+    if (::stat((root_ / (kind + "-used") / key).c_str(), &info) != 0) return std::nullopt;
+    return info.st_mtime;
 }
 
 std::optional<Manifest> EntryStore::latest(const std::string& kind, const std::string& module,

@@ -121,8 +121,10 @@ const std::vector<CudaJob>& ArtifactCache::jobs_of(const KernelSource& kernel, i
 std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::string& problem) const
 {
     if (identity_known_) {
-        if (auto manifest = store_.find("cuda", job.key, &problem))
+        if (auto manifest = store_.find("cuda", job.key, &problem)) {
+            if (!read_only_) store_.record_use("cuda", job.key);
             return ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), ""};
+        }
         return std::nullopt;
     }
     // Without the compiler's identity, only the latest build of the kernel

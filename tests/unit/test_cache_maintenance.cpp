@@ -8,7 +8,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <archive.h>
+#include <chrono>
 #include <archive_entry.h>
 
 TEST_SUITE_BEGIN("cache_maintenance");
@@ -414,6 +416,59 @@ TEST_CASE("a tree's modules are its Python files named from the source root")
     CHECK(modules == std::set<std::string>{"sim", "sim.kernels", "sim.kernels.push", "sim.kernels.push.push_kernels",
                                           "sim.util.helpers"});
     CHECK(tree_modules(tree / "src/sim/util", Config{}).empty());
+}
+
+TEST_SUITE_END();
+
+TEST_SUITE_BEGIN("cache_maintenance");
+
+TEST_CASE("prune goes by last use: of 3 current entries built in 2020, the 1 used today stays, by size and by age")
+{
+    for (bool by_size : {true, false}) {
+        CAPTURE(by_size);
+        test::TempTree tree;
+        EntryStore store(tree.root());
+        for (const char* name : {"a", "b", "c"}) {
+            std::string module = std::string("sim.kernels.") + name;
+            std::string key = publish(tree.root(), module, std::string(1000, name[0]), "2020-01-01T00:00:00Z");
+            store.remember_latest("cuda", module, "sm_90", key);
+            if (name == std::string("b")) store.remember_hit("cuda", module, "sm_90", key);  // a build hit it today
+        }
+        auto entries = list_entries(store);
+        REQUIRE(entries.size() == 3);
+        PruneOptions options;
+        if (by_size) options.max_bytes = entries[0].bytes + 10;  // room for one
+        else options.max_age_seconds = 365 * 86400.0;
+        auto removed = prune_entries(store, options);
+        auto gone = modules_of(removed);
+        std::sort(gone.begin(), gone.end());
+        CHECK(gone == std::vector<std::string>{"sim.kernels.a", "sim.kernels.c"});
+        CHECK(modules_of(list_entries(store)) == std::vector<std::string>{"sim.kernels.b"});
+        CHECK(std::distance(fs::directory_iterator(tree.root() / "cuda-used"), fs::directory_iterator()) == 1);
+    }
+}
+
+TEST_CASE("a use is stamped at most once a day, in a file of its own per entry")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    std::string key = publish(tree.root(), "sim.kernels.a", "a");
+    CHECK_FALSE(store.last_use("cuda", key));
+    store.record_use("cuda", key);
+    auto first = store.last_use("cuda", key);
+    REQUIRE(first);
+    // A stamp from two days ago is renewed; one from an hour ago is left alone.
+    fs::path stamp = tree.root() / "cuda-used" / key;
+    auto set_age = [&](int seconds) {
+        fs::last_write_time(stamp, fs::file_time_type::clock::now() - std::chrono::seconds(seconds));
+    };
+    set_age(3600);
+    auto hour_ago = fs::last_write_time(stamp);
+    store.record_use("cuda", key);
+    CHECK(fs::last_write_time(stamp) == hour_ago);
+    set_age(2 * 86400);
+    store.record_use("cuda", key);
+    CHECK(*store.last_use("cuda", key) >= *first);
 }
 
 TEST_SUITE_END();
