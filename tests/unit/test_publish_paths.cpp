@@ -77,6 +77,11 @@ struct Paths {
     {
         package.config.architectures = {"sm_90"};
         package.config.ptx = false;
+        // Both paths search the same folders: `build` may ask a Python for
+        // cunumpy's header folder, the runtime never does (it only reads what a
+        // build recorded in its cache), and a name looked up there is a key input.
+        package.tree.write("no-cunumpy/.keep", "");
+        package.config.cunumpy_include_dir = package.tree / "no-cunumpy";
         for (auto option : form.options) {
             auto at = option.find("{inc}");
             if (at != std::string::npos) option.replace(at, 5, (package.tree / "inc").string());
