@@ -60,8 +60,9 @@ void find_pyccel(HostSetup& setup, const PythonFacts& facts, const std::string& 
     if (facts.pyccel.empty() || !version || command.empty()) {
         std::string named = python == facts.executable ? "" : " (" + python + ")";
         setup.problem = "Pyccel is not installed for " + facts.executable + named +
-                        ": install it there (pip install pyccel==2.2.3), pick another interpreter with "
-                        "--python, or build CUDA kernels only with --only cuda";
+                        ": pass --python with an interpreter that has it (scripts/setup makes .venv/bin/python; or "
+                        "python3 -m venv .venv && .venv/bin/pip install pyccel==2.2.3), "
+                        "or build CUDA kernels only with --only cuda";
         return;
     }
     if (std::string reason = unsupported_pyccel_reason(*version); !reason.empty()) {

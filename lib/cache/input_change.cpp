@@ -2,6 +2,8 @@
 #include "cunumpy_kernels/cache.hpp"
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 namespace ck {
 
@@ -62,6 +64,32 @@ std::string describe_environment(const json& before, const json& after)
     return "";
 }
 
+// The compiler's identity is "<CUDA compiler>; host <gcc --version line>"
+// for nvcc: name the part that changed, whole, rather than a cut prefix that
+// both values share.
+std::string describe_compiler(const json& before, const json& after)
+{
+    auto parts = [](const json& value) {
+        std::vector<std::string> out;
+        std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+        for (std::size_t start = 0;;) {
+            std::size_t end = text.find("; ", start);
+            out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+            if (end == std::string::npos) return out;
+            start = end + 2;
+        }
+    };
+    auto old_parts = parts(before), new_parts = parts(after);
+    for (std::size_t i = 0; i < std::max(old_parts.size(), new_parts.size()); ++i) {
+        std::string was = i < old_parts.size() ? old_parts[i] : "none", now = i < new_parts.size() ? new_parts[i] : "none";
+        if (was == now) continue;
+        bool host = was.rfind("host ", 0) == 0 || now.rfind("host ", 0) == 0;
+        auto strip = [](const std::string& part) { return part.rfind("host ", 0) == 0 ? part.substr(5) : part; };
+        return host ? "host compiler: " + strip(was) + " -> " + strip(now) : "compiler: " + was + " -> " + now;
+    }
+    return "compiler: " + short_value(before) + " -> " + short_value(after);
+}
+
 }  // namespace
 
 std::string describe_input_change(const json& before, const json& after)
@@ -83,6 +111,8 @@ std::string describe_input_change(const json& before, const json& after)
         return describe_options(before.value("options", json::array()), after.value("options", json::array()));
     if (before.value("nvcc_profile", json()) != after.value("nvcc_profile", json()))
         return "nvcc.profile changed";
+    if (before.value("compiler", json()) != after.value("compiler", json()))
+        return describe_compiler(before.value("compiler", json()), after.value("compiler", json()));
     for (const auto& [name, value] : after.items()) {
         json old = before.value(name, json());
         if (old != value) return name + ": " + short_value(old) + " -> " + short_value(value);

@@ -158,14 +158,22 @@ std::optional<std::string> NvccCompiler::remembered_identity() const
 std::optional<std::string> NvccCompiler::host_compiler_identity(const std::optional<std::string>& ccbin,
                                                                 bool may_start) const
 {
-    std::string spec = "gcc";
-    if (ccbin) spec = *ccbin;
-    else if (environment_.keyed.contains("NVCC_CCBIN")) spec = environment_.keyed.at("NVCC_CCBIN").get<std::string>();
+    std::string spec = "gcc", origin = "gcc in PATH";
+    if (ccbin) {
+        spec = *ccbin;
+        origin = "-ccbin";
+    } else if (environment_.keyed.contains("NVCC_CCBIN")) {
+        spec = environment_.keyed.at("NVCC_CCBIN").get<std::string>();
+        origin = "NVCC_CCBIN";
+    }
     fs::path file = host_compiler_file(spec);
     std::error_code error;
-    if (file.empty() || !fs::is_regular_file(file, error))
-        throw ToolchainError("nvcc's host compiler " + spec + " not found" + (ccbin ? " (-ccbin)" : "") +
-                             ": install gcc or point -ccbin or NVCC_CCBIN at one");
+    if (file.empty() || !fs::is_regular_file(file, error)) {
+        std::string what = fs::is_directory(spec, error) ? "folder " + spec + " holds no gcc" : spec + " not found";
+        throw ToolchainError("nvcc's host compiler: " + what + " (" + origin + "); " +
+                             (origin == "gcc in PATH" ? "install gcc, or point -ccbin or NVCC_CCBIN at a host compiler"
+                                                      : "point " + origin + " at a gcc or at the folder holding one"));
+    }
     auto ask = [&]() -> std::string {
         if (!may_start) return "";
         auto result = util::run_process({file.string(), "--version"});

@@ -259,7 +259,7 @@ def test_nvccs_host_compiler_version_is_keyed_wherever_it_comes_from(run, tree, 
     fake_gcc(fake, "99.1")
     path = {"PATH": f"{fake}:{run.env['PATH']}"}
     reason = build.reason(env=path)
-    assert reason.startswith("compiler: ") and reason.endswith("; host gcc (fake) 99.1"), reason
+    assert reason.startswith("host compiler: gcc ") and reason.endswith(" -> gcc (fake) 99.1"), reason
     assert "1 built" in summary(build(env=path))
     assert build.reason(env=path) == "(cached)"
     # status starts no compiler: it keys with the version build recorded.
@@ -268,7 +268,7 @@ def test_nvccs_host_compiler_version_is_keyed_wherever_it_comes_from(run, tree, 
     cuda_state = status.stdout.strip().splitlines()[-1].split("host:host; ")[-1]
     assert cuda_state == "built: sm_90", status.stdout
     fake_gcc(fake, "99.2")  # the same file, upgraded in place
-    assert build.reason(env=path).endswith("; host gcc (fake) 99.2")
+    assert build.reason(env=path) == "host compiler: gcc (fake) 99.1 -> gcc (fake) 99.2"
     # Without the fake first in PATH, the first entry serves again.
     assert build.reason() == "(cached)"
     # -ccbin as a file and as a folder, and NVCC_CCBIN, take the same rule.
@@ -284,7 +284,11 @@ def test_a_missing_host_compiler_fails_the_nvcc_build_with_its_name(run, tree, t
     build = Build(run, tree, tmp_path, "nvcc", "--compiler-option=-ccbin=/nonexistent/gcc-77")
     result = build(check=None)
     assert result.returncode != 0
-    assert "nvcc's host compiler /nonexistent/gcc-77 not found (-ccbin)" in result.stderr
+    assert "nvcc's host compiler: /nonexistent/gcc-77 not found (-ccbin)" in result.stderr
+    result = build("--compiler-option=-ccbin", f"--compiler-option={tmp_path}", check=None)
+    assert f"nvcc's host compiler: folder {tmp_path} holds no gcc (-ccbin)" in result.stderr
+    result = Build(run, tree, tmp_path, "nvcc")(env={"NVCC_CCBIN": "/nonexistent/gcc-77"}, check=None)
+    assert "/nonexistent/gcc-77 not found (NVCC_CCBIN); point NVCC_CCBIN at a gcc" in result.stderr
 
 
 @pytest.mark.parametrize("variable", ["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "INCLUDES", "SYSTEM_INCLUDES",

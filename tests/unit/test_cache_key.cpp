@@ -192,6 +192,12 @@ TEST_CASE("describe_input_change names the changed input")
     after = before;
     after["compiler"] = "nvrtc 13.0";
     CHECK(describe_input_change(before, after) == "compiler: nvrtc 12.4 -> nvrtc 13.0");
+    // nvcc's identity holds its host compiler: the part that changed is named whole.
+    before["compiler"] = "nvcc Build cuda_13.0.r13.0/compiler.36424714_0; host gcc (Debian 12.2.0-14+deb12u1) 12.2.0";
+    after["compiler"] = "nvcc Build cuda_13.0.r13.0/compiler.36424714_0; host gcc (fake) 99.0";
+    CHECK(describe_input_change(before, after) == "host compiler: gcc (Debian 12.2.0-14+deb12u1) 12.2.0 -> gcc (fake) 99.0");
+    after["compiler"] = "nvcc Build cuda_13.1; host gcc (Debian 12.2.0-14+deb12u1) 12.2.0";
+    CHECK(describe_input_change(before, after) == "compiler: nvcc Build cuda_13.0.r13.0/compiler.36424714_0 -> nvcc Build cuda_13.1");
     after = before;
     after["source"]["sha256"] = "b";
     CHECK(describe_input_change(before, after) == "source push_cuda.cu changed");
