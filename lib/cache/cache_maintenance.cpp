@@ -153,11 +153,17 @@ std::string entry_problem(const EntryInfo& entry)
         auto size = fs::file_size(file, error);
         if (error) return artifact.file + ": missing";
         if (size != artifact.size) return artifact.file + ": " + std::to_string(size) + " bytes, manifest says " + std::to_string(artifact.size);
-        if (sha256_file(file) != artifact.sha256) return artifact.file + ": SHA-256 mismatch";
-        if (entry.kind != "cuda") continue;
-        // What a build checks before publishing, for entries that came another way.
+        if (entry.kind != "cuda") {
+            // Host extensions can be large: hashed streaming, and not load-checked here.
+            if (sha256_file(file) != artifact.sha256) return artifact.file + ": SHA-256 mismatch";
+            continue;
+        }
+        // A cubin or PTX is read once, for its checksum and for what a build
+        // checks before publishing (entries can come another way).
+        std::string bytes = util::read_file(file);
+        if (sha256_hex(bytes) != artifact.sha256) return artifact.file + ": SHA-256 mismatch";
         try {
-            check_artifact(util::read_file(file), ArtifactExpectation{artifact.file, artifact.target, m.entry_symbol});
+            check_artifact(bytes, ArtifactExpectation{artifact.file, artifact.target, m.entry_symbol});
         } catch (const ArtifactCheckError& error) {
             return error.what();
         }
@@ -279,10 +285,11 @@ std::set<std::string> tree_modules(const fs::path& dir, const Config& config)
         roots.insert(kernel.source_root);
     }
     std::error_code error;
-    for (const auto& root : roots) {
+    for (const auto& source_root : roots) {
+        fs::path root = fs::absolute(source_root).lexically_normal();
         for (fs::recursive_directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
             if (!it->is_regular_file() || it->path().extension() != ".py") continue;
-            fs::path relative = fs::absolute(it->path()).lexically_normal().lexically_relative(fs::absolute(root).lexically_normal());
+            fs::path relative = fs::absolute(it->path()).lexically_normal().lexically_relative(root);
             if (relative.empty() || *relative.begin() == "..") continue;
             relative.replace_extension();
             if (relative.filename() == "__init__") relative = relative.parent_path();
