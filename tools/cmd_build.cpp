@@ -28,6 +28,7 @@ struct BuildFlags {
     bool dry_run = false;
     bool json = false;
     std::optional<std::string> only;
+    bool replace_foreign = false;
 };
 
 std::vector<std::string> split_commas(const std::vector<std::string>& values)
@@ -150,6 +151,9 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     request.dry_run = flags.dry_run;
     request.host = flags.only.value_or("host") == "host";
     request.cuda = flags.only.value_or("cuda") == "cuda";
+    request.replace_foreign = flags.replace_foreign;
+    if (flags.replace_foreign && !request.config.in_place)
+        throw UsageError("--replace-foreign replaces in-place builds of other tools: add --in-place");
     BuildDisplay display(terminal, flags.dry_run);
     BuildReport report = run_build(request, flags.json ? nullptr : &display);
     terminal.clear_progress();
@@ -184,6 +188,8 @@ CommandRunner setup_build(CLI::App& command)
     command.add_flag("--json", flags->json, "Print one JSON report on stdout");
     command.add_option("--only", flags->only, "Build only the host (Pyccel) or only the CUDA kernels")
         ->check(CLI::IsMember({"host", "cuda"}));
+    command.add_flag("--replace-foreign", flags->replace_foreign,
+                     "With --in-place: also rebuild in-place modules another tool built, even when newer than their sources");
     return [flags](Terminal& terminal) { return run_build_command(*flags, terminal); };
 }
 

@@ -35,6 +35,7 @@ struct CacheFlags {
     std::string kernel;                  ///< path: kernel name or dotted module
     std::optional<std::string> target;   ///< path: sm_90 or compute_90
     std::optional<std::string> compiler; ///< path: nvrtc or nvcc
+    bool in_place = false;               ///< clean: what build --in-place wrote in the tree
 };
 
 // Which cache: --cache-dir, else the name from --cache-name, the tree's
@@ -257,9 +258,21 @@ int run_import(const CacheFlags& flags, Terminal& terminal)
     return 0;
 }
 
+// What build --in-place wrote below the tree, and nothing else.
+int run_clean_in_place(const CacheFlags& flags, Terminal& terminal)
+{
+    auto removed = clean_in_place({flags.tree}, flags.dry_run);
+    if (terminal.verbosity() > 0 || flags.dry_run)
+        for (const auto& file : removed) terminal.result((flags.dry_run ? "would remove " : "removed ") + file.string() + "\n");
+    terminal.result(fmt::format("{} {} in-place files below {}\n", flags.dry_run ? "would remove" : "removed",
+                                removed.size(), flags.tree));
+    return 0;
+}
+
 // Everything, or with --tree the entries built from that tree's modules.
 int run_clean(const CacheFlags& flags, Terminal& terminal)
 {
+    if (flags.in_place) return run_clean_in_place(flags, terminal);
     CacheLocation location = locate(flags, true);
     std::set<std::string> modules;
     if (flags.tree_given) {
@@ -292,7 +305,7 @@ const CacheCommand cache_commands[] = {
     {"export", "Write every sound CUDA entry to a .tar.zst archive", run_export},
     {"import", "Publish the entries of an exported archive that the cache lacks", run_import},
     {"path", "Print the current cubin or PTX of a kernel (exit 1 when missing or stale)", run_path},
-    {"clean", "Remove every entry, or with --tree those built from that tree", run_clean},
+    {"clean", "Remove every entry, or with --tree those built from that tree; --in-place: what build --in-place wrote", run_clean},
 };
 
 void add_location_flags(CLI::App& command, CacheFlags& flags)
@@ -328,6 +341,11 @@ CommandRunner setup_cache(CLI::App& command)
             sub->add_option("kernel", flags->kernel, "Kernel name, or its dotted module")->required();
             sub->add_option("--arch", flags->target, "One target: sm_90 (cubin) or compute_90 (PTX); default: the tree's targets");
             sub->add_option("--compiler", flags->compiler, "nvrtc (default) or nvcc: whose build is meant");
+        }
+        if (name == "clean") {
+            sub->add_flag("--in-place", flags->in_place,
+                          "Remove the files build --in-place wrote below --tree (another tool's builds stay); not the cache");
+            sub->add_flag("-n,--dry-run", flags->dry_run, "List what would be removed");
         }
         runners.emplace_back(sub, spec.run);
     }

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <map>
 #include <memory>
 
 namespace ck::cli {
@@ -70,6 +71,24 @@ std::string table(const StatusReport& report, const Terminal& terminal)
     return out;
 }
 
+// In place: one line of counts for the modules kernels import, then a line
+// for each that is not built.
+std::string modules_lines(const StatusReport& report, const Terminal& terminal)
+{
+    if (report.modules.empty()) return "";
+    std::map<std::string, std::size_t> counts;
+    std::string details;
+    for (const auto& m : report.modules) {
+        ++counts[to_string(m.artifact.state)];
+        if (m.artifact.state == ArtifactState::built) continue;
+        std::string reason = m.artifact.reason.empty() ? "" : " (" + m.artifact.reason + ")";
+        details += "  " + m.module + ": " + terminal.yellow(to_string(m.artifact.state) + reason) + "\n";
+    }
+    std::string line;
+    for (const auto& [state, n] : counts) line += (line.empty() ? "" : ", ") + std::to_string(n) + " " + state;
+    return "\nother modules built in place: " + line + "\n" + details;
+}
+
 int run_status(const StatusFlags& flags, Terminal& terminal)
 {
     StatusRequest request{flags.tree.path_list(), flags.tree.resolve()};
@@ -83,7 +102,7 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
         j["failed_gates"] = failures;
         terminal.result(j.dump(2) + "\n");
     } else {
-        terminal.result(report.summary() + "\n\n" + table(report, terminal));
+        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal));
     }
     for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
     return failures.empty() ? 0 : 1;

@@ -22,6 +22,8 @@ void TreeOptions::add_to(CLI::App& command)
     auto* with = command.add_flag("--openmp", openmp, "Build host kernels with OpenMP (default: as <NAME>_OPENMP says, on)");
     command.add_flag("--no-openmp", no_openmp, "Build host kernels without OpenMP, except modules that call its runtime")
         ->excludes(with);
+    command.add_flag("--in-place", in_place,
+                     "Host modules are built beside their sources, as `pyccel compile` does (default: the config's in-place)");
 }
 
 std::vector<fs::path> TreeOptions::path_list() const
@@ -60,6 +62,7 @@ Config TreeOptions::resolve() const
         config.language = *language;
     }
     if (openmp || no_openmp) config.openmp = openmp;
+    if (in_place) config.in_place = true;
     return config;
 }
 

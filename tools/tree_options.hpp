@@ -27,6 +27,7 @@ struct TreeOptions {
     std::optional<std::string> language;
     bool openmp = false;
     bool no_openmp = false;
+    bool in_place = false;
 
     void add_to(CLI::App& command);
     /// The config of the tree of the first path (or the current folder), with

@@ -42,6 +42,10 @@ struct JobResult {
     /// (missing, another module's build of the same text, an older build),
     /// with what fixes it; status reports the artifact stale. Empty otherwise.
     std::string cunumpy_name_problem;
+    /// In-place hits only: the extension was built by another tool (no record
+    /// of ours, or ours no longer describes it) and is kept because it is
+    /// newer than its sources; what `build --in-place` would do about it.
+    std::string foreign;
 };
 
 /// Receives progress; called from worker threads, one call at a time.
@@ -71,6 +75,10 @@ struct BuildRequest {
     bool start_tools = true;
     bool host = true;                           ///< build host kernels and the modules they import (Pyccel)
     bool cuda = true;                           ///< build CUDA kernels
+    /// With `config.in_place`: rebuild in-place extensions that another tool
+    /// built (Pyccel, `struphy compile`) even when they are newer than their
+    /// sources. Without it such builds are kept, and reported (JobResult::foreign).
+    bool replace_foreign = false;
 };
 
 /// The whole run.
@@ -101,6 +109,15 @@ CK_API BuildReport run_build(const BuildRequest& request, BuildObserver* observe
 /// folders in the cache, which the next build removes (their process is
 /// gone), as it removes scratch folders a killed build left.
 CK_API void stop_compiler_processes() noexcept;
+
+/// Removes what `build --in-place` wrote below `folders` (the files each of
+/// its records lists, `__pyccel__/<stem>.cunumpy-kernels.json`, then the
+/// record, then `__pyccel__/` folders left empty) and nothing else: builds of
+/// another tool stay. Returns the files removed, or with `dry_run` those it
+/// would remove. Throws UsageError for a path that is not a folder,
+/// CacheError when a file cannot be removed (the files before it are gone).
+CK_API std::vector<std::filesystem::path> clean_in_place(const std::vector<std::filesystem::path>& folders,
+                                                         bool dry_run);
 
 /// The JSON report of `--json`: {"ok", "seconds", "kernels": [...], "jobs": [...]}.
 CK_API nlohmann::json to_json(const BuildReport& report);

@@ -38,6 +38,12 @@ struct Config {
     std::filesystem::path cuda_root;  ///< cuda-root: toolkit of nvcc/NVRTC; empty: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda
     std::string language = "c";  ///< language: Pyccel's target for host kernels, "c" (PyccelCache's default) or "fortran"
     std::optional<bool> openmp;  ///< openmp: host builds with OpenMP; unset: as `<NAME>_OPENMP` says, default on
+    /// in-place: build host modules beside their sources, as `pyccel compile`
+    /// without `--output` does, instead of into the cache (see BuildRequest)
+    bool in_place = false;
+    /// in-place-modules: more Python files that in-place builds compile (with
+    /// the modules they import), beyond the kernels' and `*<host-suffix>.py`
+    std::vector<std::filesystem::path> in_place_modules;
 
     /// The pyproject.toml the values came from; empty when none was found.
     std::filesystem::path source_file;

@@ -34,9 +34,10 @@ enum class ArtifactState {
     missing,  ///< no entry for this kernel and target was ever recorded
     failed,   ///< the last build of exactly these inputs failed
     unknown,  ///< the key needs a fact status may not learn (see BuildRequest::start_tools); `reason` says which
+    foreign,  ///< in place: another tool built the extension; it is newer than its sources, but its inputs are unknown
 };
 
-/// "built", "stale", "missing", "failed" or "unknown", as `status` writes it.
+/// "built", "stale", "missing", "failed", "unknown" or "foreign", as `status` writes it.
 CK_API const char* to_string(ArtifactState state);
 
 struct ArtifactStatus {
@@ -45,6 +46,13 @@ struct ArtifactStatus {
     ArtifactState state = ArtifactState::missing;
     std::string reason;   ///< stale: what changed; failed: the first line of the log; unknown: what is not known
     std::string key;      ///< the current key; empty when unknown
+};
+
+/// An in-place module that is no kernel's host module (one that kernels or
+/// the package's Python code import), with its artifact.
+struct ModuleStatus {
+    std::string module;  ///< dotted name
+    ArtifactStatus artifact;
 };
 
 struct KernelStatus {
@@ -62,10 +70,11 @@ struct StatusRequest {
 struct CK_API StatusReport {
     std::vector<KernelStatus> kernels;  ///< sorted by module
     std::vector<std::string> warnings;  ///< from walking the trees and locating caches
+    std::vector<ModuleStatus> modules;  ///< in place (Config::in_place) only: the other modules built, by name
 
     std::string summary(std::size_t max_missing = 10) const;  ///< porting_summary of the kernels
     bool all_ported() const;        ///< every kernel has a CUDA version
-    bool all_built() const;         ///< every artifact is built (unknown counts as not built)
+    bool all_built() const;         ///< every artifact (of kernels and modules) is built (unknown and foreign count as not built)
     bool signatures_agree() const;  ///< no mismatch, nothing unreadable
 };
 
@@ -86,7 +95,8 @@ CK_API std::vector<std::string> failed_gates(const StatusReport& report, const S
 /// `status --json`: {"summary", "with_cuda", "without_cuda", "counts",
 /// "kernels": [{"module", "name", "folder", "host": [kinds], "cuda": file |
 /// null, "signatures": agreement, "findings": [messages], "artifacts":
-/// [{"kind", "target", "state", "reason", "key"}]}], "warnings"}. Paths are
+/// [{"kind", "target", "state", "reason", "key"}]}], "modules": [{"module",
+/// "kind", "target", "state", "reason", "key"}] (in place), "warnings"}. Paths are
 /// written as `display` returns them.
 CK_API nlohmann::json to_json(const StatusReport& report,
                               const std::function<std::string(const std::filesystem::path&)>& display);

@@ -9,9 +9,13 @@
 #include "build/host_job.hpp"
 #include "build/host_planner.hpp"
 #include "build/host_setup.hpp"
+#include "build/in_place_job.hpp"
+#include "build/in_place_record.hpp"
+#include "build/pyccel_workspace.hpp"
 #include "cache/cunumpy_entry.hpp"
 #include "compilers/compiler_scratch.hpp"
 #include "compilers/tool_probe.hpp"
+#include "package/module_scan.hpp"
 #include "scheduler/job_graph.hpp"
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
@@ -104,7 +108,11 @@ private:
 
     CacheContext& context_for(const KernelSource& kernel)
     {
-        std::string name = config().cache_name.value_or(kernel.top_package);
+        return context_named(config().cache_name.value_or(kernel.top_package));
+    }
+
+    CacheContext& context_named(const std::string& name)
+    {
         auto it = contexts_.find(name);
         if (it != contexts_.end()) return *it->second;
         std::string read_only;
@@ -286,6 +294,7 @@ private:
 
     void plan_host()
     {
+        if (config().in_place) return plan_in_place();
         std::vector<CacheContext*> order;
         for (const auto& kernel : report_.kernels) {
             bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
@@ -297,7 +306,42 @@ private:
         for (CacheContext* context : order) plan_host(*context);
     }
 
-    void plan_host(CacheContext& context)
+    // In place, every module lives in the user's tree: one plan for all of
+    // them; the first cache root serves only as scratch space and remembers
+    // failures for status.
+    void plan_in_place()
+    {
+        CacheContext* context = nullptr;
+        std::vector<const KernelSource*> kernels;
+        for (const auto& kernel : report_.kernels) {
+            bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
+            if (!pyccel) continue;
+            kernels.push_back(&kernel);
+            if (!context) context = &context_for(kernel);
+        }
+        std::vector<PythonModuleFile> extra = in_place_extra_modules();
+        if (kernels.empty() && extra.empty()) return;
+        if (!context) context = &context_named(config().cache_name.value_or(top_package_of(extra.front())));
+        context->host.kernels = std::move(kernels);
+        plan_host(*context, HostPlanOptions{std::move(extra), true});
+    }
+
+    std::vector<PythonModuleFile> in_place_extra_modules() const
+    {
+        std::vector<fs::path> trees = request_.paths;
+        if (trees.empty()) trees.push_back(fs::current_path());
+        std::vector<PythonModuleFile> modules = find_suffix_modules(trees, config().host_suffix);
+        for (const auto& file : config().in_place_modules) modules.push_back(python_module_file(file));
+        return modules;
+    }
+
+    static std::string top_package_of(const PythonModuleFile& module)
+    {
+        fs::path relative = module.file.lexically_relative(module.source_root);
+        return relative.has_parent_path() ? relative.begin()->string() : relative.stem().string();
+    }
+
+    void plan_host(CacheContext& context, HostPlanOptions options = {})
     {
         HostContext& host = context.host;
         host.setup = prepare_host_setup(config(), context.location.name, context.probe, may_start_tools());
@@ -310,8 +354,77 @@ private:
             for (const KernelSource* kernel : host.kernels) report_.jobs.push_back(unplanned_host(*kernel, host.setup.problem));
             return;
         }
-        host.plan = plan_host_builds(host.kernels, host.setup.toolchain);
+        bool in_place = options.in_place;
+        host.plan = plan_host_builds(host.kernels, host.setup.toolchain, options);
+        if (in_place) return classify_in_place(context);
         for (std::size_t i = 0; i < host.plan.modules.size(); ++i) classify_host(context, i);
+    }
+
+    // An in-place module: current (our record names its key), foreign and
+    // kept (another tool built it, newer than its sources), or a miss.
+    struct InPlaceVerdict {
+        JobResult hit;       // state hit, when not a miss
+        bool miss = false;
+        std::string reason;  // of a miss
+    };
+
+    void classify_in_place(CacheContext& context)
+    {
+        const HostPlan& plan = context.host.plan;
+        std::vector<InPlaceVerdict> verdicts;
+        for (std::size_t i = 0; i < plan.modules.size(); ++i) verdicts.push_back(in_place_verdict(context, i));
+        // A build links the objects of the modules it imports: it never links another tool's.
+        for (std::size_t i = 0; i < plan.modules.size(); ++i) {
+            if (!verdicts[i].miss) continue;
+            for (std::size_t imported : plan.jobs[i].closure) {
+                if (verdicts[imported].miss || verdicts[imported].hit.foreign.empty()) continue;
+                verdicts[imported] = {{}, true, "built by another tool, and " + plan.modules[i].name +
+                                                    ", which imports it, is rebuilt"};
+            }
+        }
+        for (std::size_t i = 0; i < plan.modules.size(); ++i) {
+            if (verdicts[i].miss)
+                host_misses_.push_back(HostMiss{&context, i, verdicts[i].reason});
+            else
+                report_.jobs.push_back(std::move(verdicts[i].hit));
+        }
+    }
+
+    InPlaceVerdict in_place_verdict(CacheContext& context, std::size_t index)
+    {
+        const HostPlan& plan = context.host.plan;
+        const HostModule& module = plan.modules[index];
+        const HostJob& job = plan.jobs[index];
+        InPlaceVerdict verdict;
+        verdict.hit = in_place_base_result(plan, index);
+        if (!module.problem.empty()) {
+            verdict.hit.log = module.problem;
+            if (!request_.dry_run)
+                context.store.remember_failure("in-place", verdict.hit.module, "host", job.key, module.problem);
+            return verdict;
+        }
+        std::vector<fs::path> sources = {module.file};
+        for (std::size_t imported : job.closure) sources.push_back(plan.modules[imported].file);
+        const std::string& ext_suffix = context.host.setup.tools.ext_suffix;
+        InPlaceState state = read_in_place_state(module.file.parent_path(), module_stem(module), ext_suffix, job.key, sources);
+        verdict.hit.state = JobState::hit;
+        verdict.hit.artifacts = {module.file.parent_path() / (module_stem(module) + ext_suffix)};
+        using Kind = InPlaceState::Kind;
+        if (state.kind == Kind::current) return verdict;
+        if (state.kind == Kind::foreign && !state.older_than_sources && !request_.replace_foreign) {
+            verdict.hit.foreign = "built by another tool, newer than its sources; kept (`build --in-place "
+                                  "--replace-foreign` rebuilds it)";
+            return verdict;
+        }
+        verdict.miss = true;
+        if (state.kind == Kind::missing) verdict.reason = "no entry";
+        else if (state.kind == Kind::foreign)
+            verdict.reason = state.older_than_sources ? "built by another tool, older than its sources"
+                                                      : "built by another tool (--replace-foreign)";
+        else if (state.record->key.empty()) verdict.reason = "an earlier in-place build was interrupted";
+        else verdict.reason = describe_host_change(state.record->inputs, job.inputs);
+        if (verdict.reason.empty()) verdict.reason = "built with another key";
+        return verdict;
     }
 
     static JobResult unplanned_host(const KernelSource& kernel, const std::string& why)
@@ -449,7 +562,8 @@ private:
 
     JobResult would_build(const HostMiss& miss) const
     {
-        JobResult result = host_base_result(miss.context->host.plan, miss.module, miss.context->store);
+        JobResult result = config().in_place ? in_place_base_result(miss.context->host.plan, miss.module)
+                                             : host_base_result(miss.context->host.plan, miss.module, miss.context->store);
         result.state = JobState::would_build;
         result.reason = miss.reason;
         return result;
@@ -528,7 +642,9 @@ private:
             result.log = "not compiled: " + miss.context->read_only + "; run build where the cache can be written";
             return result;
         }
-        JobResult result = run_host_job(host.plan, miss.module, host.setup.tools, miss.context->store);
+        JobResult result = config().in_place
+                               ? run_in_place_job(host.plan, miss.module, host.setup.tools, miss.context->store)
+                               : run_host_job(host.plan, miss.module, host.setup.tools, miss.context->store);
         result.reason = miss.reason;
         return result;
     }
@@ -630,6 +746,7 @@ nlohmann::json to_json(const BuildReport& report)
             entry["host_module"] = job.host_module;
             entry["cunumpy_entry"] = job.cunumpy_entry.string();
             if (!job.cunumpy_name_problem.empty()) entry["cunumpy_name_problem"] = job.cunumpy_name_problem;
+            if (!job.foreign.empty()) entry["foreign"] = job.foreign;
         }
         jobs.push_back(std::move(entry));
     }

@@ -1,19 +1,13 @@
 #include "build/host_job.hpp"
 
+#include "build/pyccel_workspace.hpp"
+
 #include "cache/cunumpy_entry.hpp"
-#include "cache/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
-#include "util/subprocess.hpp"
 #include "util/utc_time.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <chrono>
-#include <cstdlib>
-#include <fstream>
 
 namespace ck {
 
@@ -21,77 +15,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Loads the new extension as PyccelCache does (spec_from_file_location), in
-// a child: a build that fails to import or crashes the interpreter is never
-// published.
-constexpr const char* import_check_script =
-    "import importlib.util, sys\n"
-    "spec = importlib.util.spec_from_file_location(sys.argv[1], sys.argv[2])\n"
-    "module = importlib.util.module_from_spec(spec)\n"
-    "spec.loader.exec_module(module)\n";
-
-// The copies Pyccel compiles from, inside the cache root so that a killed
-// build's leftovers are removed like any other temporary folder.
-class Workspace {
-public:
-    explicit Workspace(const fs::path& root) : path_(root / temporary_folder_name / unique_temporary_name())
-    {
-        std::error_code error;
-        fs::create_directories(path_ / "src", error);
-        if (error) throw CacheError("cannot create " + path_.string() + ": " + error.message());
-    }
-    ~Workspace()
-    {
-        std::error_code ignored;
-        fs::remove_all(path_, ignored);
-    }
-    Workspace(const Workspace&) = delete;
-    Workspace& operator=(const Workspace&) = delete;
-
-    const fs::path& path() const { return path_; }
-    fs::path sources() const { return path_ / "src"; }
-
-private:
-    fs::path path_;
-};
-
-std::string stem_of(const HostModule& module)
-{
-    return module.relative.stem().string();
-}
-
-void write_workspace_file(const fs::path& path, const std::string& bytes)
-{
-    std::ofstream out(path, std::ios::binary);
-    out << bytes;
-    if (!out.flush()) throw CacheError("cannot write " + path.string() + ": " + util::errno_message(errno));
-}
-
-// A copy of `module` below `sources`, dated 1970: Pyccel refuses a stub
-// older than its module's source, and the stubs come from earlier builds.
-void copy_module(const HostModule& module, const fs::path& sources)
-{
-    fs::path copy = sources / module.relative;
-    std::error_code error;
-    fs::create_directories(copy.parent_path(), error);
-    if (error) throw CacheError("cannot create " + copy.parent_path().string() + ": " + error.message());
-    // Pyccel imports dotted modules to find them: empty packages keep the
-    // user's __init__.py (and what it imports) out of the build.
-    for (fs::path folder = copy.parent_path(); folder != sources; folder = folder.parent_path())
-        if (!fs::exists(folder / "__init__.py", error)) write_workspace_file(folder / "__init__.py", "");
-    write_workspace_file(copy, module.source);
-    const struct timespec times[2] = {{1, 0}, {1, 0}};
-    if (::utimensat(AT_FDCWD, copy.c_str(), times, 0) != 0)
-        throw CacheError("cannot date " + copy.string() + ": " + util::errno_message(errno));
-}
-
 // Links the stub of every imported module where Pyccel looks for it,
 // relative to the output folder, into that module's own entry.
 void link_imported_stubs(const HostPlan& plan, const HostJob& job, const fs::path& staging, const EntryStore& store)
 {
     for (std::size_t imported : job.closure) {
         const HostModule& dependency = plan.modules[imported];
-        fs::path stub = fs::path(dependency.relative.parent_path()) / "__pyccel__" / (stem_of(dependency) + ".pyi");
+        fs::path stub = fs::path(dependency.relative.parent_path()) / "__pyccel__" / (module_stem(dependency) + ".pyi");
         fs::path target = store.entry_dir("host", plan.jobs[imported].key) / stub;
         std::error_code error;
         if (!fs::is_regular_file(target, error))
@@ -100,60 +30,6 @@ void link_imported_stubs(const HostPlan& plan, const HostJob& job, const fs::pat
         fs::create_symlink(target, staging / stub, error);
         if (error) throw CacheError("cannot link " + (staging / stub).string() + ": " + error.message());
     }
-}
-
-std::string replace_once_or_more(std::string text, const std::string& from, const std::string& to, bool* found)
-{
-    *found = false;
-    for (std::size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
-        text.replace(at, from.size(), to);
-        *found = true;
-    }
-    return text;
-}
-
-// Pyccel writes the folder it built in into the module's wrapper header;
-// importers compile it into their extensions. Make it the published folder.
-void relocate_wrapper_header(const fs::path& built_in, const fs::path& published_in, const std::string& stem)
-{
-    fs::path header = built_in / "__pyccel__" / (stem + "_wrapper.h");
-    bool found = false;
-    std::string text = replace_once_or_more(util::read_file(header), "\"" + built_in.string() + "\"",
-                                            "\"" + published_in.string() + "\"", &found);
-    if (!found)
-        throw CacheError(header.string() + " does not name the build folder " + built_in.string() +
-                         "; this Pyccel lays out its wrapper differently from the checked 2.2 series");
-    fs::remove(header);
-    util::write_file_synced(header, text);
-}
-
-void sync_tree(const fs::path& root)
-{
-    std::error_code error;
-    for (fs::recursive_directory_iterator it(root, error), end; !error && it != end; it.increment(error)) {
-        if (it->is_symlink()) continue;
-        util::UniqueFd fd(::open(it->path().c_str(), O_RDONLY | O_CLOEXEC));
-        if (fd.valid()) ::fsync(fd.get());
-    }
-    util::fsync_dir(root);
-}
-
-std::string import_check(const fs::path& python, const fs::path& extension, const std::string& stem,
-                         const fs::path& working_dir)
-{
-    auto result = util::run_process({python.string(), "-c", import_check_script, stem, extension.string()}, working_dir);
-    if (result.exit_code == 0) return "";
-    std::string how = result.exit_code > 128 ? "crashed the interpreter (signal " +
-                                                   std::to_string(result.exit_code - 128) + ")"
-                                             : "failed (exit " + std::to_string(result.exit_code) + ")";
-    return "importing the new build " + extension.string() + " in " + python.string() + " " + how +
-           "; nothing was published:\n" + result.output;
-}
-
-std::string python_path_with(const fs::path& first)
-{
-    const char* existing = std::getenv("PYTHONPATH");
-    return first.string() + (existing && *existing ? ":" + std::string(existing) : "");
 }
 
 class HostJobRun {
@@ -193,12 +69,12 @@ private:
                                         {{workspace.sources().string() + "/", module_.source_root.string() + "/"}},
                                         module_.file.string());
         if (!compiled.ok) return fail("");
-        fs::path extension = output / (stem_of(module_) + tools_.ext_suffix);
+        fs::path extension = output / (module_stem(module_) + tools_.ext_suffix);
         if (!fs::is_regular_file(extension, error))
             return fail("Pyccel reported success but wrote no " + extension.string());
         fs::path published = host_build_folder(store_, job_.key, module_);
-        relocate_wrapper_header(output, published, stem_of(module_));
-        std::string import_problem = import_check(tools_.python, extension, stem_of(module_), workspace.path());
+        relocate_wrapper_header(output, published, module_stem(module_));
+        std::string import_problem = import_check(tools_.python, extension, module_stem(module_), workspace.path());
         if (!import_problem.empty()) return fail(import_problem);
         sync_tree(writer.folder());
         publish(writer, extension);
@@ -255,7 +131,7 @@ fs::path host_build_folder(const EntryStore& store, const std::string& key, cons
 
 std::string host_artifact_file(const HostModule& module, const std::string& ext_suffix)
 {
-    return (module.relative.parent_path() / (stem_of(module) + ext_suffix)).string();
+    return (module.relative.parent_path() / (module_stem(module) + ext_suffix)).string();
 }
 
 JobResult host_base_result(const HostPlan& plan, std::size_t index, const EntryStore& store)
@@ -284,7 +160,7 @@ JobResult host_hit_result(const HostPlan& plan, std::size_t index, const HostBui
     result.state = JobState::hit;
     result.entry = store.entry_dir("host", result.key);
     result.artifacts = {host_build_folder(store, result.key, plan.modules[index]) /
-                        (stem_of(plan.modules[index]) + tools.ext_suffix)};
+                        (module_stem(plan.modules[index]) + tools.ext_suffix)};
     return result;
 }
 

@@ -27,11 +27,12 @@ struct ImportEdge {
 // Finds modules from the kernels' host files outwards, following imports.
 class GraphBuilder {
 public:
-    void add_kernels(const std::vector<const KernelSource*>& kernels)
+    void add_modules(const std::vector<const KernelSource*>& kernels, const std::vector<PythonModuleFile>& extra)
     {
         for (const KernelSource* kernel : kernels)
             for (const auto& host : kernel->host)
                 if (host.kind == "pyccel") add(host.file.lexically_normal(), kernel->source_root, kernel);
+        for (const auto& module : extra) add(module.file, module.source_root, nullptr);
         for (std::size_t next = 0; next < modules_.size(); ++next) expand(next);
     }
 
@@ -148,7 +149,7 @@ HostPlan reorder(GraphBuilder& graph, const std::vector<std::size_t>& order)
     return plan;
 }
 
-void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain)
+void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain, bool in_place)
 {
     HostModule& module = plan.modules[index];
     HostJob& job = plan.jobs[index];
@@ -172,7 +173,12 @@ void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain)
     text_hash.update(python_source_text(module.source));
     job.inputs = host_key_inputs(module.name, module.relative.filename().string(), text_hash.hex(), imports,
                                  toolchain, job.openmp);
+    if (in_place) {
+        job.inputs.erase("cache_root");
+        job.inputs["in_place"] = module.file.parent_path().string();
+    }
     job.key = cache_key(job.inputs);
+    if (in_place) return;
     job.content_key = host_content_key(text_hash.hex(), job.openmp, std::move(contents));
     job.cunumpy_name = cunumpy_entry_name(
         module.name, cunumpy_build_key(text_hash, toolchain.language, job.openmp, toolchain.python));
@@ -191,13 +197,14 @@ std::string host_label(const HostModule& module)
     return first_pyccel ? module.kernel->module : module.name;
 }
 
-HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain)
+HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain,
+                          const HostPlanOptions& options)
 {
     GraphBuilder graph;
-    graph.add_kernels(kernels);
+    graph.add_modules(kernels, options.extra_modules);
     HostPlan plan = reorder(graph, import_order(graph));
-    for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain);
-    mark_cunumpy_name_collisions(plan);
+    for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain, options.in_place);
+    if (!options.in_place) mark_cunumpy_name_collisions(plan);
     return plan;
 }
 

@@ -6,6 +6,7 @@
 
 #include "build/host_key.hpp"
 #include "cunumpy_kernels/package.hpp"
+#include "package/module_scan.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -47,13 +48,26 @@ struct HostPlan {
 /// (first) Pyccel host module, as CUDA jobs name it; else its own dotted name.
 std::string host_label(const HostModule& module);
 
+/// Where a plan's builds will live.
+struct HostPlanOptions {
+    /// Modules to build beyond the kernels' (with what they import).
+    std::vector<PythonModuleFile> extra_modules;
+    /// Beside their sources (`build --in-place`) instead of in cache entries:
+    /// each key then holds the module's folder, which the build's wrapper
+    /// names, in place of the cache root, and cunumpy's PyccelCache names
+    /// (`cunumpy_name`) are left empty and unchecked: Python imports these
+    /// builds by their module names.
+    bool in_place = false;
+};
+
 /// Finds the module graph of `kernels` (their "pyccel" host implementations)
-/// and plans every module's job with `toolchain`. Never throws for a bad
+/// and `options.extra_modules`, and plans every module's job with `toolchain`. Never throws for a bad
 /// module: an unreadable file, an import cycle, two modules that cunumpy
 /// would mistake for each other (one name, different imports: see
 /// mark_cunumpy_name_collisions), or a module importing one of those gets a
 /// `problem`, and the others are planned.
-HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain);
+HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain,
+                          const HostPlanOptions& options = {});
 
 /// Which input differs between two key-input documents of one module, in
 /// words: "imported module a.b.c changed", "source push_kernels.py changed",

@@ -149,6 +149,17 @@ const std::map<std::string, KeyHandler>& key_handlers()
              c.language = k.string();
          }},
         {"openmp", [](Config& c, const KeyContext& k) { c.openmp = k.boolean(); }},
+        {"in-place", [](Config& c, const KeyContext& k) { c.in_place = k.boolean(); }},
+        {"in-place-modules",
+         [](Config& c, const KeyContext& k) {
+             for (const auto& file : k.strings()) {
+                 fs::path path = k.resolve(file);
+                 std::error_code error;
+                 if (path.extension() != ".py" || !fs::is_regular_file(path, error))
+                     k.fail("'" + file + "' is not a Python file (" + path.string() + ")");
+                 c.in_place_modules.push_back(path);
+             }
+         }},
     };
     return handlers;
 }
@@ -222,7 +233,7 @@ Config load_config_file(const fs::path& pyproject)
         if (handler == key_handlers().end()) {
             context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, "
                          "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
-                         "check-name-length, cuda-root, language, openmp (see cunumpy-kernels(5))");
+                         "check-name-length, cuda-root, language, openmp, in-place, in-place-modules (see cunumpy-kernels(5))");
         }
         handler->second(config, context);
     }

@@ -34,9 +34,14 @@ class CacheReader {
 public:
     explicit CacheReader(const Config& config) : config_(config) {}
 
-    ArtifactStatus artifact(const KernelSource& kernel, const JobResult& job)
+    ArtifactStatus artifact(const std::string& cache_name, const JobResult& job)
     {
         ArtifactStatus status{kind_of(job), job.target, ArtifactState::built, "", job.key};
+        if (!job.foreign.empty()) {
+            status.state = ArtifactState::foreign;
+            status.reason = job.foreign;
+            return status;
+        }
         if (!job.cunumpy_name_problem.empty()) {  // our build exists, but cunumpy would load another
             status.state = ArtifactState::stale;
             status.reason = job.cunumpy_name_problem;
@@ -53,7 +58,7 @@ public:
             status.reason = job.reason;
             return status;
         }
-        if (auto failure = store_of(kernel).failure(status.kind, job.module, job.target);
+        if (auto failure = store_of(cache_name).failure(status.kind, job.module, job.target);
             failure && failure->value("key", std::string()) == job.key) {
             status.state = ArtifactState::failed;
             status.reason = "failed last time: " + first_line(failure->value("log", std::string()));
@@ -66,9 +71,8 @@ public:
 
 private:
     // The store the build used: same cache name, same root rules.
-    const EntryStore& store_of(const KernelSource& kernel)
+    const EntryStore& store_of(const std::string& name)
     {
-        std::string name = config_.cache_name.value_or(kernel.top_package);
         auto it = stores_.find(name);
         if (it == stores_.end())
             it = stores_.emplace(name, EntryStore(resolve_cache_location(name, config_.cache_dir, false).root)).first;
@@ -118,6 +122,7 @@ const char* to_string(ArtifactState state)
     case ArtifactState::missing: return "missing";
     case ArtifactState::failed: return "failed";
     case ArtifactState::unknown: return "unknown";
+    case ArtifactState::foreign: return "foreign";
     }
     return "?";
 }
@@ -136,10 +141,10 @@ bool StatusReport::all_ported() const
 
 bool StatusReport::all_built() const
 {
-    return std::all_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) {
-        return std::all_of(k.artifacts.begin(), k.artifacts.end(),
-                           [](const ArtifactStatus& a) { return a.state == ArtifactState::built; });
-    });
+    auto built = [](const ArtifactStatus& a) { return a.state == ArtifactState::built; };
+    return std::all_of(kernels.begin(), kernels.end(),
+                       [&](const KernelStatus& k) { return std::all_of(k.artifacts.begin(), k.artifacts.end(), built); }) &&
+           std::all_of(modules.begin(), modules.end(), [&](const ModuleStatus& m) { return built(m.artifact); });
 }
 
 bool StatusReport::signatures_agree() const
@@ -156,11 +161,23 @@ StatusReport read_status(const StatusRequest& request)
     CacheReader cache(request.config);
     StatusReport report;
     report.warnings = build.warnings;
+    std::string first_cache_name;
     for (auto& kernel : build.kernels) {
         KernelStatus status{kernel, check_kernel_signatures(kernel, request.config), {}};
+        std::string cache_name = request.config.cache_name.value_or(kernel.top_package);
+        bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
+        if (first_cache_name.empty() && pyccel) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);
-        for (auto it = begin; it != end; ++it) status.artifacts.push_back(cache.artifact(kernel, *it->second));
+        for (auto it = begin; it != end; ++it) status.artifacts.push_back(cache.artifact(cache_name, *it->second));
         report.kernels.push_back(std::move(status));
+    }
+    // In place, the modules kernels import are built beside their sources too; one
+    // cache root (the first kernel's) remembers their failures.
+    for (const auto& job : build.jobs) {
+        if (job.kind != "in-place" || !job.kernel.empty()) continue;
+        std::string top = job.host_module.substr(0, job.host_module.find('.'));
+        std::string name = request.config.cache_name.value_or(first_cache_name.empty() ? top : first_cache_name);
+        report.modules.push_back({job.module, cache.artifact(name, job)});
     }
     return report;
 }
@@ -176,6 +193,9 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
                 unbuilt.push_back(k.kernel.module + " [" + a.target + "] " + to_string(a.state));
         if (!k.signatures.findings.empty()) disagreeing.push_back(k.kernel.module);
     }
+    for (const auto& m : report.modules)
+        if (m.artifact.state != ArtifactState::built)
+            unbuilt.push_back(m.module + " [" + m.artifact.kind + "] " + to_string(m.artifact.state));
     if (gates.require_cuda && !unported.empty())
         failures.push_back("--require-cuda: " + counted(unported.size(), "kernel has", "kernels have") + " no CUDA version: " +
                            kernel_list(unported));
@@ -215,11 +235,18 @@ nlohmann::json to_json(const StatusReport& report, const std::function<std::stri
                            {"findings", findings},
                            {"artifacts", artifacts}});
     }
+    json modules = json::array();
+    for (const auto& m : report.modules) {
+        ++artifact_counts[to_string(m.artifact.state)];
+        modules.push_back({{"module", m.module}, {"kind", m.artifact.kind}, {"target", m.artifact.target},
+                           {"state", to_string(m.artifact.state)}, {"reason", m.artifact.reason}, {"key", m.artifact.key}});
+    }
     return {{"summary", report.summary()},
             {"with_cuda", with},
             {"without_cuda", without},
             {"counts", {{"kernels", report.kernels.size()}, {"artifacts", artifact_counts}, {"signatures", signature_counts}}},
             {"kernels", kernels},
+            {"modules", modules},
             {"warnings", report.warnings}};
 }
 

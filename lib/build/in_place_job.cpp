@@ -1,0 +1,295 @@
+#include "build/in_place_job.hpp"
+
+#include "build/in_place_record.hpp"
+#include "build/pyccel_workspace.hpp"
+#include "cache/temporary_name.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
+#include "util/utc_time.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const record_suffix = ".cunumpy-kernels.json";
+
+fs::path stub_of(const HostModule& module)
+{
+    return module.file.parent_path() / "__pyccel__" / (module_stem(module) + ".pyi");
+}
+
+// Pyccel finds an imported module's stub at `<output root>/<its package
+// path>/__pyccel__/`; linking there the in-place stub makes it read that
+// module's in-place folder, whose path its wrapper holds.
+void link_in_place_stubs(const HostPlan& plan, const HostJob& job, const fs::path& output_root)
+{
+    for (std::size_t imported : job.closure) {
+        const HostModule& dependency = plan.modules[imported];
+        fs::path target = stub_of(dependency);
+        std::error_code error;
+        if (!fs::is_regular_file(target, error))
+            throw CacheError("the in-place build of imported module " + dependency.name + " is missing: " +
+                             target.string());
+        fs::path link = output_root / dependency.relative.parent_path() / "__pyccel__" / target.filename();
+        fs::create_directories(link.parent_path(), error);
+        fs::create_symlink(target, link, error);
+        if (error) throw CacheError("cannot link " + link.string() + ": " + error.message());
+    }
+}
+
+// The files of one Pyccel run below `output`, relative to it: the extension
+// and every regular file in __pyccel__/ but the lock files and the links to
+// imported stubs.
+std::vector<std::string> built_files(const fs::path& output, const std::string& extension)
+{
+    std::vector<std::string> files = {extension};
+    std::error_code error;
+    for (fs::recursive_directory_iterator it(output / "__pyccel__", error), end; !error && it != end;
+         it.increment(error)) {
+        if (it->is_symlink() || !it->is_regular_file() || it->path().extension() == ".lock") continue;
+        files.push_back(it->path().lexically_relative(output).string());
+    }
+    if (error) throw CacheError("cannot list " + (output / "__pyccel__").string() + ": " + error.message());
+    std::sort(files.begin() + 1, files.end());
+    return files;
+}
+
+// Copies `from` beside `to` and renames it over `to`: readers see the old
+// file or the new one, never a part, even across file systems.
+void install_file(const fs::path& from, const fs::path& to)
+{
+    std::error_code error;
+    fs::create_directories(to.parent_path(), error);
+    if (error) throw CacheError("cannot create " + to.parent_path().string() + ": " + error.message());
+    fs::path temporary = to.parent_path() / ("." + to.filename().string() + "." + unique_temporary_name());
+    fs::copy_file(from, temporary, fs::copy_options::overwrite_existing, error);
+    if (!error) {
+        util::UniqueFd fd(::open(temporary.c_str(), O_RDONLY | O_CLOEXEC));
+        if (fd.valid()) ::fsync(fd.get());
+        fs::rename(temporary, to, error);
+    }
+    if (error) {
+        std::error_code ignored;
+        fs::remove(temporary, ignored);
+        throw CacheError("cannot write " + to.string() + ": " + error.message());
+    }
+}
+
+class InPlaceJobRun {
+public:
+    InPlaceJobRun(const HostPlan& plan, std::size_t index, const HostBuildTools& tools, const EntryStore& scratch)
+        : plan_(plan), module_(plan.modules[index]), job_(plan.jobs[index]), tools_(tools), scratch_(scratch),
+          result_(in_place_base_result(plan, index))
+    {
+    }
+
+    JobResult run()
+    {
+        try {
+            compile_and_install();
+        } catch (const Error& error) {
+            fail(error.what());
+        }
+        result_.seconds = elapsed();
+        return std::move(result_);
+    }
+
+private:
+    void compile_and_install()
+    {
+        Workspace workspace(scratch_.root());
+        for (std::size_t imported : job_.closure) copy_module(plan_.modules[imported], workspace.sources());
+        copy_module(module_, workspace.sources());
+        fs::path output_root = workspace.path() / "out";
+        link_in_place_stubs(plan_, job_, output_root);
+        fs::path output = output_root / module_.relative.parent_path();
+        std::error_code error;
+        fs::create_directories(output, error);
+        PyccelCompileRequest request{workspace.sources() / module_.relative, output, workspace.path(),
+                                     tools_.language, job_.openmp, python_path_with(workspace.sources())};
+        PyccelCompileOutput compiled = tools_.compiler->compile(request);
+        result_.log = format_pyccel_log(compiled.output,
+                                        {{workspace.sources().string() + "/", module_.source_root.string() + "/"}},
+                                        module_.file.string());
+        if (!compiled.ok) return fail("");
+        std::string extension = module_stem(module_) + tools_.ext_suffix;
+        if (!fs::is_regular_file(output / extension, error))
+            return fail("Pyccel reported success but wrote no " + (output / extension).string());
+        relocate_wrapper_header(output, folder(), module_stem(module_));
+        std::string import_problem = import_check(tools_.python, output / extension, module_stem(module_),
+                                                  workspace.path());
+        if (!import_problem.empty()) return fail(import_problem);
+        install(output, built_files(output, extension));
+    }
+
+    // The record is emptied first, so that an interruption between the
+    // renames leaves a module that the next build rebuilds; the extension
+    // goes last, as importers look for it first.
+    void install(const fs::path& output, const std::vector<std::string>& files)
+    {
+        fs::path record_path = in_place_record_path(folder(), module_stem(module_));
+        InPlaceRecord record;
+        record.module = module_.name;
+        record.inputs = job_.inputs;
+        record.extension = files.front();
+        record.files = files;
+        if (auto previous = read_in_place_record(record_path)) record.files = merged(previous->files, files);
+        std::error_code error;
+        fs::create_directories(record_path.parent_path(), error);
+        if (error) throw CacheError("cannot create " + record_path.parent_path().string() + ": " + error.message());
+        write_in_place_record(record_path, record);
+        for (std::size_t i = files.size(); i-- > 0;) install_file(output / files[i], folder() / files[i]);
+        fs::path extension = folder() / files.front();
+        auto stamp = file_stamp(extension);
+        if (!stamp) throw CacheError("cannot read " + extension.string() + " after writing it");
+        record.key = job_.key;
+        record.files = files;
+        record.size = stamp->size;
+        record.mtime_ns = stamp->mtime_ns;
+        record.sha256 = sha256_file(extension);
+        record.built_at = util::utc_now();
+        record.seconds = elapsed();
+        write_in_place_record(record_path, record);
+        util::fsync_dir(folder() / "__pyccel__");
+        util::fsync_dir(folder());
+        scratch_.forget_failure("in-place", result_.module, "host");
+        result_.artifacts = {extension};
+        result_.state = JobState::built;
+    }
+
+    // While files are replaced, clean must find the old build's files and the new.
+    static std::vector<std::string> merged(const std::vector<std::string>& a, const std::vector<std::string>& b)
+    {
+        std::set<std::string> all(a.begin(), a.end());
+        all.insert(b.begin(), b.end());
+        return {all.begin(), all.end()};
+    }
+
+    fs::path folder() const { return module_.file.parent_path(); }
+
+    void fail(const std::string& message)
+    {
+        result_.state = JobState::failed;
+        if (!message.empty()) result_.log += (result_.log.empty() ? "" : "\n") + message;
+        scratch_.remember_failure("in-place", result_.module, "host", job_.key, result_.log);
+    }
+
+    double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+
+    const HostPlan& plan_;
+    const HostModule& module_;
+    const HostJob& job_;
+    const HostBuildTools& tools_;
+    const EntryStore& scratch_;
+    JobResult result_;
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+bool ends_with(const std::string& text, const std::string& tail)
+{
+    return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+// Every record below `folder`, in __pyccel__/ folders of any depth.
+void find_records(const fs::path& folder, std::vector<fs::path>& records)
+{
+    std::error_code error;
+    for (fs::recursive_directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+        const std::string name = it->path().filename().string();
+        if (it->is_directory() && (name == "__pycache__" || (name.size() > 1 && name[0] == '.'))) {
+            it.disable_recursion_pending();
+            continue;
+        }
+        if (ends_with(name, record_suffix) && it->path().parent_path().filename() == "__pyccel__")
+            records.push_back(it->path());
+    }
+    if (error) throw SourceError("cannot list " + folder.string() + ": " + error.message());
+}
+
+void remove_listed(const fs::path& path, bool dry_run, std::vector<fs::path>& removed)
+{
+    std::error_code error;
+    if (!fs::is_regular_file(fs::symlink_status(path, error))) return;
+    removed.push_back(path);
+    if (dry_run) return;
+    fs::remove(path, error);
+    if (error) throw CacheError("cannot remove " + path.string() + ": " + error.message());
+}
+
+// Empty folders below `pyccel` (cwrapper/, math/), then `pyccel` itself.
+void remove_empty_folders(const fs::path& pyccel)
+{
+    std::error_code error;
+    std::vector<fs::path> folders;
+    for (fs::recursive_directory_iterator it(pyccel, error), end; !error && it != end; it.increment(error))
+        if (it->is_directory() && !it->is_symlink()) folders.push_back(it->path());
+    std::sort(folders.rbegin(), folders.rend());
+    folders.push_back(pyccel);
+    for (const auto& dir : folders)
+        if (fs::is_empty(dir, error)) fs::remove(dir, error);
+}
+
+}  // namespace
+
+JobResult in_place_base_result(const HostPlan& plan, std::size_t index)
+{
+    const HostModule& module = plan.modules[index];
+    JobResult result;
+    result.module = host_label(module);
+    result.kernel = module.kernel ? module.kernel->name : "";
+    result.kind = "in-place";
+    result.target = "host";
+    result.key = plan.jobs[index].key;
+    result.host_module = module.name;
+    result.entry = module.file.parent_path();
+    return result;
+}
+
+JobResult run_in_place_job(const HostPlan& plan, std::size_t index, const HostBuildTools& tools,
+                           const EntryStore& scratch)
+{
+    return InPlaceJobRun(plan, index, tools, scratch).run();
+}
+
+std::vector<fs::path> clean_in_place(const std::vector<fs::path>& folders, bool dry_run)
+{
+    std::vector<fs::path> records;
+    for (const auto& given : folders) {
+        std::error_code error;
+        if (!fs::is_directory(given, error)) throw UsageError(given.string() + ": not a folder");
+        find_records(util::absolute_normal(given), records);
+    }
+    std::sort(records.begin(), records.end());
+    records.erase(std::unique(records.begin(), records.end()), records.end());
+    std::vector<fs::path> removed;
+    for (const auto& record_path : records) {
+        fs::path folder = record_path.parent_path().parent_path();
+        // Another tool's build replaced ours: its files stay, only our record goes.
+        auto record = read_in_place_record(record_path);
+        if (record && (record->key.empty() || record_describes_extension(*record, folder))) {
+            for (const auto& file : record->files) {
+                fs::path path = (folder / file).lexically_normal();
+                // A record lists files of its own folder; anything else is not ours to remove.
+                if (path.lexically_relative(folder).string().rfind("..", 0) == 0) continue;
+                remove_listed(path, dry_run, removed);
+            }
+        }
+        remove_listed(record_path, dry_run, removed);
+    }
+    if (!dry_run)
+        for (const auto& record_path : records) remove_empty_folders(record_path.parent_path());
+    std::sort(removed.begin(), removed.end());
+    removed.erase(std::unique(removed.begin(), removed.end()), removed.end());
+    return removed;
+}
+
+}  // namespace ck

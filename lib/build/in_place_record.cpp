@@ -1,0 +1,123 @@
+#include "build/in_place_record.hpp"
+
+#include "cunumpy_kernels/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
+
+#include <sys/stat.h>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+fs::path in_place_record_path(const fs::path& folder, const std::string& stem)
+{
+    return folder / "__pyccel__" / (stem + ".cunumpy-kernels.json");
+}
+
+std::optional<InPlaceRecord> read_in_place_record(const fs::path& path)
+{
+    std::string text;
+    try {
+        text = util::read_file(path);
+    } catch (const SourceError&) {
+        return std::nullopt;
+    }
+    json j = json::parse(text, nullptr, false);
+    if (!j.is_object() || j.value("format", std::string()) != in_place_record_format) return std::nullopt;
+    try {
+        InPlaceRecord record;
+        record.module = j.at("module").get<std::string>();
+        record.key = j.at("key").get<std::string>();
+        record.inputs = j.value("inputs", json::object());
+        record.extension = j.at("extension").get<std::string>();
+        record.size = j.at("size").get<std::uintmax_t>();
+        record.mtime_ns = j.at("mtime_ns").get<std::int64_t>();
+        record.sha256 = j.at("sha256").get<std::string>();
+        record.files = j.at("files").get<std::vector<std::string>>();
+        record.built_at = j.value("built_at", std::string());
+        record.seconds = j.value("seconds", 0.0);
+        return record;
+    } catch (const json::exception&) {
+        return std::nullopt;
+    }
+}
+
+void write_in_place_record(const fs::path& path, const InPlaceRecord& record)
+{
+    json j = {{"format", in_place_record_format},
+              {"module", record.module},
+              {"key", record.key},
+              {"inputs", record.inputs},
+              {"extension", record.extension},
+              {"size", record.size},
+              {"mtime_ns", record.mtime_ns},
+              {"sha256", record.sha256},
+              {"files", record.files},
+              {"built_at", record.built_at},
+              {"seconds", record.seconds}};
+    util::replace_file_atomically(path, j.dump(1) + "\n");
+}
+
+std::optional<FileStamp> file_stamp(const fs::path& path)
+{
+    struct stat info {};
+    if (::stat(path.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+    return FileStamp{static_cast<std::uintmax_t>(info.st_size),
+                     static_cast<std::int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec};
+}
+
+namespace {
+
+bool describes(const InPlaceRecord& record, const fs::path& extension, const FileStamp& stamp)
+{
+    if (stamp.size != record.size) return false;
+    if (stamp.mtime_ns == record.mtime_ns) return true;
+    try {
+        return sha256_file(extension) == record.sha256;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
+bool older_than_any(const FileStamp& stamp, const std::vector<fs::path>& sources)
+{
+    for (const auto& source : sources) {
+        auto source_stamp = file_stamp(source);
+        if (source_stamp && source_stamp->mtime_ns > stamp.mtime_ns) return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+bool record_describes_extension(const InPlaceRecord& record, const fs::path& folder)
+{
+    auto stamp = file_stamp(folder / record.extension);
+    return stamp && !record.key.empty() && describes(record, folder / record.extension, *stamp);
+}
+
+InPlaceState read_in_place_state(const fs::path& folder, const std::string& stem, const std::string& ext_suffix,
+                                 const std::string& key, const std::vector<fs::path>& sources)
+{
+    InPlaceState state;
+    fs::path extension = folder / (stem + ext_suffix);
+    auto stamp = file_stamp(extension);
+    state.record = read_in_place_record(in_place_record_path(folder, stem));
+    if (state.record && state.record->extension != extension.filename().string()) state.record.reset();
+    if (!stamp) {
+        state.kind = InPlaceState::Kind::missing;
+        return state;
+    }
+    if (state.record && !state.record->key.empty() && !describes(*state.record, extension, *stamp)) state.record.reset();
+    if (!state.record) {
+        state.kind = InPlaceState::Kind::foreign;
+        state.older_than_sources = older_than_any(*stamp, sources);
+        return state;
+    }
+    state.kind = state.record->key == key ? InPlaceState::Kind::current : InPlaceState::Kind::stale;
+    return state;
+}
+
+}  // namespace ck

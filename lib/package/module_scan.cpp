@@ -1,0 +1,72 @@
+#include "package/module_scan.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
+
+#include <algorithm>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool has_init(const fs::path& dir)
+{
+    std::error_code error;
+    return fs::is_regular_file(dir / "__init__.py", error);
+}
+
+bool is_skipped_dir(const std::string& name)
+{
+    return name.empty() || name[0] == '.' || name == "__pycache__" || name == "__pyccel__";
+}
+
+bool ends_with(const std::string& text, const std::string& tail)
+{
+    return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+void scan(const fs::path& dir, const std::string& file_tail, std::vector<fs::path>& found)
+{
+    std::error_code error;
+    std::vector<fs::path> folders;
+    for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+        std::string name = it->path().filename().string();
+        std::error_code type_error;
+        if (it->is_directory(type_error)) {
+            if (!is_skipped_dir(name) && !it->is_symlink(type_error)) folders.push_back(it->path());
+        } else if (ends_with(name, file_tail) && name.rfind("test_", 0) != 0) {
+            found.push_back(it->path());
+        }
+    }
+    if (error) throw SourceError("cannot list " + dir.string() + ": " + error.message());
+    for (const auto& folder : folders) scan(folder, file_tail, found);
+}
+
+}  // namespace
+
+PythonModuleFile python_module_file(const fs::path& file)
+{
+    fs::path normal = util::absolute_normal(file);
+    fs::path top = normal.parent_path();
+    if (!has_init(top)) return {normal, top};
+    while (has_init(top.parent_path()) && top.parent_path() != top.parent_path().parent_path()) top = top.parent_path();
+    return {normal, top.parent_path()};
+}
+
+std::vector<PythonModuleFile> find_suffix_modules(const std::vector<fs::path>& paths, const std::string& host_suffix)
+{
+    std::vector<fs::path> files;
+    for (const auto& path : paths) {
+        std::error_code error;
+        if (fs::is_directory(path, error)) scan(util::absolute_normal(path), host_suffix + ".py", files);
+    }
+    std::sort(files.begin(), files.end());
+    files.erase(std::unique(files.begin(), files.end()), files.end());
+    std::vector<PythonModuleFile> modules;
+    for (const auto& file : files) modules.push_back(python_module_file(file));
+    return modules;
+}
+
+}  // namespace ck
