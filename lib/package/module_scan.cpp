@@ -27,7 +27,15 @@ bool ends_with(const std::string& text, const std::string& tail)
     return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
 }
 
-void scan(const fs::path& dir, const std::string& file_tail, std::vector<fs::path>& found)
+// `<x><suffix>.py`, or `<x><suffix>_<y>.py` (Struphy's evaluation_kernels_1d.py).
+bool is_suffix_module(const std::string& name, const std::string& suffix)
+{
+    if (name.rfind("test_", 0) == 0 || !ends_with(name, ".py")) return false;
+    std::string stem = name.substr(0, name.size() - 3);
+    return (ends_with(stem, suffix) && stem.size() > suffix.size()) || stem.find(suffix + "_") != std::string::npos;
+}
+
+void scan(const fs::path& dir, const std::string& suffix, std::vector<fs::path>& found)
 {
     std::error_code error;
     std::vector<fs::path> folders;
@@ -36,12 +44,12 @@ void scan(const fs::path& dir, const std::string& file_tail, std::vector<fs::pat
         std::error_code type_error;
         if (it->is_directory(type_error)) {
             if (!is_skipped_dir(name) && !it->is_symlink(type_error)) folders.push_back(it->path());
-        } else if (ends_with(name, file_tail) && name.rfind("test_", 0) != 0) {
+        } else if (is_suffix_module(name, suffix)) {
             found.push_back(it->path());
         }
     }
     if (error) throw SourceError("cannot list " + dir.string() + ": " + error.message());
-    for (const auto& folder : folders) scan(folder, file_tail, found);
+    for (const auto& folder : folders) scan(folder, suffix, found);
 }
 
 }  // namespace
@@ -60,7 +68,7 @@ std::vector<PythonModuleFile> find_suffix_modules(const std::vector<fs::path>& p
     std::vector<fs::path> files;
     for (const auto& path : paths) {
         std::error_code error;
-        if (fs::is_directory(path, error)) scan(util::absolute_normal(path), host_suffix + ".py", files);
+        if (fs::is_directory(path, error)) scan(util::absolute_normal(path), host_suffix, files);
     }
     std::sort(files.begin(), files.end());
     files.erase(std::unique(files.begin(), files.end()), files.end());

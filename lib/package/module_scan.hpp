@@ -1,6 +1,7 @@
 // The Python modules an in-place build compiles beyond the kernels' own: every
-// file of the trees named `*<host suffix>.py`, which a package's Python code
-// imports directly (Struphy's `struphy compile` takes every such file).
+// file of the trees named `*<host suffix>.py` or `*<host suffix>_*.py`, which
+// a package's Python code imports directly (`struphy compile` takes every
+// file whose name holds "kernels").
 #pragma once
 
 #include <filesystem>
@@ -15,7 +16,8 @@ struct PythonModuleFile {
     std::filesystem::path source_root;  ///< the folder holding its top-level package
 };
 
-/// Every `*<host_suffix>.py` below the folders `paths` (sorted): hidden
+/// Every `*<host_suffix>.py` and `*<host_suffix>_*.py` (Struphy's
+/// `evaluation_kernels_1d.py`) below the folders `paths` (sorted): hidden
 /// folders, `__pycache__` and `__pyccel__` are not entered, and pytest's test
 /// files (`test_*.py`) are left out. Throws SourceError when a folder cannot
 /// be listed.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <string_view>
 
+#include <set>
+
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -105,6 +107,20 @@ std::vector<PythonImport> scan_python_imports(const std::string& source)
     return imports;
 }
 
+namespace {
+
+// Libraries Pyccel translates itself and never compiles as user modules
+// (pyccel/ast/utilities.py, builtin_import_registry): an installed package
+// whose source root is site-packages finds pyccel/decorators.py there.
+bool is_pyccel_library(const std::string& module)
+{
+    static const std::set<std::string> libraries = {"numpy", "scipy", "pyccel", "itertools", "cmath",
+                                                    "math",  "sys",   "typing"};
+    return libraries.count(module.substr(0, module.find('.'))) > 0;
+}
+
+}  // namespace
+
 std::optional<fs::path> resolve_python_import(const std::string& module, const fs::path& importer,
                                               const fs::path& source_root)
 {
@@ -117,6 +133,7 @@ std::optional<fs::path> resolve_python_import(const std::string& module, const f
         if (!is_inside(folder / "x", source_root)) return std::nullopt;
         candidates.push_back(module_file(folder, module.substr(depth)));
     } else {
+        if (is_pyccel_library(module)) return std::nullopt;
         candidates.push_back(module_file(folder, module));
         candidates.push_back(module_file(source_root, module));
     }

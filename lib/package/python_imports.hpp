@@ -29,8 +29,10 @@ std::vector<PythonImport> scan_python_imports(const std::string& source);
 /// 2.x resolves it: relative names from the importer's folder (`.m` beside
 /// it, `..m` one folder up); absolute names first below the importer's folder,
 /// then below `source_root` (the folder holding the top-level package).
-/// Nothing when no such `.py` file exists inside `source_root` (NumPy, Pyccel's
-/// own modules, the standard library).
+/// Nothing when no such `.py` file exists inside `source_root` (the standard
+/// library), and for the libraries Pyccel translates itself (`numpy`, `scipy`,
+/// `pyccel`, `math`, `cmath`, `itertools`, `sys`, `typing` and their
+/// submodules), which an installed package's source root, site-packages, holds.
 std::optional<std::filesystem::path> resolve_python_import(const std::string& module,
                                                            const std::filesystem::path& importer,
                                                            const std::filesystem::path& source_root);
