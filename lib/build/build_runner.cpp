@@ -382,12 +382,26 @@ private:
                                                     ", which imports it, is rebuilt"};
             }
         }
+        std::size_t kept = 0;
         for (std::size_t i = 0; i < plan.modules.size(); ++i) {
+            kept += verdicts[i].miss || verdicts[i].hit.foreign.empty() ? 0 : 1;
             if (verdicts[i].miss)
                 host_misses_.push_back(HostMiss{&context, i, verdicts[i].reason});
             else
                 report_.jobs.push_back(std::move(verdicts[i].hit));
         }
+        if (kept > 0)
+            report_.warnings.push_back(std::to_string(kept) + " in-place build" + (kept == 1 ? "" : "s") +
+                                       " of another tool kept (newer than their sources, inputs unknown): "
+                                       "`status --in-place` lists them, `build --in-place --replace-foreign` "
+                                       "rebuilds them");
+    }
+
+    // The whole record is read only for a stale module: hits need its first line only.
+    static std::string explain_in_place_change(const HostModule& module, const HostJob& job)
+    {
+        auto record = read_in_place_record(in_place_record_path(module.file.parent_path(), module_stem(module)));
+        return record ? describe_host_change(record->inputs, job.inputs) : "";
     }
 
     InPlaceVerdict in_place_verdict(CacheContext& context, std::size_t index)
@@ -422,7 +436,7 @@ private:
             verdict.reason = state.older_than_sources ? "built by another tool, older than its sources"
                                                       : "built by another tool (--replace-foreign)";
         else if (state.record->key.empty()) verdict.reason = "an earlier in-place build was interrupted";
-        else verdict.reason = describe_host_change(state.record->inputs, job.inputs);
+        else verdict.reason = explain_in_place_change(module, job);
         if (verdict.reason.empty()) verdict.reason = "built with another key";
         return verdict;
     }

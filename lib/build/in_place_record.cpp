@@ -16,7 +16,7 @@ fs::path in_place_record_path(const fs::path& folder, const std::string& stem)
     return folder / "__pyccel__" / (stem + ".cunumpy-kernels.json");
 }
 
-std::optional<InPlaceRecord> read_in_place_record(const fs::path& path)
+std::optional<InPlaceRecord> read_in_place_record(const fs::path& path, bool header_only)
 {
     std::string text;
     try {
@@ -24,20 +24,25 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path)
     } catch (const SourceError&) {
         return std::nullopt;
     }
-    json j = json::parse(text, nullptr, false);
-    if (!j.is_object() || j.value("format", std::string()) != in_place_record_format) return std::nullopt;
+    std::size_t end = text.find('\n');
+    if (end == std::string::npos) return std::nullopt;
+    json header = json::parse(std::string_view(text).substr(0, end), nullptr, false);
+    if (!header.is_object() || header.value("format", std::string()) != in_place_record_format) return std::nullopt;
     try {
         InPlaceRecord record;
-        record.module = j.at("module").get<std::string>();
-        record.key = j.at("key").get<std::string>();
-        record.inputs = j.value("inputs", json::object());
-        record.extension = j.at("extension").get<std::string>();
-        record.size = j.at("size").get<std::uintmax_t>();
-        record.mtime_ns = j.at("mtime_ns").get<std::int64_t>();
-        record.sha256 = j.at("sha256").get<std::string>();
-        record.files = j.at("files").get<std::vector<std::string>>();
-        record.built_at = j.value("built_at", std::string());
-        record.seconds = j.value("seconds", 0.0);
+        record.key = header.at("key").get<std::string>();
+        record.extension = header.at("extension").get<std::string>();
+        record.size = header.at("size").get<std::uintmax_t>();
+        record.mtime_ns = header.at("mtime_ns").get<std::int64_t>();
+        record.sha256 = header.at("sha256").get<std::string>();
+        if (header_only) return record;
+        json body = json::parse(std::string_view(text).substr(end + 1), nullptr, false);
+        if (!body.is_object()) return std::nullopt;
+        record.module = body.at("module").get<std::string>();
+        record.inputs = body.value("inputs", json::object());
+        record.files = body.at("files").get<std::vector<std::string>>();
+        record.built_at = body.value("built_at", std::string());
+        record.seconds = body.value("seconds", 0.0);
         return record;
     } catch (const json::exception&) {
         return std::nullopt;
@@ -46,18 +51,14 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path)
 
 void write_in_place_record(const fs::path& path, const InPlaceRecord& record)
 {
-    json j = {{"format", in_place_record_format},
-              {"module", record.module},
-              {"key", record.key},
-              {"inputs", record.inputs},
-              {"extension", record.extension},
-              {"size", record.size},
-              {"mtime_ns", record.mtime_ns},
-              {"sha256", record.sha256},
-              {"files", record.files},
-              {"built_at", record.built_at},
-              {"seconds", record.seconds}};
-    util::replace_file_atomically(path, j.dump(1) + "\n");
+    json header = {{"format", in_place_record_format}, {"key", record.key},           {"extension", record.extension},
+                   {"size", record.size},             {"mtime_ns", record.mtime_ns}, {"sha256", record.sha256}};
+    json body = {{"module", record.module},
+                 {"inputs", record.inputs},
+                 {"files", record.files},
+                 {"built_at", record.built_at},
+                 {"seconds", record.seconds}};
+    util::replace_file_atomically(path, header.dump() + "\n" + body.dump() + "\n");
 }
 
 std::optional<FileStamp> file_stamp(const fs::path& path)
@@ -104,7 +105,7 @@ InPlaceState read_in_place_state(const fs::path& folder, const std::string& stem
     InPlaceState state;
     fs::path extension = folder / (stem + ext_suffix);
     auto stamp = file_stamp(extension);
-    state.record = read_in_place_record(in_place_record_path(folder, stem));
+    state.record = read_in_place_record(in_place_record_path(folder, stem), true);
     if (state.record && state.record->extension != extension.filename().string()) state.record.reset();
     if (!stamp) {
         state.kind = InPlaceState::Kind::missing;

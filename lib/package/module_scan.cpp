@@ -4,6 +4,7 @@
 #include "util/file_util.hpp"
 
 #include <algorithm>
+#include <unordered_map>
 
 namespace ck {
 
@@ -52,15 +53,36 @@ void scan(const fs::path& dir, const std::string& suffix, std::vector<fs::path>&
     for (const auto& folder : folders) scan(folder, suffix, found);
 }
 
+// Which folders hold an `__init__.py`, each asked once: Struphy's 149
+// modules live in 50 folders below one chain of packages.
+class PackageFolders {
+public:
+    PythonModuleFile module_file(const fs::path& normal)
+    {
+        fs::path top = normal.parent_path();
+        if (!is_package(top)) return {normal, top};
+        while (top.parent_path() != top.parent_path().parent_path() && is_package(top.parent_path()))
+            top = top.parent_path();
+        return {normal, top.parent_path()};
+    }
+
+private:
+    bool is_package(const fs::path& dir)
+    {
+        auto [it, inserted] = known_.emplace(dir.native(), false);
+        if (inserted) it->second = has_init(dir);
+        return it->second;
+    }
+
+    std::unordered_map<std::string, bool> known_;
+};
+
 }  // namespace
 
 PythonModuleFile python_module_file(const fs::path& file)
 {
-    fs::path normal = util::absolute_normal(file);
-    fs::path top = normal.parent_path();
-    if (!has_init(top)) return {normal, top};
-    while (has_init(top.parent_path()) && top.parent_path() != top.parent_path().parent_path()) top = top.parent_path();
-    return {normal, top.parent_path()};
+    PackageFolders folders;
+    return folders.module_file(util::absolute_normal(file));
 }
 
 std::vector<PythonModuleFile> find_suffix_modules(const std::vector<fs::path>& paths, const std::string& host_suffix)
@@ -73,7 +95,8 @@ std::vector<PythonModuleFile> find_suffix_modules(const std::vector<fs::path>& p
     std::sort(files.begin(), files.end());
     files.erase(std::unique(files.begin(), files.end()), files.end());
     std::vector<PythonModuleFile> modules;
-    for (const auto& file : files) modules.push_back(python_module_file(file));
+    PackageFolders folders;
+    for (const auto& file : files) modules.push_back(folders.module_file(file));
     return modules;
 }
 

@@ -102,4 +102,18 @@ TEST_CASE("imports resolve as Pyccel resolves them, inside the source root only"
     CHECK(python_module_name(root / "pk/util/lin_kernels.py", root) == "pk.util.lin_kernels");
 }
 
+TEST_CASE("the libraries Pyccel translates itself never resolve, even where the source root holds them")
+{
+    // An installed package: its source root is site-packages, beside pyccel and numpy.
+    test::TempTree tree;
+    auto root = tree.root() / "site-packages";
+    auto importer = tree.write("site-packages/pk/k_kernels.py", "");
+    tree.write("site-packages/pyccel/decorators.py", "");
+    tree.write("site-packages/numpy/linalg.py", "");
+    tree.write("site-packages/pyccelx/util.py", "");
+    CHECK_FALSE(resolve_python_import("pyccel.decorators", importer, root));
+    CHECK_FALSE(resolve_python_import("numpy.linalg", importer, root));
+    CHECK(resolve_python_import("pyccelx.util", importer, root) == root / "pyccelx/util.py");
+}
+
 TEST_SUITE_END();
