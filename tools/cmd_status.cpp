@@ -22,6 +22,7 @@ struct StatusFlags {
     TargetOptions targets;
     StatusGates gates;
     bool json = false;
+    std::optional<std::string> only;
 };
 
 std::string host_kinds(const KernelSource& kernel)
@@ -92,6 +93,8 @@ std::string modules_lines(const StatusReport& report, const Terminal& terminal)
 int run_status(const StatusFlags& flags, Terminal& terminal)
 {
     StatusRequest request{flags.tree.path_list(), flags.tree.resolve()};
+    request.host = flags.only.value_or("host") == "host";
+    request.cuda = flags.only.value_or("cuda") == "cuda";
     flags.targets.apply(request.config);
     StatusReport report = read_status(request);
     for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
@@ -116,6 +119,8 @@ CommandRunner setup_status(CLI::App& command)
     flags->tree.add_to(command);
     flags->targets.add_to(command);
     command.add_flag("--json", flags->json, "Print one JSON document on stdout");
+    command.add_option("--only", flags->only, "Report only the host (Pyccel) or only the CUDA artifacts, as build --only")
+        ->check(CLI::IsMember({"host", "cuda"}));
     command.add_flag("--require-cuda", flags->gates.require_cuda, "Exit 1 unless every kernel has a CUDA version");
     command.add_flag("--require-built", flags->gates.require_built,
                      "Exit 1 unless every artifact is in the cache for the current configuration");

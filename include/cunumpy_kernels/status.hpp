@@ -65,6 +65,8 @@ struct KernelStatus {
 struct StatusRequest {
     std::vector<std::filesystem::path> paths;  ///< kernel trees; empty: the current folder
     Config config;
+    bool host = true;  ///< report host (Pyccel) builds, as BuildRequest::host
+    bool cuda = true;  ///< report CUDA artifacts, as BuildRequest::cuda
 };
 
 struct CK_API StatusReport {

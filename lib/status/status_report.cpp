@@ -154,7 +154,7 @@ bool StatusReport::signatures_agree() const
 
 StatusReport read_status(const StatusRequest& request)
 {
-    BuildRequest plan{request.paths, request.config, true, false};
+    BuildRequest plan{request.paths, request.config, true, false, request.host, request.cuda};
     BuildReport build = run_build(plan);
     std::multimap<std::string, const JobResult*> jobs;
     for (const auto& job : build.jobs) jobs.emplace(job.module, &job);

@@ -74,3 +74,29 @@ def test_struphy_host_modules_build_or_fail_with_pyccels_diagnostic(run, struphy
     # Warm: every job a hit.
     report, _ = run.json(*args, timeout=600)
     assert len(jobs_by_state(report, "hit")) == len(built)
+
+
+def struphy_compile_sources(tree):
+    """The modules `struphy compile` builds (struphy/console/compile.py, collect_kernel_files, 3.5.0)."""
+    found = []
+    for folder, _, files in os.walk(tree / "struphy"):
+        if "__pycache__" in folder or "__pyccel__" in folder:
+            continue
+        for name in files:
+            if "kernels" in name and name.endswith(".py") and "_tmp.py" not in name and "test" not in name:
+                path = os.path.relpath(os.path.join(folder, name), tree)
+                found.append(path[:-3].replace(os.sep, "."))
+    return sorted(found)
+
+
+def test_in_place_builds_the_modules_struphy_compile_builds(run, struphy_tree, tmp_path):  # noqa: F811
+    args = ["build", "--in-place", "--dry-run", "--only", "host", "--python", PYTHON,
+            "--cache-dir", tmp_path / "cache", struphy_tree / "struphy"]
+    report, _ = run.json(*args, check=0)
+    planned = sorted(job["host_module"] for job in report["jobs"])
+    expected = struphy_compile_sources(struphy_tree)
+    assert len(expected) == 149
+    assert planned == expected
+    # The normal build walks only what the kernels import: 139 of them.
+    walked, _ = run.json(*[a for a in args if a != "--in-place"], check=0)
+    assert len(walked["jobs"]) == 139
