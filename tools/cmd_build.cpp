@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <memory>
@@ -148,6 +150,8 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     BuildRequest request;
     request.paths = flags.tree.path_list();
     request.config = build_config(flags);
+    // The process's mask decides the mode of every entry and folder written: the tool sets it, the library never.
+    if (request.config.umask) ::umask(static_cast<mode_t>(*request.config.umask));
     request.dry_run = flags.dry_run;
     request.host = flags.only.value_or("host") == "host";
     request.cuda = flags.only.value_or("cuda") == "cuda";

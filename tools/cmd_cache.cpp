@@ -8,6 +8,7 @@
 #include "cunumpy_kernels/package.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <map>
@@ -36,6 +37,7 @@ struct CacheFlags {
     std::optional<std::string> target;   ///< path: sm_90 or compute_90
     std::optional<std::string> compiler; ///< path: nvrtc or nvcc
     bool in_place = false;               ///< clean: what build --in-place wrote in the tree
+    bool zero = false;                   ///< info: zero the hit and miss counters
 };
 
 // Which cache: --cache-dir, else the name from --cache-name, the tree's
@@ -94,10 +96,33 @@ int run_dir(const CacheFlags& flags, Terminal& terminal)
     return 0;
 }
 
+std::string percent(std::uint64_t part, std::uint64_t whole)
+{
+    return whole == 0 ? "-" : fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+}
+
+std::string statistics_text(const CacheStatistics& statistics)
+{
+    const CacheCounters& c = statistics.counters;
+    std::uint64_t hits = c.build_hits + c.load_hits, misses = c.build_misses + c.load_misses;
+    return fmt::format("hits:       {} ({} hit rate; build {}, runtime loads {})\n"
+                       "misses:     {} (build compiles {}, runtime compiles {})\n"
+                       "counted:    {}\n",
+                       hits, percent(hits, hits + misses), c.build_hits, c.load_hits, misses, c.build_misses,
+                       c.load_misses, statistics.since.empty() ? "since the cache began" : "since " + statistics.since);
+}
+
 int run_info(const CacheFlags& flags, Terminal& terminal)
 {
+    if (flags.zero) {
+        CacheLocation location = locate(flags, true);
+        zero_statistics(EntryStore(location.root));
+        terminal.result(fmt::format("hit and miss counters of {} zeroed\n", location.root.string()));
+        return 0;
+    }
     CacheLocation location = locate(flags, false);
     auto entries = list_entries(EntryStore(location.root));
+    CacheStatistics statistics = read_statistics(EntryStore(location.root));
     std::uint64_t bytes = 0;
     std::map<std::string, std::size_t> by_kind;
     std::map<std::string, std::uint64_t> bytes_by_kind;
@@ -111,7 +136,13 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
     if (flags.json) {
         terminal.result(nlohmann::json{{"root", location.root.string()}, {"name", location.name}, {"entries", entries.size()},
                                        {"bytes", bytes}, {"by_kind", by_kind}, {"bytes_by_kind", bytes_by_kind},
-                                       {"superseded", superseded}}
+                                       {"superseded", superseded},
+                                       {"statistics",
+                                        {{"build_hits", statistics.counters.build_hits},
+                                         {"build_misses", statistics.counters.build_misses},
+                                         {"load_hits", statistics.counters.load_hits},
+                                         {"load_misses", statistics.counters.load_misses},
+                                         {"since", statistics.since}}}}
                             .dump(2) +
                         "\n");
         return 0;
@@ -120,7 +151,7 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
                                   entries.size(), superseded, human_bytes(bytes));
     for (const auto& [kind, count] : by_kind)
         out += fmt::format("  {}: {} entries, {}\n", kind, count, human_bytes(bytes_by_kind[kind]));
-    terminal.result(out);
+    terminal.result(out + statistics_text(statistics));
     return 0;
 }
 
@@ -251,6 +282,7 @@ int run_export(const CacheFlags& flags, Terminal& terminal)
 
 int run_import(const CacheFlags& flags, Terminal& terminal)
 {
+    if (auto mask = load_config(flags.tree).umask) ::umask(static_cast<mode_t>(*mask));  // as build writes entries
     CacheLocation location = locate(flags, true);
     auto summary = import_entries(EntryStore(location.root), flags.archive);
     terminal.result(fmt::format("imported {} entries ({}) into {}; {} already present\n", summary.entries,
@@ -281,7 +313,14 @@ int run_clean(const CacheFlags& flags, Terminal& terminal)
         if (modules.empty())
             throw UsageError("cache clean: no kernels in " + flags.tree + "; without --tree, clean removes every entry");
     }
-    CleanSummary summary = clean_entries(EntryStore(location.root), modules);
+    CleanSummary summary = clean_entries(EntryStore(location.root), modules, flags.dry_run);
+    if (flags.dry_run) {
+        std::string out;
+        for (const auto& dir : summary.removed) out += "would remove " + dir.string() + "\n";
+        terminal.result(out + fmt::format("would remove {} entries ({}) from {}\n", summary.entries,
+                                          human_bytes(summary.bytes), location.root.string()));
+        return 0;
+    }
     terminal.result(fmt::format("removed {} entries ({}) and {} records from {}{}\n", summary.entries,
                                 human_bytes(summary.bytes), summary.records, location.root.string(),
                                 flags.tree_given ? " built from " + flags.tree : ""));
@@ -298,7 +337,7 @@ struct CacheCommand {
 
 const CacheCommand cache_commands[] = {
     {"dir", "Print the cache root", run_dir},
-    {"info", "Entries and size of the cache", run_info},
+    {"info", "Entries, size, and hits and misses since --zero", run_info},
     {"list", "One line per entry: key, kind, target, state, size, build time, kernel", run_list},
     {"verify", "Check every entry's manifest, key and artifact checksums", run_verify},
     {"prune", "Remove superseded entries, then the least recently used, by age or to a size", run_prune},
@@ -327,6 +366,7 @@ CommandRunner setup_cache(CLI::App& command)
         add_location_flags(*sub, *flags);
         std::string name = spec.name;
         if (name == "info" || name == "list") sub->add_flag("--json", flags->json, "JSON on stdout");
+        if (name == "info") sub->add_flag("-z,--zero", flags->zero, "Zero the hit and miss counters");
         if (name == "verify") sub->add_flag("--fix", flags->fix, "Remove bad entries (the next build rebuilds them)");
         if (name == "prune") {
             sub->add_option("--max-age", flags->max_age, "Remove entries not used or built for longer than this (30d, 12h, 45m, 90s)");

@@ -18,6 +18,33 @@
 
 namespace ck {
 
+/// How often entries served and how often a compile was needed.
+struct CacheCounters {
+    std::uint64_t build_hits = 0;    ///< `build` jobs whose entry was already published
+    std::uint64_t build_misses = 0;  ///< `build` jobs compiled (built or failed)
+    std::uint64_t load_hits = 0;     ///< runtime loads of a cubin or PTX from an entry
+    std::uint64_t load_misses = 0;   ///< runtime compiles (NVRTC) because no entry fitted
+
+    CacheCounters& operator+=(const CacheCounters& other);
+    bool empty() const { return build_hits + build_misses + load_hits + load_misses == 0; }
+};
+
+/// The counters of a cache since they were last zeroed.
+struct CacheStatistics {
+    CacheCounters counters;
+    std::string since;  ///< UTC, ISO 8601, of the last zero_statistics; empty: since the cache began
+};
+
+/// Sums what every process recorded in `<root>/.stats/` (see
+/// lib/cache/cache_stats.hpp); where the root is writable, folds the
+/// per-process files into `total.json` under a lock so that they do not pile
+/// up. Never throws: unreadable files count nothing.
+CK_API CacheStatistics read_statistics(const EntryStore& store);
+
+/// Sets every counter to 0 and `since` to now (`cache info --zero`). Throws
+/// CacheError when the statistics cannot be written.
+CK_API void zero_statistics(const EntryStore& store);
+
 /// One published entry, as listed from disk.
 struct EntryInfo {
     std::string kind;             ///< "cuda", or "host" (a Pyccel build)
@@ -81,6 +108,7 @@ struct CleanSummary {
     std::size_t entries = 0;  ///< entries removed
     std::uint64_t bytes = 0;  ///< their size
     std::size_t records = 0;  ///< latest-build and failure records removed
+    std::vector<std::filesystem::path> removed;  ///< the entry folders removed (or, dry run, that would be)
 };
 
 /// Removes the entries built from `modules` (dotted Python modules: kernel
@@ -88,9 +116,10 @@ struct CleanSummary {
 /// empty, with the `<kind>-last/` and `<kind>-failed/` records of those
 /// modules and the cunumpy names pointing at removed host entries. The tool
 /// records (`.probes/`) and anything the tool did not write stay. Each entry
-/// is renamed out of place before it is deleted, as prune does. Throws
+/// is renamed out of place before it is deleted, as prune does. With
+/// `dry_run`, removes nothing and reports what would go (records: 0). Throws
 /// CacheError when an entry cannot be removed (the others are still tried).
-CK_API CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>& modules);
+CK_API CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>& modules, bool dry_run = false);
 
 /// The dotted modules of a source tree, for clean_entries: every `.py` file
 /// under `dir`, named from the source root of the kernel packages found there

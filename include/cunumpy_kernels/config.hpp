@@ -41,6 +41,10 @@ struct Config {
     /// in-place: build host modules beside their sources, as `pyccel compile`
     /// without `--output` does, instead of into the cache (see BuildRequest)
     bool in_place = false;
+    /// umask: the file mode creation mask `build` creates entries with, as
+    /// octal digits ("002": group members may write, for a cache shared by a
+    /// group whose root has the setgid bit); unset: the process's own
+    std::optional<unsigned> umask;
     /// in-place-modules: more Python files that in-place builds compile (with
     /// the modules they import), beyond the kernels' and `*<host-suffix>.py`
     std::vector<std::filesystem::path> in_place_modules;

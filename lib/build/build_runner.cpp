@@ -12,7 +12,9 @@
 #include "build/in_place_job.hpp"
 #include "build/in_place_record.hpp"
 #include "build/pyccel_workspace.hpp"
+#include "cache/cache_stats.hpp"
 #include "cache/cunumpy_entry.hpp"
+#include "cache/write_access.hpp"
 #include "compilers/compiler_scratch.hpp"
 #include "compilers/tool_probe.hpp"
 #include "package/module_scan.hpp"
@@ -51,6 +53,7 @@ struct CacheContext {
     std::string unknown;                   ///< why keys cannot be computed without starting a tool
     bool cunumpy_dir_unknown = false;      ///< a planned include needed cunumpy's folder, never recorded
     HostContext host;
+    std::uint64_t hits = 0;                ///< jobs that found their entry here
 };
 
 class BuildRun {
@@ -78,6 +81,7 @@ public:
             remove_stale_compiler_scratch(scratch_parent());
             compile_misses();
         }
+        if (!request_.dry_run) record_counters();
         std::sort(report_.jobs.begin(), report_.jobs.end(), [](const JobResult& a, const JobResult& b) {
             return std::tie(a.module, a.target) < std::tie(b.module, b.target);
         });
@@ -106,6 +110,18 @@ private:
 
     const Config& config() const { return request_.config; }
 
+    // Hits and compiles per cache root, for `cache info`: a hit is a job
+    // that found its entry, a miss one that compiled (built or failed).
+    void record_counters()
+    {
+        std::map<CacheContext*, CacheCounters> counters;
+        for (const auto& miss : misses_) ++counters[miss.context].build_misses;
+        for (const auto& miss : host_misses_) ++counters[miss.context].build_misses;
+        for (const auto& [name, context] : contexts_) counters[context.get()].build_hits += context->hits;
+        for (const auto& [context, counted] : counters)
+            if (context->read_only.empty()) add_counters(context->store.root(), counted);
+    }
+
     CacheContext& context_for(const KernelSource& kernel)
     {
         return context_named(config().cache_name.value_or(kernel.top_package));
@@ -122,9 +138,13 @@ private:
                                        location.root.string() + " (as cunumpy's PyccelCache does)");
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes"), nullptr,
-                                                                   nullptr, std::nullopt, read_only, "", false, {}});
+                                                                   nullptr, std::nullopt, read_only, "", false, {}, 0});
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback) context->also_read.emplace(location.preferred);
+        if (std::string problem = other_writable_problem(location.root); !problem.empty()) {
+            if (!request_.dry_run) throw CacheError(problem);
+            report_.warnings.push_back(problem);
+        }
         if (!request_.dry_run && read_only.empty()) {
             context->store.ensure_tagged();
             context->store.remove_stale_temporaries();
@@ -236,7 +256,9 @@ private:
             if (!jobs.empty()) warn_about_includes(kernel, jobs.front());
             for (auto& job : jobs) {
                 if (context.store.has_entry("cuda", job.key, {job.artifact_file()})) {
+                    if (refuse_writable_entry(context, hit_result(job, context.store), {job.artifact_file()})) continue;
                     if (may_write(context)) context.store.remember_hit("cuda", job.kernel->module, job.target, job.key);
+                    ++context.hits;
                     report_.jobs.push_back(hit_result(job, context.store));
                     continue;
                 }
@@ -248,6 +270,18 @@ private:
                 misses_.back().reason = explain_miss(misses_.back());
             }
         }
+    }
+
+    // A hit whose entry other users can write is reported failed, never used.
+    bool refuse_writable_entry(const CacheContext& context, JobResult hit, const std::vector<std::string>& files)
+    {
+        std::vector<fs::path> paths(files.begin(), files.end());
+        std::string problem = other_writable_problem(context.store.root(), hit.entry, paths);
+        if (problem.empty()) return false;
+        hit.state = JobState::failed;
+        hit.log = problem;
+        report_.jobs.push_back(std::move(hit));
+        return true;
     }
 
     // Whether this build may write to the cache: not a dry run, not a read-only root.
@@ -385,10 +419,12 @@ private:
         std::size_t kept = 0;
         for (std::size_t i = 0; i < plan.modules.size(); ++i) {
             kept += verdicts[i].miss || verdicts[i].hit.foreign.empty() ? 0 : 1;
-            if (verdicts[i].miss)
+            if (verdicts[i].miss) {
                 host_misses_.push_back(HostMiss{&context, i, verdicts[i].reason});
-            else
-                report_.jobs.push_back(std::move(verdicts[i].hit));
+                continue;
+            }
+            if (verdicts[i].hit.state == JobState::hit) ++context.hits;
+            report_.jobs.push_back(std::move(verdicts[i].hit));
         }
         if (kept > 0)
             report_.warnings.push_back(std::to_string(kept) + " in-place build" + (kept == 1 ? "" : "s") +
@@ -426,15 +462,17 @@ private:
         using Kind = InPlaceState::Kind;
         if (state.kind == Kind::current) return verdict;
         if (state.kind == Kind::foreign && !state.older_than_sources && !request_.replace_foreign) {
-            verdict.hit.foreign = "built by another tool, newer than its sources; kept (`build --in-place "
-                                  "--replace-foreign` rebuilds it)";
+            verdict.hit.foreign = "built by another tool (no record of ours beside it), newer than its sources; kept "
+                                  "(`build --in-place --replace-foreign` rebuilds it)";
             return verdict;
         }
         verdict.miss = true;
         if (state.kind == Kind::missing) verdict.reason = "no entry";
+        else if (state.kind == Kind::incomplete) verdict.reason = state.missing_file + " of its build is missing";
         else if (state.kind == Kind::foreign)
-            verdict.reason = state.older_than_sources ? "built by another tool, older than its sources"
-                                                      : "built by another tool (--replace-foreign)";
+            verdict.reason = state.older_than_sources
+                                 ? "built by another tool (no record of ours beside it), older than its sources"
+                                 : "built by another tool (no record of ours beside it; --replace-foreign)";
         else if (state.record->key.empty()) verdict.reason = "an earlier in-place build was interrupted";
         else verdict.reason = explain_in_place_change(module, job);
         if (verdict.reason.empty()) verdict.reason = "built with another key";
@@ -471,7 +509,11 @@ private:
         const HostBuildTools& tools = context.host.setup.tools;
         CunumpyEntry named = read_cunumpy_entry(context.store.root(), job.cunumpy_name, tools.ext_suffix);
         if (context.store.has_entry("host", job.key, {host_artifact_file(module, tools.ext_suffix)})) {
+            if (refuse_writable_entry(context, host_hit_result(plan, index, tools, context.store),
+                                      {host_artifact_file(module, tools.ext_suffix)}))
+                return;
             if (may_write(context)) context.store.remember_hit("host", host_label(module), "host", job.key);
+            ++context.hits;
             JobResult hit = host_hit_result(plan, index, tools, context.store);
             CunumpyNameHolder holder = check_cunumpy_name(plan, index, context.store, named);
             if (!holder.problem.empty() && request_.dry_run) hit.cunumpy_name_problem = name_advice(holder);
@@ -482,6 +524,7 @@ private:
         }
         bool self_contained = module.imports.empty() && module.imported_by.empty();
         if (named.kind == CunumpyEntry::Kind::folder && self_contained) {
+            ++context.hits;
             report_.jobs.push_back(cunumpy_hit(plan, index, context, named));
             return;
         }

@@ -59,7 +59,7 @@ private:
         copy_module(module_, workspace.sources());
         EntryWriter writer(store_.root(), "host", job_.key);
         link_imported_stubs(plan_, job_, writer.folder(), store_);
-        fs::path output = writer.folder() / module_.relative.parent_path();
+        fs::path output = package_folder(writer.folder(), module_);
         std::error_code error;
         fs::create_directories(output, error);
         PyccelCompileRequest request{workspace.sources() / module_.relative, output, workspace.path(),
@@ -126,7 +126,7 @@ private:
 
 fs::path host_build_folder(const EntryStore& store, const std::string& key, const HostModule& module)
 {
-    return store.entry_dir("host", key) / module.relative.parent_path();
+    return package_folder(store.entry_dir("host", key), module);
 }
 
 std::string host_artifact_file(const HostModule& module, const std::string& ext_suffix)

@@ -39,7 +39,7 @@ void link_in_place_stubs(const HostPlan& plan, const HostJob& job, const fs::pat
         if (!fs::is_regular_file(target, error))
             throw CacheError("the in-place build of imported module " + dependency.name + " is missing: " +
                              target.string());
-        fs::path link = output_root / dependency.relative.parent_path() / "__pyccel__" / target.filename();
+        fs::path link = package_folder(output_root, dependency) / "__pyccel__" / target.filename();
         fs::create_directories(link.parent_path(), error);
         fs::create_symlink(target, link, error);
         if (error) throw CacheError("cannot link " + link.string() + ": " + error.message());
@@ -84,6 +84,63 @@ void install_file(const fs::path& from, const fs::path& to)
     }
 }
 
+// The module's own files among `files`: the extension, and in __pyccel__/
+// those named after the module (its stub, sources, objects, wrapper).
+std::vector<std::string> own_files(const std::vector<std::string>& files, const std::string& stem)
+{
+    std::vector<std::string> own = {files.front()};
+    for (const auto& file : files) {
+        fs::path path(file);
+        std::string name = path.filename().string();
+        bool in_pyccel = path.parent_path() == "__pyccel__";
+        if (in_pyccel && (name.rfind(stem + ".", 0) == 0 || name.rfind(stem + "_wrapper.", 0) == 0 ||
+                          name.rfind("bind_c_" + stem + ".", 0) == 0))
+            own.push_back(file);
+    }
+    return own;
+}
+
+// Pyccel leaves `<file>.lock` beside files it compiles or links, ours included.
+void remove_file_and_lock(const fs::path& path)
+{
+    std::error_code ignored;
+    if (!fs::is_symlink(path, ignored)) fs::remove(path, ignored);
+    fs::path lock = path;
+    lock += ".lock";
+    fs::remove(lock, ignored);
+}
+
+// Copies a killed install left beside `files`: `.<name>.<host>.<pid>.<n>.<random>`
+// of a process that is gone, and the record's `<record>.tmp.<pid>.<n>` after an hour.
+void remove_stale_install_files(const fs::path& folder, const std::vector<std::string>& files)
+{
+    std::set<fs::path> folders = {folder / "__pyccel__"};
+    std::set<std::string> names;
+    for (const auto& file : files) {
+        folders.insert((folder / file).parent_path());
+        names.insert(fs::path(file).filename().string());
+    }
+    for (const auto& dir : folders) {
+        std::error_code error;
+        for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
+            std::string name = it->path().filename().string();
+            bool stale = false;
+            if (name.size() > 1 && name[0] == '.') {
+                auto dot = name.find('.', 1);
+                while (dot != std::string::npos && !stale) {
+                    if (names.count(name.substr(1, dot - 1)))
+                        stale = is_stale_temporary(it->path(), name.substr(dot + 1), 24 * 3600.0);
+                    dot = name.find('.', dot + 1);
+                }
+            } else if (name.find(std::string(record_suffix) + ".tmp.") != std::string::npos) {
+                stale = is_stale_temporary(it->path(), "", 3600.0);
+            }
+            std::error_code ignored;
+            if (stale) fs::remove(it->path(), ignored);
+        }
+    }
+}
+
 class InPlaceJobRun {
 public:
     InPlaceJobRun(const HostPlan& plan, std::size_t index, const HostBuildTools& tools, const EntryStore& scratch)
@@ -111,7 +168,7 @@ private:
         copy_module(module_, workspace.sources());
         fs::path output_root = workspace.path() / "out";
         link_in_place_stubs(plan_, job_, output_root);
-        fs::path output = output_root / module_.relative.parent_path();
+        fs::path output = package_folder(output_root, module_);
         std::error_code error;
         fs::create_directories(output, error);
         PyccelCompileRequest request{workspace.sources() / module_.relative, output, workspace.path(),
@@ -142,7 +199,9 @@ private:
         record.inputs = job_.inputs;
         record.extension = files.front();
         record.files = files;
-        if (auto previous = read_in_place_record(record_path)) record.files = merged(previous->files, files);
+        auto previous = read_in_place_record(record_path);
+        if (previous) record.files = merged(previous->files, files);
+        remove_stale_install_files(folder(), record.files);
         std::error_code error;
         fs::create_directories(record_path.parent_path(), error);
         if (error) throw CacheError("cannot create " + record_path.parent_path().string() + ": " + error.message());
@@ -153,6 +212,11 @@ private:
         if (!stamp) throw CacheError("cannot read " + extension.string() + " after writing it");
         record.key = job_.key;
         record.files = files;
+        record.own_files = own_files(files, module_stem(module_));
+        // What an earlier build of ours wrote and this one did not (another language): gone with it.
+        if (previous)
+            for (const auto& file : previous->files)
+                if (std::find(files.begin(), files.end(), file) == files.end()) remove_file_and_lock(folder() / file);
         record.size = stamp->size;
         record.mtime_ns = stamp->mtime_ns;
         record.sha256 = sha256_file(extension);
@@ -281,7 +345,11 @@ std::vector<fs::path> clean_in_place(const std::vector<fs::path>& folders, bool 
                 // A record lists files of its own folder; anything else is not ours to remove.
                 if (path.lexically_relative(folder).string().rfind("..", 0) == 0) continue;
                 remove_listed(path, dry_run, removed);
+                fs::path lock = path;
+                lock += ".lock";  // Pyccel's, beside a file it compiled or linked
+                remove_listed(lock, dry_run, removed);
             }
+            if (!dry_run) remove_stale_install_files(folder, record->files);
         }
         remove_listed(record_path, dry_run, removed);
     }

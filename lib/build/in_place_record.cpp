@@ -35,6 +35,7 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path, bool hea
         record.size = header.at("size").get<std::uintmax_t>();
         record.mtime_ns = header.at("mtime_ns").get<std::int64_t>();
         record.sha256 = header.at("sha256").get<std::string>();
+        record.own_files = header.value("own", std::vector<std::string>());
         if (header_only) return record;
         json body = json::parse(std::string_view(text).substr(end + 1), nullptr, false);
         if (!body.is_object()) return std::nullopt;
@@ -52,7 +53,8 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path, bool hea
 void write_in_place_record(const fs::path& path, const InPlaceRecord& record)
 {
     json header = {{"format", in_place_record_format}, {"key", record.key},           {"extension", record.extension},
-                   {"size", record.size},             {"mtime_ns", record.mtime_ns}, {"sha256", record.sha256}};
+                   {"size", record.size},             {"mtime_ns", record.mtime_ns}, {"sha256", record.sha256},
+                   {"own", record.own_files}};
     json body = {{"module", record.module},
                  {"inputs", record.inputs},
                  {"files", record.files},
@@ -118,6 +120,14 @@ InPlaceState read_in_place_state(const fs::path& folder, const std::string& stem
         return state;
     }
     state.kind = state.record->key == key ? InPlaceState::Kind::current : InPlaceState::Kind::stale;
+    if (state.kind != InPlaceState::Kind::current) return state;
+    for (const auto& file : state.record->own_files) {
+        struct stat info {};
+        if (::stat((folder / file).c_str(), &info) == 0) continue;
+        state.kind = InPlaceState::Kind::incomplete;
+        state.missing_file = file;
+        break;
+    }
     return state;
 }
 

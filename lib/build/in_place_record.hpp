@@ -29,6 +29,10 @@ struct InPlaceRecord {
     std::int64_t mtime_ns = 0;           ///< its modification time, ns since the epoch
     std::string sha256;                  ///< its SHA-256 (hex)
     std::vector<std::string> files;      ///< every file the build wrote, relative to the module's folder
+    /// The files of this module itself (its extension, and in `__pyccel__/` its
+    /// stub, objects, sources and wrapper), which importers' builds read:
+    /// all must exist for a hit. In the first line.
+    std::vector<std::string> own_files;
     std::string built_at;                ///< UTC, ISO 8601
     double seconds = 0;                  ///< how long the build took
 };
@@ -65,6 +69,7 @@ struct InPlaceState {
     enum class Kind {
         current,  ///< our record names the current key, and the extension is the one it describes
         stale,    ///< our record names another key, or an interrupted build
+        incomplete,  ///< our record names the key, but one of its own files is gone (`missing_file`)
         missing,  ///< no extension
         foreign,  ///< an extension this tool has no record of: another tool built it, or replaced ours
     } kind = Kind::missing;
@@ -72,6 +77,7 @@ struct InPlaceState {
     /// imports (make's rule, as `struphy compile` and Pyccel judge it).
     bool older_than_sources = false;
     std::optional<InPlaceRecord> record;  ///< ours, when there is one
+    std::string missing_file;             ///< incomplete: the first own file not found
 };
 
 /// Reads the record and stats the extension of the module `stem` in

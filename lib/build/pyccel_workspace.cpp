@@ -64,6 +64,11 @@ std::string module_stem(const HostModule& module)
     return module.relative.stem().string();
 }
 
+fs::path package_folder(const fs::path& root, const HostModule& module)
+{
+    return module.relative.has_parent_path() ? root / module.relative.parent_path() : root;
+}
+
 void copy_module(const HostModule& module, const fs::path& sources)
 {
     fs::path copy = sources / module.relative;

@@ -32,6 +32,11 @@ private:
 /// `push_kernels` for `.../push_kernels.py`.
 std::string module_stem(const HostModule& module);
 
+/// The folder below `root` that mirrors the module's package folder: `root`
+/// itself, without a trailing separator, for a module outside any package
+/// (Pyccel writes folders without one into its wrappers).
+std::filesystem::path package_folder(const std::filesystem::path& root, const HostModule& module);
+
 /// Writes `module`'s bytes below `sources` at its relative path, with empty
 /// `__init__.py` files on the way (Pyccel imports dotted modules to find them,
 /// and the user's own `__init__.py` must not run), dated 1970: Pyccel refuses

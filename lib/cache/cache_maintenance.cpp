@@ -254,20 +254,22 @@ std::size_t remove_records(const fs::path& root, const std::set<std::string>& mo
 
 }  // namespace
 
-CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>& modules)
+CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>& modules, bool dry_run)
 {
     CleanSummary summary;
     std::vector<std::string> failed;
     for (const auto& entry : list_entries(store)) {
         // An entry whose manifest is unreadable belongs to no tree; only a whole clean takes it.
         if (!modules.empty() && (!entry.manifest || !modules.count(entry.manifest->module))) continue;
-        if (!remove_entry(store, entry)) {
+        if (!dry_run && !remove_entry(store, entry)) {
             failed.push_back(entry.dir.string());
             continue;
         }
         ++summary.entries;
         summary.bytes += entry.bytes;
+        summary.removed.push_back(entry.dir);
     }
+    if (dry_run) return summary;
     summary.records = remove_records(store.root(), modules);
     if (!failed.empty())
         throw CacheError("cache clean: could not remove " + std::to_string(failed.size()) + " entr" +

@@ -150,6 +150,12 @@ const std::map<std::string, KeyHandler>& key_handlers()
          }},
         {"openmp", [](Config& c, const KeyContext& k) { c.openmp = k.boolean(); }},
         {"in-place", [](Config& c, const KeyContext& k) { c.in_place = k.boolean(); }},
+        {"umask",
+         [](Config& c, const KeyContext& k) {
+             static const std::regex octal("0?[0-7]{3}");
+             if (!std::regex_match(k.string(), octal)) k.fail("expected three octal digits such as \"002\" or \"022\"");
+             c.umask = static_cast<unsigned>(std::stoul(k.string(), nullptr, 8));
+         }},
         {"in-place-modules",
          [](Config& c, const KeyContext& k) {
              for (const auto& file : k.strings()) {
@@ -233,7 +239,7 @@ Config load_config_file(const fs::path& pyproject)
         if (handler == key_handlers().end()) {
             context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, "
                          "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
-                         "check-name-length, cuda-root, language, openmp, in-place, in-place-modules (see cunumpy-kernels(5))");
+                         "check-name-length, cuda-root, language, openmp, in-place, in-place-modules, umask (see cunumpy-kernels(5))");
         }
         handler->second(config, context);
     }

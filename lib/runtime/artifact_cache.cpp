@@ -3,6 +3,8 @@
 #include "cunumpy_kernels/error.hpp"
 
 #include "build/cuda_planner.hpp"
+#include "cache/cache_stats.hpp"
+#include "cache/write_access.hpp"
 #include "compilers/artifact_check.hpp"
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/nvcc_compiler.hpp"
@@ -103,7 +105,13 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
     identity_ = identity;
 }
 
-ArtifactCache::~ArtifactCache() = default;
+ArtifactCache::~ArtifactCache()
+{
+    CacheCounters counters;
+    counters.load_hits = load_hits_;
+    counters.load_misses = load_misses_;
+    if (!read_only_) add_counters(location_.root, counters);
+}
 
 const std::vector<CudaJob>& ArtifactCache::jobs_of(const KernelSource& kernel, int cc_major, int cc_minor)
 {
@@ -197,6 +205,8 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
     if (manifest.artifacts.empty()) throw ArtifactError(candidate.entry.string() + ": the manifest lists no artifact");
     const Artifact& artifact = manifest.artifacts.front();
     fs::path file = candidate.entry / artifact.file;
+    if (std::string problem = other_writable_problem(store_.root(), candidate.entry, {artifact.file}); !problem.empty())
+        throw ArtifactError(problem);
     std::string bytes = util::read_file(file);
     std::string digest = sha256_hex(bytes);
     if (bytes.size() != artifact.size || digest != artifact.sha256)
@@ -207,6 +217,7 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
     image.bytes = std::move(bytes);
     if (!parse_target(manifest.target).cubin) image.bytes.push_back('\0');  // PTX is loaded as a C string
     image.entry_symbol = manifest.entry_symbol.empty() ? manifest.kernel : manifest.entry_symbol;
+    ++load_hits_;
     image.info.how = candidate.how;
     image.info.target = manifest.target;
     image.info.key = manifest.key;
@@ -277,6 +288,7 @@ ModuleImage ArtifactCache::build(const KernelSource& kernel, int cc_major, int c
         throw ArtifactCheckError(error.check(), "kernel '" + kernel.name + "': NVRTC built an artifact that cannot be "
                                                 "loaded, and it was not published: " + error.what());
     }
+    ++load_misses_;
     ModuleImage image;
     image.info.how = "nvrtc";
     image.info.target = target;

@@ -17,6 +17,7 @@
 
 #include <map>
 #include <memory>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -88,6 +89,8 @@ private:
     std::unique_ptr<ToolProbe> probe_;
     std::unique_ptr<CudaCompiler> nvrtc_;
     bool read_only_;
+    mutable std::atomic<std::uint64_t> load_hits_{0};  ///< added to the cache's statistics when this object goes
+    std::atomic<std::uint64_t> load_misses_{0};
     WarningSink warn_;
     bool identity_known_ = true;  ///< false: keys are matched against latest records minus the compiler
     std::mutex mutex_;            ///< guards the planners and the plans (CudaPlanner is not thread-safe)

@@ -199,10 +199,13 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
     if (gates.require_cuda && !unported.empty())
         failures.push_back("--require-cuda: " + counted(unported.size(), "kernel has", "kernels have") + " no CUDA version: " +
                            kernel_list(unported));
+    bool foreign = std::any_of(unbuilt.begin(), unbuilt.end(),
+                               [](const std::string& line) { return line.ends_with(" foreign"); });
     if (gates.require_built && !unbuilt.empty())
         failures.push_back("--require-built: " + counted(unbuilt.size(), "artifact is", "artifacts are") +
-                           " not built for the current configuration (run `cunumpy-kernels build`): " +
-                           kernel_list(unbuilt));
+                           " not built for the current configuration (run `cunumpy-kernels build`" +
+                           (foreign ? "; another tool's in-place builds: `build --in-place --replace-foreign`" : "") +
+                           "): " + kernel_list(unbuilt));
     if (gates.check_signatures && !disagreeing.empty())
         failures.push_back("--check-signatures: " + counted(disagreeing.size(), "kernel takes", "kernels take") +
                            " different parameters or cannot be read: " + kernel_list(disagreeing) +

@@ -187,6 +187,9 @@ def test_cache_clean_of_one_tree_removes_its_2_entries_and_keeps_the_others_2(ru
     for tree in (alpha, beta):
         run("build", "--only", "cuda", "--arch", "sm_90", "--cache-dir", cache, tree, check=0)
     assert json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)["entries"] == 4
+    listed = run("cache", "clean", "-n", "--tree", alpha, "--cache-dir", cache, check=0).stdout
+    assert listed.count("would remove ") == 3 and "would remove 2 entries" in listed
+    assert json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)["entries"] == 4
     result = run("cache", "clean", "--tree", alpha, "--cache-dir", cache, check=0)
     assert result.stdout.startswith("removed 2 entries")
     left = json.loads(run("cache", "list", "--json", "--cache-dir", cache, check=0).stdout)
@@ -200,3 +203,48 @@ def test_cache_clean_of_one_tree_removes_its_2_entries_and_keeps_the_others_2(ru
     assert json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)["entries"] == 0
     assert not list((cache / "cuda-last").iterdir())
     assert (cache / "CACHEDIR.TAG").exists()
+
+
+def test_info_counts_2_misses_then_2_hits_and_zero_resets_them_to_0(run, tmp_path):
+    cache = tmp_path / "cache"
+    tree = one_kernel_tree(tmp_path / "alpha", "alpha", "push")
+    args = ["build", "--only", "cuda", "--arch", "sm_90", "--cache-dir", cache, tree]
+    run(*args, check=0)  # sm_90 and compute_90: 2 compiles
+    run(*args, check=0)  # 2 hits
+    info = json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)["statistics"]
+    assert (info["build_hits"], info["build_misses"], info["since"]) == (2, 2, "")
+    text = run("cache", "info", "--cache-dir", cache, check=0).stdout
+    assert "hits:       2 (50.0 % hit rate; build 2, runtime loads 0)" in text
+    assert len(list((cache / ".stats").glob("*.json"))) == 1  # folded into total.json
+    assert "zeroed" in run("cache", "info", "--zero", "--cache-dir", cache, check=0).stdout
+    run(*args, check=0)
+    info = json.loads(run("cache", "info", "--json", "--cache-dir", cache, check=0).stdout)["statistics"]
+    assert (info["build_hits"], info["build_misses"]) == (2, 0) and info["since"]
+
+
+def test_a_group_cache_keeps_its_group_and_a_cache_every_user_can_write_is_refused(run, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    group = 1 if os.geteuid() == 0 else os.getgid()  # root may hand the root to another group
+    os.chown(cache, -1, group)
+    os.chmod(cache, 0o2775)
+    tree = one_kernel_tree(tmp_path / "alpha", "alpha", "push")
+    pyproject = tmp_path / "alpha" / "pyproject.toml"
+    pyproject.write_text(f'[tool.cunumpy-kernels]\ncache-dir = "{cache}"\numask = "002"\narch = ["sm_90"]\n')
+    report, _ = run.json("build", "--only", "cuda", tree, cwd=tmp_path / "alpha", check=0)
+    assert {j["state"] for j in report["jobs"]} == {"built"}
+    paths = [p for p in cache.rglob("*") if not p.is_symlink()]
+    assert paths and all(p.stat().st_gid == group for p in paths)
+    folders = [p for p in paths if p.is_dir()]
+    assert all(p.stat().st_mode & 0o7777 == 0o2775 for p in folders), [oct(p.stat().st_mode) for p in folders]
+
+    entry = Path(report["jobs"][0]["entry"])
+    os.chmod(entry, 0o2777)
+    report, result = run.json("build", "--only", "cuda", tree, cwd=tmp_path / "alpha")
+    assert result.returncode == 1
+    refused = [j for j in report["jobs"] if j["state"] == "failed"]
+    assert len(refused) == 1 and f"chmod o-w {entry}" in refused[0]["log"]
+    os.chmod(entry, 0o2775)
+    os.chmod(cache, 0o2777)
+    result = run("build", "--only", "cuda", tree, cwd=tmp_path / "alpha", check=1)
+    assert f"{cache} can be written by every user (mode 2777)" in result.stderr

@@ -192,12 +192,15 @@ def test_foreign_builds_are_kept_unless_older_than_their_sources_or_asked_and_cl
     status, _ = run.json("status", "--in-place", "--python", PYTHON, "--cache-dir", tmp_path / "cache", tree)
     plain_status = {k["module"]: k["artifacts"] for k in status["kernels"]}["sim.kernels.plain"]
     assert [a["state"] for a in plain_status if a["kind"] == "in-place"] == ["foreign"]
+    gate = run("status", "--in-place", "--require-built", "--only", "host", "--python", PYTHON,
+               "--cache-dir", tmp_path / "cache", tree)
+    assert gate.returncode == 1 and "build --in-place --replace-foreign" in gate.stderr
 
     # Older than its source: replaced.
     os.utime(plain, ns=(foreign.stat().st_mtime_ns + 10**9,) * 2)
     dry, _ = run.json(*build_args(tmp_path, tree, "--dry-run"))
     assert {j["host_module"]: j["reason"] for j in dry["jobs"]}["sim.kernels.plain.plain_kernels"] == \
-        "built by another tool, older than its sources"
+        "built by another tool (no record of ours beside it), older than its sources"
     # Asked: replaced even when newer.
     os.utime(plain, ns=(foreign.stat().st_mtime_ns - 10**9,) * 2)
     report, _ = run.json(*build_args(tmp_path, tree, "--replace-foreign"), check=0)
@@ -217,3 +220,38 @@ def test_foreign_builds_are_kept_unless_older_than_their_sources_or_asked_and_cl
     # The sources are all there, and no folder of ours is left behind.
     assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py")) == sorted([*SIM_FILES, *EXTRA_FILES])
     assert not (tree / "sim/kernels/scale/__pyccel__").exists()
+
+
+def test_a_module_outside_any_package_builds_in_place(run, tmp_path):
+    loose = tmp_path / "loose"
+    loose.mkdir()
+    (loose / "foo_kernels.py").write_text("def twice(x: float) -> float:\n    return 2.0 * x\n")
+    report, _ = run.json("build", "--in-place", "--only", "host", "--python", PYTHON, "--cache-dir",
+                         tmp_path / "cache", loose, check=0)
+    assert states(report) == {"foo_kernels": "built"}
+    result = subprocess.run([PYTHON, "-c", "import foo_kernels; print(foo_kernels.__file__, foo_kernels.twice(2.0))"],
+                            cwd=loose, capture_output=True, text=True, check=True)
+    assert result.stdout.split() == [str(loose / ("foo_kernels" + ext_suffix())), "4.0"]
+
+
+def test_an_imported_modules_lost_object_file_rebuilds_it_and_clean_takes_pyccels_locks(run, tree, tmp_path):
+    run(*build_args(tmp_path, tree), check=0)
+    (tree / "sim/util/__pyccel__/lin_kernels.o").unlink()
+    dry, _ = run.json(*build_args(tmp_path, tree, "--dry-run"))
+    reasons = {j["host_module"]: j["reason"] for j in dry["jobs"] if j["state"] == "would-build"}
+    assert reasons == {"sim.util.lin_kernels": "__pyccel__/lin_kernels.o of its build is missing"}
+    run(*build_args(tmp_path, tree), check=0)
+    assert (tree / "sim/util/__pyccel__/lin_kernels.o").is_file()
+    run("cache", "clean", "--in-place", "--tree", tree, check=0)
+    assert not list(tree.rglob("__pyccel__")), [str(p) for p in tree.rglob("__pyccel__/*")]
+
+
+def test_a_language_switch_leaves_no_file_of_the_first_language(run, tree, tmp_path):
+    plain = tree / "sim/kernels/plain"
+    args = ["build", "--in-place", "--only", "host", "--python", PYTHON, "--cache-dir", tmp_path / "cache"]
+    run(*args, plain, check=0)
+    assert (plain / "__pyccel__/plain_kernels.c").is_file()
+    run(*args, "--language", "fortran", plain, check=0)
+    assert not (plain / "__pyccel__/plain_kernels.c").exists()
+    run("cache", "clean", "--in-place", "--tree", plain, check=0)
+    assert sorted(p.name for p in plain.iterdir()) == ["plain_kernels.py"]

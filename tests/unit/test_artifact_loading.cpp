@@ -2,6 +2,7 @@
 // cubin, the PTX, or an NVRTC build published into the cache; checksums
 // verified before loading; errors that say what the cache holds. The driver is
 // a fake, the cache and NVRTC are real.
+#include "cunumpy_kernels/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"
@@ -130,6 +131,32 @@ TEST_CASE_FIXTURE(Fixture, "a corrupt artifact is never loaded: the next candida
     REQUIRE(package.warnings.size() == 1);
     CHECK(package.warnings[0].find("checksum mismatch") != std::string::npos);
     CHECK(package.warnings[0].find(cubin.string()) != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "an entry every user can write is never loaded: the next candidate serves")
+{
+    auto report = package.build({"sm_90"}, true);
+    auto cubin = artifact_of(report, "push", "sm_90");
+    REQUIRE(!cubin.empty());
+    std::filesystem::permissions(cubin.parent_path(), std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::add);
+    auto info = load();
+    REQUIRE(info);
+    CHECK(info->how == "ptx");
+    REQUIRE(package.warnings.size() == 1);
+    CHECK(package.warnings[0].find("chmod o-w " + cubin.parent_path().string()) != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "loads and NVRTC compiles are counted in the cache's statistics, once per process")
+{
+    package.build({"sm_90"}, false);
+    load();  // a hit
+    device(7, 5);
+    load();  // a miss: NVRTC
+    CacheStatistics statistics = read_statistics(EntryStore(package.cache()));
+    CHECK(statistics.counters.load_hits == 1);
+    CHECK(statistics.counters.load_misses == 1);
+    CHECK(statistics.counters.build_misses == 2);  // the package's two CUDA kernels, built above
 }
 
 TEST_CASE_FIXTURE(Fixture, "a cubin the driver refuses is skipped for the next candidate")

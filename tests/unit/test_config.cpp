@@ -94,6 +94,22 @@ TEST_CASE("an unknown key is an error naming the file, line and key")
     }
 }
 
+TEST_CASE("umask is three octal digits; in-place and in-place-modules are read")
+{
+    test::TempTree tree;
+    tree.write("pkg/extra_module.py", "");
+    tree.write("pyproject.toml",
+               "[tool.cunumpy-kernels]\numask = \"002\"\nin-place = true\nin-place-modules = [\"pkg/extra_module.py\"]\n");
+    Config config = load_config(tree.root());
+    CHECK(config.umask == 02u);
+    CHECK(config.in_place);
+    CHECK(config.in_place_modules == std::vector<std::filesystem::path>{tree / "pkg/extra_module.py"});
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\numask = \"rw-r--r--\"\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("umask: expected three octal digits"), ConfigError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nin-place-modules = [\"pkg/missing.py\"]\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("is not a Python file"), ConfigError);
+}
+
 TEST_CASE("a wrong type is an error naming the key")
 {
     test::TempTree tree;

@@ -1,0 +1,20 @@
+// Who can change what the tool loads. A cache shared by a group (group
+// write, a setgid root) is fine; one that any user can write is not: anyone
+// could replace a cubin that every rank then runs.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// The first of `root`, each folder from `root` down to `entry`, and `files`
+/// (paths inside `entry`) that users other than the owner and the group may
+/// write, in words with the fix (`chmod o-w ...`); "" when none. `entry` may
+/// be empty (the root only). Links are not followed below the root; a path
+/// that cannot be read is left to the reader that opens it.
+std::string other_writable_problem(const std::filesystem::path& root, const std::filesystem::path& entry = {},
+                                   const std::vector<std::filesystem::path>& files = {});
+
+}  // namespace ck

@@ -1,0 +1,86 @@
+// Hits and misses kept per process and folded by `cache info`, and the
+// refusal of caches other users can write.
+#include "cache/cache_stats.hpp"
+#include "cache/write_access.hpp"
+#include "cunumpy_kernels/cache_maintenance.hpp"
+
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+TEST_SUITE_BEGIN("cache_stats");
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::size_t files_in(const fs::path& folder)
+{
+    std::size_t n = 0;
+    std::error_code error;
+    for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error))
+        n += it->path().extension() == ".json" ? 1 : 0;
+    return n;
+}
+
+void chmod(const fs::path& path, mode_t mode)
+{
+    REQUIRE(::chmod(path.c_str(), mode) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("3 processes' counters sum, fold into 1 file, and zero to 0")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    add_counters(tree.root(), {2, 1, 0, 0});
+    add_counters(tree.root(), {0, 0, 5, 1});
+    add_counters(tree.root(), {1, 0, 0, 0});
+    add_counters(tree.root(), {});  // nothing counted: no file
+    CHECK(files_in(tree.root() / ".stats") == 3);
+
+    CacheStatistics statistics = read_statistics(store);
+    CHECK(statistics.counters.build_hits == 3);
+    CHECK(statistics.counters.build_misses == 1);
+    CHECK(statistics.counters.load_hits == 5);
+    CHECK(statistics.counters.load_misses == 1);
+    CHECK(statistics.since.empty());
+    CHECK(files_in(tree.root() / ".stats") == 1);  // folded into total.json
+    CHECK(read_statistics(store).counters.load_hits == 5);  // folding loses nothing
+
+    zero_statistics(store);
+    statistics = read_statistics(store);
+    CHECK(statistics.counters.empty());
+    CHECK_FALSE(statistics.since.empty());
+    add_counters(tree.root(), {0, 0, 1, 0});
+    CHECK(read_statistics(store).counters.load_hits == 1);
+}
+
+TEST_CASE("a root, folder or file that every user can write is refused with the fix; group write is fine")
+{
+    test::TempTree tree;
+    fs::path root = tree.root() / "cache";
+    fs::path entry = root / "cuda" / "ab" / "abcd";
+    tree.write("cache/cuda/ab/abcd/push.sm_90.cubin", "ELF");
+    chmod(root, 02775);
+    chmod(entry, 0775);
+    CHECK(other_writable_problem(root, entry, {"push.sm_90.cubin"}).empty());
+
+    chmod(root / "cuda" / "ab", 0777);
+    std::string problem = other_writable_problem(root, entry, {"push.sm_90.cubin"});
+    CHECK(problem.find((root / "cuda" / "ab").string() + " can be written by every user (mode 0777)") == 0);
+    CHECK(problem.find("chmod o-w " + (root / "cuda" / "ab").string()) != std::string::npos);
+    chmod(root / "cuda" / "ab", 0755);
+
+    chmod(entry / "push.sm_90.cubin", 0666);
+    CHECK(other_writable_problem(root, entry, {"push.sm_90.cubin"}).find("push.sm_90.cubin can be written") !=
+          std::string::npos);
+    chmod(root, 0777);
+    CHECK(other_writable_problem(root).find(root.string() + " can be written") == 0);
+}
+
+TEST_SUITE_END();
