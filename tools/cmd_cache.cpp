@@ -98,7 +98,7 @@ int run_dir(const CacheFlags& flags, Terminal& terminal)
 
 std::string percent(std::uint64_t part, std::uint64_t whole)
 {
-    return whole == 0 ? "-" : fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
+    return whole == 0 ? "no" : fmt::format("{:.1f} %", 100.0 * static_cast<double>(part) / static_cast<double>(whole));
 }
 
 std::string statistics_text(const CacheStatistics& statistics)
@@ -117,7 +117,10 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
     if (flags.zero) {
         CacheLocation location = locate(flags, true);
         zero_statistics(EntryStore(location.root));
-        terminal.result(fmt::format("hit and miss counters of {} zeroed\n", location.root.string()));
+        if (flags.json)
+            terminal.result(nlohmann::json{{"root", location.root.string()}, {"zeroed", true}}.dump(2) + "\n");
+        else
+            terminal.result(fmt::format("hit and miss counters of {} zeroed\n", location.root.string()));
         return 0;
     }
     CacheLocation location = locate(flags, false);
@@ -305,7 +308,7 @@ int run_clean_in_place(const CacheFlags& flags, Terminal& terminal)
 int run_clean(const CacheFlags& flags, Terminal& terminal)
 {
     if (flags.in_place) return run_clean_in_place(flags, terminal);
-    CacheLocation location = locate(flags, true);
+    CacheLocation location = locate(flags, !flags.dry_run);
     std::set<std::string> modules;
     if (flags.tree_given) {
         Config config = load_config(flags.tree);

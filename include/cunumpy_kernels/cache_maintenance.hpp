@@ -160,7 +160,8 @@ CK_API ArchiveSummary export_entries(const EntryStore& store, const std::filesys
 /// archive is untrusted: only tar (plain or zstd), only regular files at
 /// `cuda/<kk>/<key>/<name>`, at most 256 MiB a file and 4 GiB in all; anything
 /// else fails the import before anything is published.
-/// Throws CacheError naming the archive and the offending member.
+/// Throws CacheError naming the archive and the offending member, and when
+/// every user can write the root (readers would refuse what it publishes).
 CK_API ArchiveSummary import_entries(const EntryStore& store, const std::filesystem::path& archive);
 
 }  // namespace ck

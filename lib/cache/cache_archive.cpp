@@ -6,6 +6,7 @@
 #include "cache/entry_check.hpp"
 #include "compilers/artifact_check.hpp"
 #include "cache/temporary_name.hpp"
+#include "cache/write_access.hpp"
 #include "util/file_util.hpp"
 
 #include <archive.h>
@@ -245,6 +246,8 @@ ArchiveSummary export_entries(const EntryStore& store, const fs::path& archive)
 
 ArchiveSummary import_entries(const EntryStore& store, const fs::path& archive)
 {
+    // Entries published where anyone can write would be refused by every reader.
+    if (std::string problem = other_writable_problem(store.root()); !problem.empty()) throw CacheError(problem);
     auto entries = read_members(archive);
     std::vector<std::pair<std::string, Manifest>> checked;
     for (const auto& [kind_key, files] : entries)

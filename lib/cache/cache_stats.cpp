@@ -27,14 +27,17 @@ json to_json(const CacheCounters& c)
             {"load_misses", c.load_misses}};
 }
 
+// A counter that is not a non-negative integer (a damaged file) counts 0.
+std::uint64_t counter(const json& j, const char* name)
+{
+    auto it = j.find(name);
+    if (it == j.end() || !it->is_number_integer() || it->get<std::int64_t>() < 0) return 0;
+    return it->get<std::uint64_t>();
+}
+
 CacheCounters counters_of(const json& j)
 {
-    CacheCounters c;
-    c.build_hits = j.value("build_hits", std::uint64_t{0});
-    c.build_misses = j.value("build_misses", std::uint64_t{0});
-    c.load_hits = j.value("load_hits", std::uint64_t{0});
-    c.load_misses = j.value("load_misses", std::uint64_t{0});
-    return c;
+    return {counter(j, "build_hits"), counter(j, "build_misses"), counter(j, "load_hits"), counter(j, "load_misses")};
 }
 
 json read_json(const fs::path& path)
@@ -62,11 +65,14 @@ std::vector<fs::path> process_files(const fs::path& folder)
 // An exclusive lock on `.stats/.lock` while folding or zeroing; none when the folder cannot be written.
 class FoldLock {
 public:
+    // Never creates the cache root (a mistyped --cache-dir stays absent); a
+    // lock file another member of a group created opens read-only, which flock needs.
     explicit FoldLock(const fs::path& folder)
     {
         std::error_code error;
-        fs::create_directories(folder, error);
-        fd_ = util::UniqueFd(::open((folder / ".lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
+        if (!fs::is_directory(folder.parent_path(), error)) return;
+        fs::create_directory(folder, error);
+        fd_ = util::UniqueFd(::open((folder / ".lock").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666));
         held_ = fd_.valid() && ::flock(fd_.get(), LOCK_EX) == 0;
     }
     bool held() const { return held_; }
@@ -106,7 +112,8 @@ CacheStatistics read_statistics(const EntryStore& store)
     fs::path folder = store.root() / stats_folder;
     FoldLock lock(folder);
     json total = read_json(folder / total_file);
-    CacheStatistics statistics{counters_of(total), total.value("since", std::string())};
+    json since = total.value("since", json());
+    CacheStatistics statistics{counters_of(total), since.is_string() ? since.get<std::string>() : ""};
     std::vector<fs::path> files = process_files(folder);
     for (const auto& file : files) statistics.counters += counters_of(read_json(file));
     if (!lock.held() || files.empty()) return statistics;

@@ -153,8 +153,12 @@ const std::map<std::string, KeyHandler>& key_handlers()
         {"umask",
          [](Config& c, const KeyContext& k) {
              static const std::regex octal("0?[0-7]{3}");
-             if (!std::regex_match(k.string(), octal)) k.fail("expected three octal digits such as \"002\" or \"022\"");
+             if (!std::regex_match(k.string(), octal))
+                 k.fail("expected three octal digits (a leading 0 allowed) such as \"002\" or \"022\"");
              c.umask = static_cast<unsigned>(std::stoul(k.string(), nullptr, 8));
+             if (!(*c.umask & 02))
+                 k.fail("\"" + k.string() + "\" lets every user write the cache, which build then refuses to use; "
+                        "\"002\" lets the group write");
          }},
         {"in-place-modules",
          [](Config& c, const KeyContext& k) {

@@ -60,6 +60,29 @@ TEST_CASE("3 processes' counters sum, fold into 1 file, and zero to 0")
     CHECK(read_statistics(store).counters.load_hits == 1);
 }
 
+TEST_CASE("damaged counters count 0, and reading the statistics of a missing root creates nothing")
+{
+    test::TempTree tree;
+    tree.write(".stats/total.json", "{\"build_hits\": \"x\", \"load_hits\": -2, \"load_misses\": 3}");
+    tree.write(".stats/a.json", "not json");
+    CacheStatistics statistics = read_statistics(EntryStore(tree.root()));
+    CHECK(statistics.counters.build_hits == 0);
+    CHECK(statistics.counters.load_hits == 0);
+    CHECK(statistics.counters.load_misses == 3);
+    CHECK(read_statistics(EntryStore(tree.root() / "nosuch")).counters.empty());
+    CHECK_FALSE(fs::exists(tree.root() / "nosuch"));
+}
+
+TEST_CASE("a lock file another member of the group created still locks: zero works")
+{
+    test::TempTree tree;
+    add_counters(tree.root(), {1, 0, 0, 0});
+    tree.write(".stats/.lock", "");
+    chmod(tree.root() / ".stats/.lock", 0444);
+    zero_statistics(EntryStore(tree.root()));
+    CHECK(read_statistics(EntryStore(tree.root())).counters.empty());
+}
+
 TEST_CASE("a root, folder or file that every user can write is refused with the fix; group write is fine")
 {
     test::TempTree tree;

@@ -106,6 +106,8 @@ TEST_CASE("umask is three octal digits; in-place and in-place-modules are read")
     CHECK(config.in_place_modules == std::vector<std::filesystem::path>{tree / "pkg/extra_module.py"});
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\numask = \"rw-r--r--\"\n");
     CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("umask: expected three octal digits"), ConfigError);
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\numask = \"000\"\n");
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("lets every user write"), ConfigError);
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nin-place-modules = [\"pkg/missing.py\"]\n");
     CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("is not a Python file"), ConfigError);
 }
