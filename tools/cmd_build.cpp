@@ -2,7 +2,7 @@
 #include "commands.hpp"
 #include "tree_options.hpp"
 
-#include "cunumpy_kernels/build.hpp"
+#include "build/build.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 #include <fmt/format.h>

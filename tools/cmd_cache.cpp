@@ -2,8 +2,8 @@
 #include "commands.hpp"
 #include "tree_options.hpp"
 
-#include "cunumpy_kernels/build.hpp"
-#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "build/build.hpp"
+#include "cache/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 

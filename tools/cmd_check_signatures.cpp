@@ -5,7 +5,7 @@
 #include "tree_options.hpp"
 
 #include "cunumpy_kernels/error.hpp"
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

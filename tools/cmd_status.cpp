@@ -5,7 +5,7 @@
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
-#include "cunumpy_kernels/status.hpp"
+#include "status/status.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

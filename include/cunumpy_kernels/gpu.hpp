@@ -22,7 +22,6 @@
 
 namespace ck {
 
-class CudaDriver;
 class DeviceBuffer;
 
 /// What the runtime knows of one device: identity and the launch limits it
@@ -52,8 +51,6 @@ public:
     /// driver call runs from a static destructor.
     static std::shared_ptr<Gpu> system();
 
-    /// Over `driver` (a test's fake). The driver is initialised lazily.
-    explicit Gpu(std::shared_ptr<CudaDriver> driver);
     ~Gpu();
     Gpu(const Gpu&) = delete;
     Gpu& operator=(const Gpu&) = delete;
@@ -77,16 +74,15 @@ public:
     void copy_to_device(std::uint64_t device_address, const void* host, std::size_t bytes) const;
     void copy_to_host(void* host, std::uint64_t device_address, std::size_t bytes) const;
 
-    /// The driver, loaded and initialised. Throws CudaError. For the library
-    /// and its tests.
-    CudaDriver& driver() const;
-
+    /// The library's per-process state (driver, contexts, device limits);
+    /// opaque outside the library.
     struct State;
-    /// Internal per-process state (contexts, device limits).
-    State& state() const { return *state_; }
 
 private:
-    explicit Gpu(std::unique_ptr<State> state);
+    // The library reaches the driver and state, and builds a Gpu over a
+    // test's fake driver, through GpuAccess (lib/runtime/gpu_state.hpp).
+    friend struct GpuAccess;
+    [[gnu::visibility("hidden")]] explicit Gpu(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;
 };
 

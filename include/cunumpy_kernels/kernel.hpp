@@ -122,9 +122,17 @@ enum class Dispatch {
     arrays,   ///< CUDA when any argument is a device array, else host
 };
 
-/// Receives warnings (a fallback, the uncompiled "python" version running).
-/// Empty: logged through spdlog at warning level.
+/// Receives the runtime's warnings (a fallback to the host kernel, the
+/// uncompiled "python" version running), one message at a time, without a
+/// trailing newline; it may be called from any thread that calls the kernel.
+/// Empty (the default): write_warning_line. An MPI application may route
+/// them to its own log, or keep rank 0's only.
 using WarningSink = std::function<void(const std::string& message)>;
+
+/// The default warning sink: writes "cunumpy-kernels: warning: <message>"
+/// as one line to stderr, in one write so that lines of concurrent callers
+/// do not interleave. Never throws.
+CK_API void write_warning_line(const std::string& message);
 
 /// Per-kernel options (cunumpy's Kernel and CudaKernel keyword arguments).
 struct KernelOptions {
@@ -283,11 +291,13 @@ public:
     /// The fallback counts of this kernel so far.
     TransferCounts transfers() const;
 
+    /// The library's state of a kernel; opaque outside the library.
     struct State;
-    /// For the library: a kernel over prepared state.
-    explicit Kernel(std::unique_ptr<State> state);
 
 private:
+    // The library builds kernels over prepared state (lib/runtime/kernel_state.hpp).
+    friend struct KernelFactory;
+    [[gnu::visibility("hidden")]] explicit Kernel(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;
 };
 

@@ -1,13 +1,14 @@
 // run_build: walk, plan every job's key, report hits, compile misses in a
 // job pool, publish each kernel's targets together once all have finished.
-#include "cunumpy_kernels/build.hpp"
+#include "build/build.hpp"
+#include "plan/input_change.hpp"
 #include "cunumpy_kernels/error.hpp"
 
-#include "build/cuda_job.hpp"
-#include "build/cuda_planner.hpp"
+#include "build/cuda_build.hpp"
+#include "plan/cuda_planner.hpp"
 #include "build/cunumpy_names.hpp"
 #include "build/host_job.hpp"
-#include "build/host_planner.hpp"
+#include "plan/host_planner.hpp"
 #include "build/host_setup.hpp"
 #include "build/in_place_job.hpp"
 #include "build/in_place_record.hpp"

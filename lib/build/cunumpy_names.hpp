@@ -8,9 +8,9 @@
 // a build that is not this module's: status says so, build warns).
 #pragma once
 
-#include "build/host_planner.hpp"
+#include "plan/host_planner.hpp"
 #include "cache/cunumpy_entry.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 
 #include <string>
 

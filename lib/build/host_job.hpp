@@ -12,10 +12,10 @@
 // it imports, directly or not, at theirs.
 #pragma once
 
-#include "build/host_planner.hpp"
+#include "plan/host_planner.hpp"
 #include "compilers/pyccel_compiler.hpp"
-#include "cunumpy_kernels/build.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "build/build.hpp"
+#include "cache/cache.hpp"
 
 #include <filesystem>
 #include <string>

@@ -2,7 +2,7 @@
 
 #include "compilers/python_environment.hpp"
 #include "compilers/tool_probe.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/subprocess.hpp"
 

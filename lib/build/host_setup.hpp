@@ -4,7 +4,7 @@
 #pragma once
 
 #include "build/host_job.hpp"
-#include "build/host_key.hpp"
+#include "plan/host_key.hpp"
 #include "compilers/pyccel_compiler.hpp"
 #include "cunumpy_kernels/config.hpp"
 

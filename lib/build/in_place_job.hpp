@@ -8,9 +8,9 @@
 #pragma once
 
 #include "build/host_job.hpp"
-#include "build/host_planner.hpp"
-#include "cunumpy_kernels/build.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "plan/host_planner.hpp"
+#include "build/build.hpp"
+#include "cache/cache.hpp"
 
 #include <filesystem>
 #include <string>

@@ -1,6 +1,6 @@
 #include "build/in_place_record.hpp"
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 

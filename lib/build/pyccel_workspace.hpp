@@ -4,7 +4,7 @@
 // the build will live in, and an import of the new extension in a child.
 #pragma once
 
-#include "build/host_planner.hpp"
+#include "plan/host_planner.hpp"
 
 #include <filesystem>
 #include <string>

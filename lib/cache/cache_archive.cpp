@@ -1,6 +1,6 @@
 // export and import: a cache as one tar.zst (libarchive), for moving warm
 // caches between machines (a login node to a cluster without compilers).
-#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "cache/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 #include "cache/entry_check.hpp"

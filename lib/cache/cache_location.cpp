@@ -1,6 +1,6 @@
 // Choosing the cache root exactly as cunumpy's PyccelCache(name) does, so that
 // both tools read and write one folder.
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 

@@ -1,5 +1,5 @@
 // list, verify and prune: whole-entry operations on a cache root.
-#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "cache/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 

@@ -4,7 +4,7 @@
 // a lock (ccache keeps sharded counters for the same reason).
 #pragma once
 
-#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "cache/cache_maintenance.hpp"
 
 #include <filesystem>
 

@@ -1,7 +1,7 @@
 // The soundness check shared by `cache verify` and `cache export`.
 #pragma once
 
-#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "cache/cache_maintenance.hpp"
 
 #include <string>
 

@@ -2,7 +2,7 @@
 // the temporary folder first (one atomic step), then delete it there.
 #pragma once
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 
 #include <filesystem>
 

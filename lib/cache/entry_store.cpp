@@ -1,7 +1,7 @@
 // Finding entries, the latest-entry records behind --dry-run's explanations,
 // the last-use stamps behind prune, and the removal of dead writers'
 // temporary folders.
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/temporary_name.hpp"
 #include "util/file_util.hpp"

@@ -1,6 +1,6 @@
 // Publishing an entry: write everything into a private folder inside the
 // root, fsync, then one rename(2). Readers see the whole entry or none.
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/entry_removal.hpp"
 #include "cache/temporary_name.hpp"

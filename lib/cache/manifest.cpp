@@ -1,5 +1,5 @@
 // manifest.json of an entry: written whole, read narrowly.
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 namespace ck {

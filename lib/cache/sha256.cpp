@@ -1,5 +1,5 @@
 // SHA-256 through OpenSSL's libcrypto (EVP interface).
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 

@@ -1,6 +1,6 @@
 #include "cache/sha256_stream.hpp"
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 #include <openssl/evp.h>

@@ -1,7 +1,7 @@
 #include "compilers/compiler_environment.hpp"
 
 #include "compilers/compiler_options.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 
 #include <algorithm>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 #include "compilers/include_scanner.hpp"
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/cpp_lexer.hpp"
 #include "util/file_util.hpp"

@@ -1,6 +1,6 @@
 #include "compilers/tool_probe.hpp"
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 

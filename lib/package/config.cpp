@@ -4,6 +4,12 @@
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 
+// toml++ compiled into this file (header-only mode), not linked as Debian's
+// libtomlplusplus.so: the runtime library reads pyproject.toml too, and an
+// application should not need one more shared library for that.
+#undef TOML_HEADER_ONLY
+#undef TOML_SHARED_LIB
+#define TOML_HEADER_ONLY 1
 #include <toml++/toml.h>
 
 #include <algorithm>

@@ -2,7 +2,7 @@
 
 #include "cunumpy_kernels/error.hpp"
 
-#include "build/cuda_planner.hpp"
+#include "plan/cuda_planner.hpp"
 #include "cache/cache_stats.hpp"
 #include "cache/write_access.hpp"
 #include "compilers/artifact_check.hpp"

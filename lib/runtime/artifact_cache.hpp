@@ -7,13 +7,13 @@
 // identities come from the probe records `build` left in the cache).
 #pragma once
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/kernel.hpp"
 #include "cunumpy_kernels/package.hpp"
 
-#include "build/cuda_job.hpp"
-#include "build/cuda_planner.hpp"
+#include "plan/cuda_job.hpp"
+#include "plan/cuda_planner.hpp"
 
 #include <map>
 #include <memory>

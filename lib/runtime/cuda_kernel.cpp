@@ -42,7 +42,7 @@ CudaKernel::~CudaKernel()
 {
     for (auto& [context, loaded] : loaded_) {
         try {
-            gpu_->driver().module_unload(loaded->module);
+            GpuAccess::driver(*gpu_).module_unload(loaded->module);
         } catch (const Error&) {
             // The driver is gone: so is the module.
         }
@@ -57,7 +57,7 @@ const ArgumentPacker& CudaKernel::packer() const
 
 void CudaKernel::read_function_facts(Loaded& loaded, const std::string& entry_symbol)
 {
-    CudaDriver& driver = gpu_->driver();
+    CudaDriver& driver = GpuAccess::driver(*gpu_);
     loaded.limits.max_threads_per_block = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     loaded.limits.static_shared = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     loaded.dynamic_shared = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
@@ -90,7 +90,7 @@ void CudaKernel::read_function_facts(Loaded& loaded, const std::string& entry_sy
 std::optional<std::unique_ptr<CudaKernel::Loaded>> CudaKernel::try_image(const CurrentContext& current,
                                                                           ModuleImage& image, std::string& problem)
 {
-    CudaDriver& driver = gpu_->driver();
+    CudaDriver& driver = GpuAccess::driver(*gpu_);
     auto loaded = std::make_unique<Loaded>();
     loaded->context = "kernel '" + source_.name + "' on CUDA device " + std::to_string(current.device->info.ordinal) +
                       " (" + current.device->info.name + ")";
@@ -187,7 +187,7 @@ void CudaKernel::opt_in_shared(Loaded& loaded, std::size_t shared_mem)
 {
     std::lock_guard lock(load_mutex_);
     if (static_cast<int>(shared_mem) <= loaded.dynamic_shared) return;
-    CudaDriver& driver = gpu_->driver();
+    CudaDriver& driver = GpuAccess::driver(*gpu_);
     check_cuda(driver,
                driver.function_set_attribute(loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                              static_cast<int>(shared_mem)),
@@ -204,13 +204,13 @@ void CudaKernel::launch(std::span<const Argument> args, const Launch& launch, co
         arguments.check(args);
         return;
     }
-    CurrentContext current = gpu_->state().current_context();
+    CurrentContext current = GpuAccess::state(*gpu_).current_context();
     Loaded& loaded = loaded_for(current);
     PackedArguments packed;
     arguments.pack(args, loaded.struct_sizes, packed);
     check_launch_limits(shape, launch.shared_mem, current.device->info, loaded.limits, loaded.context);
     if (static_cast<int>(launch.shared_mem) > loaded.dynamic_shared) opt_in_shared(loaded, launch.shared_mem);
-    CudaDriver& driver = *gpu_->state().driver;
+    CudaDriver& driver = *GpuAccess::state(*gpu_).driver;
     CUresult result = driver.launch(loaded.function, static_cast<unsigned>(shape.grid.x), static_cast<unsigned>(shape.grid.y),
                                     static_cast<unsigned>(shape.grid.z), static_cast<unsigned>(shape.block.x),
                                     static_cast<unsigned>(shape.block.y), static_cast<unsigned>(shape.block.z),
@@ -224,13 +224,13 @@ void CudaKernel::launch(std::span<const Argument> args, const Launch& launch, co
 void CudaKernel::load()
 {
     packer();
-    loaded_for(gpu_->state().current_context());
+    loaded_for(GpuAccess::state(*gpu_).current_context());
 }
 
 std::optional<CudaLoadInfo> CudaKernel::load_info() const
 {
     CUcontext context = nullptr;
-    if (gpu_->driver().context_get_current(&context) != CUDA_SUCCESS || !context) return std::nullopt;
+    if (GpuAccess::driver(*gpu_).context_get_current(&context) != CUDA_SUCCESS || !context) return std::nullopt;
     std::shared_lock lock(mutex_);
     auto it = loaded_.find(context);
     if (it == loaded_.end()) return std::nullopt;

@@ -1,7 +1,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 
-#include "runtime/cuda_driver.hpp"
+#include "runtime/gpu_state.hpp"
 
 namespace ck {
 
@@ -40,7 +40,7 @@ void DeviceBuffer::release() noexcept
     // A free that fails (context destroyed at exit) has nothing left to free.
     if (gpu_ && address_) {
         try {
-            gpu_->driver().mem_free(address_);
+            GpuAccess::driver(*gpu_).mem_free(address_);
         } catch (const Error&) {
             // The driver was usable when the memory was allocated; nothing to free otherwise.
         }

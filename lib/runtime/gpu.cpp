@@ -148,9 +148,11 @@ std::shared_ptr<Gpu> Gpu::system()
 
 Gpu::Gpu(std::unique_ptr<State> state) : state_(std::move(state)) {}
 
-Gpu::Gpu(std::shared_ptr<CudaDriver> driver) : state_(std::make_unique<State>())
+std::shared_ptr<Gpu> GpuAccess::over(std::shared_ptr<CudaDriver> driver)
 {
-    state_->driver = std::move(driver);
+    auto state = std::make_unique<Gpu::State>();
+    state->driver = std::move(driver);
+    return std::shared_ptr<Gpu>(new Gpu(std::move(state)));
 }
 
 Gpu::~Gpu() = default;
@@ -181,11 +183,6 @@ void Gpu::synchronize() const
 {
     state_->current_context();
     check_cuda(*state_->driver, state_->driver->context_synchronize(), "cuCtxSynchronize");
-}
-
-CudaDriver& Gpu::driver() const
-{
-    return state_->ready_driver();
 }
 
 DeviceBuffer Gpu::allocate(std::size_t bytes) const

@@ -28,7 +28,8 @@ struct CurrentContext {
     const DeviceState* device = nullptr;
 };
 
-struct Gpu::State {
+// Hidden although Gpu is exported: internal to the library.
+struct [[gnu::visibility("hidden")]] Gpu::State {
     /// Set for a test's fake; for the system Gpu loaded at the first need.
     std::shared_ptr<CudaDriver> driver;
     bool load_from_system = false;
@@ -56,6 +57,16 @@ private:
     const DeviceState& device_state(CUdevice device);
     const DeviceState& device_of_context(CUcontext context);
     void remember_first(CUcontext context, const DeviceState& state);  ///< called with `mutex` held
+};
+
+/// The library's access to a Gpu's internals (a friend of Gpu), so that the
+/// public class names no internal type.
+struct GpuAccess {
+    /// A Gpu over `driver` (a test's fake); the driver is initialised lazily.
+    static std::shared_ptr<Gpu> over(std::shared_ptr<CudaDriver> driver);
+    static Gpu::State& state(const Gpu& gpu) { return *gpu.state_; }
+    /// The driver, loaded and initialised. Throws CudaError.
+    static CudaDriver& driver(const Gpu& gpu) { return gpu.state_->ready_driver(); }
 };
 
 /// Reads a device's name, compute capability and launch limits.

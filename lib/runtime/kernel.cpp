@@ -3,7 +3,7 @@
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel.hpp"
 #include "cunumpy_kernels/selection.hpp"
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 
 #include "runtime/artifact_cache.hpp"
 #include "runtime/cuda_kernel.hpp"
@@ -11,7 +11,7 @@
 #include "runtime/selection_state.hpp"
 #include "util/file_util.hpp"
 
-#include <spdlog/spdlog.h>
+#include <cstdio>
 
 #include <algorithm>
 
@@ -49,10 +49,18 @@ void require_fallback(const Kernel::State& s)
 
 }  // namespace
 
+void write_warning_line(const std::string& message)
+{
+    // One fputs of the whole line: stderr is unbuffered, and lines of
+    // threads or ranks sharing it must not interleave mid-line.
+    std::string line = "cunumpy-kernels: warning: " + message + "\n";
+    std::fputs(line.c_str(), stderr);
+}
+
 WarningSink warning_sink(const KernelOptions& options)
 {
     if (options.warn) return options.warn;
-    return [](const std::string& message) { spdlog::warn("{}", message); };
+    return write_warning_line;
 }
 
 TransferCounts& TransferCounts::operator+=(const TransferCounts& other)
@@ -90,7 +98,7 @@ Kernel make_kernel(const KernelSource& source, KernelOptions options, const Conf
     state->config = config;
     if (source.cuda_file)
         state->cuda = std::make_shared<CudaKernel>(source, std::move(cache), std::move(gpu), state->warn);
-    return Kernel(std::move(state));
+    return KernelFactory::make(std::move(state));
 }
 
 Kernel Kernel::from_folder(const std::filesystem::path& folder, KernelOptions options, LoadOptions load)

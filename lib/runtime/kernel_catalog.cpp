@@ -136,10 +136,10 @@ std::vector<std::string> KernelCatalog::compile_all(std::optional<int> jobs)
     int workers = jobs.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
     // Contexts are per thread: every worker loads into the caller's context.
     std::shared_ptr<Gpu> gpu = gpu_ ? gpu_ : Gpu::system();
-    CUcontext context = ported.empty() ? nullptr : gpu->state().current_context().context;
+    CUcontext context = ported.empty() ? nullptr : GpuAccess::state(*gpu).current_context().context;
     JobPool(workers).run(ported.size(), [&](std::size_t i) {
         try {
-            check_cuda(gpu->driver(), gpu->driver().context_set_current(context), "cuCtxSetCurrent");
+            check_cuda(GpuAccess::driver(*gpu), GpuAccess::driver(*gpu).context_set_current(context), "cuCtxSetCurrent");
             ported[i]->compile();
         } catch (...) {
             errors[i] = std::current_exception();

@@ -17,13 +17,14 @@ namespace ck {
 class ArtifactCache;
 class CudaKernel;
 
-struct Kernel::State {
+// Hidden although Kernel is exported: internal to the library.
+struct [[gnu::visibility("hidden")]] Kernel::State {
     State(std::string name_, KernelOptions options_);
 
     std::string name;
     KernelOptions options;
     HostImplementations host;
-    WarningSink warn;                          ///< options.warn, or spdlog
+    WarningSink warn;                          ///< options.warn, or write_warning_line
     std::shared_ptr<CudaKernel> cuda;          ///< null: not ported
     std::filesystem::path cuda_path;           ///< where the CUDA kernel is or is expected
     std::optional<KernelSource> source;        ///< the folder it came from, for check_signatures
@@ -35,10 +36,15 @@ struct Kernel::State {
 
 /// The kernel of `source`: CUDA side over `cache` when the folder has a CUDA
 /// source, host side empty until the application attaches one.
+/// The library's way to build a Kernel over prepared state (a friend of Kernel).
+struct KernelFactory {
+    static Kernel make(std::unique_ptr<Kernel::State> state) { return Kernel(std::move(state)); }
+};
+
 Kernel make_kernel(const KernelSource& source, KernelOptions options, const Config& config,
                    std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu);
 
-/// The warning sink of `options`, or spdlog's warn.
+/// The warning sink of `options`, or write_warning_line.
 WarningSink warning_sink(const KernelOptions& options);
 
 }  // namespace ck

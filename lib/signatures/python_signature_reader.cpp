@@ -1,5 +1,5 @@
 // read_python_signature: the top-level `def <name>(...)` of a module or stub.
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 
 #include "signatures/python_lexer.hpp"
 

@@ -1,6 +1,6 @@
 // Comparing the declarations of one kernel, in cunumpy's words.
 #include "cunumpy_kernels/error.hpp"
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 
 #include "util/file_util.hpp"
 

@@ -1,6 +1,6 @@
 // read_status: one dry-run build plan that starts no tool, read per kernel
 // beside the kernel's signatures.
-#include "cunumpy_kernels/status.hpp"
+#include "status/status.hpp"
 
 #include <algorithm>
 #include <map>

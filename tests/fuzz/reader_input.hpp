@@ -4,7 +4,7 @@
 // unit test that replays every corpus and regression file (g++).
 #pragma once
 
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 
 #include <string>
 #include <string_view>

@@ -3,7 +3,7 @@
 // were computed (test_host_key).
 #pragma once
 
-#include "build/host_key.hpp"
+#include "plan/host_key.hpp"
 
 namespace ck::test {
 

@@ -3,10 +3,11 @@
 // not ported. Builds use the library `build` runs (NVRTC needs no GPU).
 #pragma once
 
-#include "cunumpy_kernels/build.hpp"
+#include "build/build.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"
 
 #include "fake_cuda_driver.hpp"
+#include "runtime/gpu_state.hpp"
 #include "temp_tree.hpp"
 
 #include <algorithm>
@@ -80,7 +81,7 @@ public:
     {
         CatalogOptions options;
         options.load.config = config;
-        options.load.gpu = std::make_shared<Gpu>(driver);
+        options.load.gpu = GpuAccess::over(driver);
         options.kernel.warn = [this](const std::string& message) { warnings.push_back(message); };
         return options;
     }

@@ -1,7 +1,8 @@
 // The key covers every input that can change an artifact, and nothing else.
-#include "build/cuda_job.hpp"
+#include "plan/cuda_job.hpp"
+#include "plan/input_change.hpp"
 #include "compilers/include_scanner.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "temp_tree.hpp"

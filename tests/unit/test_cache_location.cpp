@@ -1,5 +1,5 @@
 // The root is chosen as cunumpy's PyccelCache(name) chooses it.
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "scoped_env.hpp"
 #include "temp_tree.hpp"

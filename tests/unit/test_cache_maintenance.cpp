@@ -1,5 +1,5 @@
 // verify, prune, export and import.
-#include "cunumpy_kernels/cache_maintenance.hpp"
+#include "cache/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/cunumpy_entry.hpp"
 #include "crafted_cubin.hpp"

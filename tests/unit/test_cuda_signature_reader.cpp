@@ -1,4 +1,4 @@
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 
 #include <doctest/doctest.h>
 

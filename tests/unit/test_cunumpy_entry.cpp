@@ -2,7 +2,7 @@
 // atomically, and the host entries' artifact paths.
 #include "cache/cunumpy_entry.hpp"
 #include "cache/temporary_name.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 #include "temp_tree.hpp"

@@ -3,9 +3,9 @@
 // at another module's build).
 #include "build/cunumpy_names.hpp"
 #include "build/host_job.hpp"
-#include "build/host_planner.hpp"
+#include "plan/host_planner.hpp"
 #include "cache/cunumpy_entry.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/package.hpp"
 
 #include "host_toolchain.hpp"

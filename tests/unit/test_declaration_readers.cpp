@@ -2,7 +2,7 @@
 // checks (read_global_signature) read every form of `__global__` declaration
 // alike, because both go through lib/signatures.
 #include "cunumpy_kernels/error.hpp"
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 
 #include "runtime/argument_packer.hpp"
 #include "runtime/kernel_signature.hpp"

@@ -1,6 +1,6 @@
 // Publishing: whole entries or none, concurrent builders, killed builders.
 #include "cache/temporary_name.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "temp_tree.hpp"
 #include "util/file_util.hpp"

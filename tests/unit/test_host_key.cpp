@@ -1,7 +1,7 @@
-#include "build/host_key.hpp"
-#include "build/host_planner.hpp"
+#include "plan/host_key.hpp"
+#include "plan/host_planner.hpp"
 #include "build/host_setup.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/package.hpp"
 
 #include "host_toolchain.hpp"

@@ -2,7 +2,7 @@
 // modules a tree adds, and how the extension beside a module stands against
 // its key (the record, the stamp, another tool's build).
 #include "build/in_place_record.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "package/module_scan.hpp"
 
 #include "temp_tree.hpp"

@@ -1,5 +1,6 @@
 // build --dry-run names the input that changed, new inputs included.
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
+#include "plan/input_change.hpp"
 
 #include <doctest/doctest.h>
 

@@ -108,7 +108,7 @@ TEST_CASE_FIXTURE(Fixture, "on the host backend the host kernel runs with the ar
 TEST_CASE_FIXTURE(Fixture, "on the CUDA backend the CUDA kernel is loaded from the cache and launched")
 {
     auto c = catalog();
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     CudaBackend cuda;
     std::vector<double> x = {1, 2, 3, 4}, e = {10, 20, 30, 40};
     DeviceBuffer dx = gpu->allocate(32), de = gpu->allocate(32);
@@ -150,7 +150,7 @@ TEST_CASE_FIXTURE(Fixture, "dispatch by arrays: device arrays run CUDA, host arr
     auto options = package.options(driver);
     options.kernel.dispatch = Dispatch::arrays;
     auto c = catalog(options);
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     DeviceBuffer dx = gpu->allocate(16), de = gpu->allocate(16);
     std::vector<double> x = {1, 2}, e = {1, 1};
     c["push"](dx.view<double>({2}), de.view<double>({2}), 1.0, 2LL);
@@ -166,7 +166,7 @@ TEST_CASE_FIXTURE(Fixture, "dispatch by arrays: device arrays run CUDA, host arr
 TEST_CASE_FIXTURE(Fixture, "missing_cuda = raise names where the CUDA kernel is expected")
 {
     auto c = catalog();
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     DeviceBuffer dx = gpu->allocate(16);
     CudaBackend cuda;
     CHECK_THROWS_WITH_AS(c["sort"](dx.view<double>({2}), 2LL),
@@ -182,7 +182,7 @@ TEST_CASE_FIXTURE(Fixture, "missing_cuda = fallback copies device arrays to the 
     auto options = package.options(driver);
     options.kernel.missing_cuda = MissingCuda::fallback;
     auto c = catalog(options);
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     std::vector<double> x = {3, 1, 2};
     DeviceBuffer dx = gpu->allocate(24);
     dx.upload(x.data(), 24);
@@ -212,7 +212,7 @@ TEST_CASE_FIXTURE(Fixture, "the fallback copies back only the declared outputs")
     options.kernel.missing_cuda = MissingCuda::fallback;
     options.kernel.outputs = std::vector<int>{};
     auto c = catalog(options);
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     std::vector<double> x = {3, 1, 2};
     DeviceBuffer dx = gpu->allocate(24);
     dx.upload(x.data(), 24);
@@ -229,7 +229,7 @@ TEST_CASE_FIXTURE(Fixture, "an explicit CUDA choice never falls back")
     auto options = package.options(driver);
     options.kernel.missing_cuda = MissingCuda::fallback;
     auto c = catalog(options);
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     DeviceBuffer dx = gpu->allocate(16);
     CudaBackend cuda;
     DeviceImplementationGuard explicit_cuda("cuda");
@@ -292,7 +292,7 @@ TEST_CASE("host implementations: the first available, the chosen one or an error
 TEST_CASE_FIXTURE(Fixture, "an empty grid launches nothing and loads nothing, but arguments are still checked")
 {
     auto c = catalog();
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     DeviceBuffer dx = gpu->allocate(8);
     CudaBackend cuda;
     c["push"](dx.view<double>({0}), dx.view<double>({0}), 0.5, 0LL);
@@ -306,7 +306,7 @@ TEST_CASE_FIXTURE(Fixture, "launches are checked against the device's and the ke
     driver->functions["scale"].max_threads_per_block = 256;  // as __launch_bounds__(256) would
     driver->functions["scale"].param_sizes = std::vector<std::size_t>{8, 4, 4};
     auto c = catalog();
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     DeviceBuffer y = gpu->allocate(4096);
     CudaBackend cuda;
     auto view = y.view<float>({1024});
@@ -329,9 +329,9 @@ TEST_CASE_FIXTURE(Fixture, "launches are checked against the device's and the ke
 TEST_CASE_FIXTURE(Fixture, "a module is loaded once per context and shared by threads calling at once")
 {
     auto c = catalog();
-    auto gpu = std::make_shared<Gpu>(driver);
+    auto gpu = GpuAccess::over(driver);
     DeviceBuffer dx = gpu->allocate(8 * 64), de = gpu->allocate(8 * 64);
-    CUcontext context = gpu->state().current_context().context;
+    CUcontext context = GpuAccess::state(*gpu).current_context().context;
     CudaBackend cuda;
     std::vector<std::thread> threads;
     std::atomic<int> failures{0};
@@ -374,7 +374,7 @@ TEST_CASE_FIXTURE(Fixture, "no working driver: host kernels run, a CUDA call say
     CudaBackend cuda;
     CHECK_THROWS_WITH_AS(c["push"].compile(), doctest::Contains("cuInit failed"), CudaError);
     std::string why;
-    CHECK_FALSE(Gpu(driver).available(&why));
+    CHECK_FALSE(GpuAccess::over(driver)->available(&why));
     CHECK(why.find("cuInit failed") != std::string::npos);
 }
 
@@ -390,7 +390,7 @@ TEST_CASE_FIXTURE(Fixture, "Kernel::from_folder builds the kernel of one folder"
 {
     LoadOptions load;
     load.config = package.config;
-    load.gpu = std::make_shared<Gpu>(driver);
+    load.gpu = GpuAccess::over(driver);
     Kernel push = Kernel::from_folder(package.package() / "push", {}, load);
     CHECK(push.name() == "push");
     CHECK(push.has_cuda());

@@ -1,5 +1,5 @@
 #include "cunumpy_kernels/error.hpp"
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>

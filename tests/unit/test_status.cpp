@@ -1,8 +1,8 @@
-#include "cunumpy_kernels/cache.hpp"
-#include "cunumpy_kernels/status.hpp"
+#include "cache/cache.hpp"
+#include "status/status.hpp"
 #include "temp_tree.hpp"
 
-#include "build/cuda_planner.hpp"
+#include "plan/cuda_planner.hpp"
 #include "compilers/tool_probe.hpp"
 
 #include <doctest/doctest.h>

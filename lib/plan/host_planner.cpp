@@ -1,7 +1,8 @@
-#include "build/host_planner.hpp"
+#include "plan/host_planner.hpp"
+#include "plan/input_change.hpp"
 
 #include "build/cunumpy_names.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "package/python_imports.hpp"
 #include "scheduler/job_graph.hpp"

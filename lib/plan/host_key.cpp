@@ -1,6 +1,6 @@
-#include "build/host_key.hpp"
+#include "plan/host_key.hpp"
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 
 #include <algorithm>
 

@@ -13,8 +13,6 @@
 // cunumpy's own host builds sit beside these as `<stem>-<20 hex digits>/`.
 #pragma once
 
-#include "cunumpy_kernels/export.hpp"
-
 #include <nlohmann/json.hpp>
 
 #include <ctime>
@@ -36,7 +34,7 @@ struct CacheLocation {
 
 /// The environment prefix cunumpy derives from a cache name: upper case, every
 /// character outside [0-9A-Za-z] replaced by `_` ("my-sim" -> "MY_SIM").
-CK_API std::string env_prefix_of(const std::string& cache_name);
+std::string env_prefix_of(const std::string& cache_name);
 
 /// Resolves the root as PyccelCache(name) does: `$<PREFIX>_KERNEL_CACHE`
 /// taken literally (no `~` expansion; set but empty: the working folder),
@@ -51,20 +49,20 @@ CK_API std::string env_prefix_of(const std::string& cache_name);
 /// Throws CacheError when no home folder is found (naming HOME and the
 /// password database), or when no candidate is writable and `for_writing` is
 /// true, naming every folder tried and why.
-CK_API CacheLocation resolve_cache_location(const std::string& cache_name,
+CacheLocation resolve_cache_location(const std::string& cache_name,
                                             const std::optional<std::filesystem::path>& override_root,
                                             bool for_writing);
 
 /// SHA-256 of `data` as 64 lowercase hex digits (OpenSSL's libcrypto).
-CK_API std::string sha256_hex(const std::string& data);
+std::string sha256_hex(const std::string& data);
 
 /// SHA-256 of a file's content. Throws SourceError when it cannot be read.
-CK_API std::string sha256_file(const std::filesystem::path& file);
+std::string sha256_file(const std::filesystem::path& file);
 
 /// The cache key of an entry: the SHA-256 of the canonical JSON of its inputs
 /// (sorted keys, no whitespace). Inputs hold everything that can change the
 /// artifact and nothing else: no absolute path, no timestamp.
-CK_API std::string cache_key(const nlohmann::json& inputs);
+std::string cache_key(const nlohmann::json& inputs);
 
 /// One artifact of an entry.
 struct Artifact {
@@ -75,7 +73,7 @@ struct Artifact {
 };
 
 /// The manifest.json of an entry, parsed narrowly.
-struct CK_API Manifest {
+struct Manifest {
     std::string key;
     std::string kind;            ///< "cuda" or "host" (a Pyccel build)
     std::string module;          ///< dotted kernel module, e.g. my_sim.kernels.push
@@ -99,7 +97,7 @@ struct CK_API Manifest {
 /// Writes one entry into a private temporary folder inside the root; commit()
 /// publishes it with one rename. Destroyed without commit(), it removes the
 /// folder: a failed or interrupted build leaves nothing a reader could see.
-class CK_API EntryWriter {
+class EntryWriter {
 public:
     /// Creates the temporary folder. Throws CacheError when it cannot.
     EntryWriter(const std::filesystem::path& root, std::string kind, std::string key);
@@ -130,7 +128,7 @@ private:
 };
 
 /// Reads and finds entries of one cache root.
-class CK_API EntryStore {
+class EntryStore {
 public:
     explicit EntryStore(std::filesystem::path root);
 
@@ -210,10 +208,5 @@ public:
 private:
     std::filesystem::path root_;
 };
-
-/// Names the first input that differs between two key-input documents, in
-/// words ("header my_sim/common.cuh changed", "compiler: nvrtc 12.4 -> nvrtc
-/// 13.0"), or "" when they are equal.
-CK_API std::string describe_input_change(const nlohmann::json& before, const nlohmann::json& after);
 
 }  // namespace ck

@@ -3,7 +3,7 @@
 // all three agree on every key.
 #pragma once
 
-#include "build/cuda_job.hpp"
+#include "plan/cuda_job.hpp"
 #include "compilers/compiler_options.hpp"
 #include "compilers/include_scanner.hpp"
 

@@ -12,7 +12,6 @@
 #pragma once
 
 #include "cunumpy_kernels/config.hpp"
-#include "cunumpy_kernels/export.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "cunumpy_kernels/signature_read.hpp"
 
@@ -59,10 +58,10 @@ enum class SignatureAgreement {
 };
 
 /// "-", "match", "mismatch" or "unreadable", as `status` and the JSON reports write it.
-CK_API const char* to_string(SignatureAgreement agreement);
+const char* to_string(SignatureAgreement agreement);
 
 /// The declarations of one kernel and their problems.
-struct CK_API KernelSignatures {
+struct KernelSignatures {
     std::string module;                      ///< KernelSource::module
     std::string name;                        ///< KernelSource::name
     std::vector<Signature> declarations;     ///< the host kernel's first, in the order compared
@@ -78,7 +77,7 @@ struct CK_API KernelSignatures {
 /// CUDA kernel, the other host files, and the stub of each Pyccel module are
 /// compared with it. A kernel with nothing but a host module is not read.
 /// Never throws: unreadable files are findings.
-CK_API KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config);
+KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config);
 
 /// The report of `check-signatures --format json`:
 /// {"ok", "summary": {"kernels", "match", "mismatch", "unreadable",
@@ -87,7 +86,7 @@ CK_API KernelSignatures check_kernel_signatures(const KernelSource& kernel, cons
 /// "findings": [{"kind": "mismatch" | "unreadable" | "unreadable-file",
 /// "module", "kernel", "message", "declarations": [...]}]}. Paths are
 /// written as `display` returns them.
-CK_API nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
+nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
                               const std::function<std::string(const std::filesystem::path&)>& display);
 
 }  // namespace ck

@@ -1,4 +1,4 @@
-#include "build/cuda_planner.hpp"
+#include "plan/cuda_planner.hpp"
 
 #include "compilers/python_probe.hpp"
 #include "compilers/tool_probe.hpp"

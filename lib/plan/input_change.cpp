@@ -1,5 +1,5 @@
 // Explaining a miss: which key input differs from the kernel's latest entry.
-#include "cunumpy_kernels/cache.hpp"
+#include "plan/input_change.hpp"
 
 #include <algorithm>
 #include <string>

@@ -2,9 +2,8 @@
 // and publish each as a cache entry.
 #pragma once
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/config.hpp"
-#include "cunumpy_kernels/export.hpp"
 #include "cunumpy_kernels/package.hpp"
 
 #include <filesystem>
@@ -21,7 +20,7 @@ enum class JobState {
     would_build,  ///< --dry-run: a miss that a build would compile
 };
 
-CK_API const char* to_string(JobState state);
+const char* to_string(JobState state);
 
 /// One job's outcome, as `--json` reports it.
 struct JobResult {
@@ -49,7 +48,7 @@ struct JobResult {
 };
 
 /// Receives progress; called from worker threads, one call at a time.
-class CK_API BuildObserver {
+class BuildObserver {
 public:
     virtual ~BuildObserver() = default;
     /// Called once, before any job runs, with the number of jobs.
@@ -82,7 +81,7 @@ struct BuildRequest {
 };
 
 /// The whole run.
-struct CK_API BuildReport {
+struct BuildReport {
     std::vector<KernelSource> kernels;   ///< every kernel found, ported or not
     std::vector<JobResult> jobs;         ///< sorted by module, then target
     std::vector<std::string> warnings;   ///< walk and cache warnings
@@ -99,7 +98,7 @@ struct CK_API BuildReport {
 /// compiler cannot be loaded and some job needs it, CacheError when no cache
 /// root is writable. Per-kernel compile errors do not throw: they are failed
 /// jobs with the compiler's log.
-CK_API BuildReport run_build(const BuildRequest& request, BuildObserver* observer = nullptr);
+BuildReport run_build(const BuildRequest& request, BuildObserver* observer = nullptr);
 
 /// Sends SIGTERM to the compiler processes (nvcc and its children) that builds
 /// in this process are running, then removes their scratch folders in TMPDIR
@@ -108,7 +107,7 @@ CK_API BuildReport run_build(const BuildRequest& request, BuildObserver* observe
 /// and no temporary folder. Entries being written are left as temporary
 /// folders in the cache, which the next build removes (their process is
 /// gone), as it removes scratch folders a killed build left.
-CK_API void stop_compiler_processes() noexcept;
+void stop_compiler_processes() noexcept;
 
 /// Removes what `build --in-place` wrote below `folders` (the files each of
 /// its records lists, `__pyccel__/<stem>.cunumpy-kernels.json`, then the
@@ -116,10 +115,10 @@ CK_API void stop_compiler_processes() noexcept;
 /// another tool stay. Returns the files removed, or with `dry_run` those it
 /// would remove. Throws UsageError for a path that is not a folder,
 /// CacheError when a file cannot be removed (the files before it are gone).
-CK_API std::vector<std::filesystem::path> clean_in_place(const std::vector<std::filesystem::path>& folders,
+std::vector<std::filesystem::path> clean_in_place(const std::vector<std::filesystem::path>& folders,
                                                          bool dry_run);
 
 /// The JSON report of `--json`: {"ok", "seconds", "kernels": [...], "jobs": [...]}.
-CK_API nlohmann::json to_json(const BuildReport& report);
+nlohmann::json to_json(const BuildReport& report);
 
 }  // namespace ck

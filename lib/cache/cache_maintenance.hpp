@@ -4,9 +4,8 @@
 // like a build.
 #pragma once
 
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
 #include "cunumpy_kernels/config.hpp"
-#include "cunumpy_kernels/export.hpp"
 
 #include <cstdint>
 #include <ctime>
@@ -39,11 +38,11 @@ struct CacheStatistics {
 /// lib/cache/cache_stats.hpp); where the root is writable, folds the
 /// per-process files into `total.json` under a lock so that they do not pile
 /// up. Never throws: unreadable files count nothing.
-CK_API CacheStatistics read_statistics(const EntryStore& store);
+CacheStatistics read_statistics(const EntryStore& store);
 
 /// Sets every counter to 0 and `since` to now (`cache info --zero`). Throws
 /// CacheError when the statistics cannot be written.
-CK_API void zero_statistics(const EntryStore& store);
+void zero_statistics(const EntryStore& store);
 
 /// One published entry, as listed from disk.
 struct EntryInfo {
@@ -69,7 +68,7 @@ struct EntryInfo {
 
 /// Every entry of every kind this tool writes ("cuda", then "host"), each
 /// sorted by key, with `current` and `linked` set.
-CK_API std::vector<EntryInfo> list_entries(const EntryStore& store);
+std::vector<EntryInfo> list_entries(const EntryStore& store);
 
 /// What is wrong with one entry.
 struct VerifyFinding {
@@ -84,7 +83,7 @@ struct VerifyFinding {
 /// next build rebuilds it; the cunumpy names pointing at a removed host entry
 /// are removed first, so cunumpy never follows a dangling link. Returns the
 /// findings; empty means a sound cache.
-CK_API std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_bad);
+std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_bad);
 
 /// What `cache prune` removes. Entries that no option selects stay.
 struct PruneOptions {
@@ -101,7 +100,7 @@ struct PruneOptions {
 /// it was built. Never removes a
 /// `linked` host entry, nor one that a kept host entry imports. Returns the
 /// entries removed (or that would be), in that order.
-CK_API std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions& options);
+std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions& options);
 
 /// What `cache clean` removed.
 struct CleanSummary {
@@ -119,19 +118,19 @@ struct CleanSummary {
 /// is renamed out of place before it is deleted, as prune does. With
 /// `dry_run`, removes nothing and reports what would go (records: 0). Throws
 /// CacheError when an entry cannot be removed (the others are still tried).
-CK_API CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>& modules, bool dry_run = false);
+CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>& modules, bool dry_run = false);
 
 /// The dotted modules of a source tree, for clean_entries: every `.py` file
 /// under `dir`, named from the source root of the kernel packages found there
 /// (`src/sim/kernels/push/push_kernels.py` -> `sim.kernels.push.push_kernels`;
 /// a package's `__init__.py` -> the package). Empty when `dir` holds no kernels.
-CK_API std::set<std::string> tree_modules(const std::filesystem::path& dir, const Config& config);
+std::set<std::string> tree_modules(const std::filesystem::path& dir, const Config& config);
 
 /// Parses "30d", "12h", "45m", "90s" or plain seconds. Throws UsageError.
-CK_API double parse_age(const std::string& text);
+double parse_age(const std::string& text);
 
 /// Parses "500M", "2G", "1024K" or plain bytes (powers of 1024). Throws UsageError.
-CK_API std::uint64_t parse_size(const std::string& text);
+std::uint64_t parse_size(const std::string& text);
 
 /// An entry that export left out, and why.
 struct LeftOutEntry {
@@ -153,7 +152,7 @@ struct ArchiveSummary {
 /// a host build holds absolute paths into its root, so it cannot load
 /// anywhere else.
 /// Throws CacheError when the archive cannot be written.
-CK_API ArchiveSummary export_entries(const EntryStore& store, const std::filesystem::path& archive);
+ArchiveSummary export_entries(const EntryStore& store, const std::filesystem::path& archive);
 
 /// Reads an archive written by export_entries and publishes each entry that
 /// is missing, atomically, after checking it as verify_entries does. The
@@ -162,6 +161,6 @@ CK_API ArchiveSummary export_entries(const EntryStore& store, const std::filesys
 /// else fails the import before anything is published.
 /// Throws CacheError naming the archive and the offending member, and when
 /// every user can write the root (readers would refuse what it publishes).
-CK_API ArchiveSummary import_entries(const EntryStore& store, const std::filesystem::path& archive);
+ArchiveSummary import_entries(const EntryStore& store, const std::filesystem::path& archive);
 
 }  // namespace ck

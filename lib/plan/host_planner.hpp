@@ -4,7 +4,7 @@
 // order so that an imported module's key is part of its importers'.
 #pragma once
 
-#include "build/host_key.hpp"
+#include "plan/host_key.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "package/module_scan.hpp"
 

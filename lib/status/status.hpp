@@ -6,11 +6,10 @@
 // BuildRequest::start_tools), so it runs where neither exists.
 #pragma once
 
-#include "cunumpy_kernels/build.hpp"
+#include "build/build.hpp"
 #include "cunumpy_kernels/config.hpp"
-#include "cunumpy_kernels/export.hpp"
 #include "cunumpy_kernels/package.hpp"
-#include "cunumpy_kernels/signatures.hpp"
+#include "signatures/signatures.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -25,7 +24,7 @@ namespace ck {
 /// 3 (missing: sort)", naming at most `max_missing` kernels without CUDA (in
 /// the order given) and then "..."; without the parenthesis when every
 /// kernel has one.
-CK_API std::string porting_summary(const std::vector<KernelSource>& kernels, std::size_t max_missing = 10);
+std::string porting_summary(const std::vector<KernelSource>& kernels, std::size_t max_missing = 10);
 
 /// The state of one artifact in the cache, for the current configuration.
 enum class ArtifactState {
@@ -38,7 +37,7 @@ enum class ArtifactState {
 };
 
 /// "built", "stale", "missing", "failed", "unknown" or "foreign", as `status` writes it.
-CK_API const char* to_string(ArtifactState state);
+const char* to_string(ArtifactState state);
 
 struct ArtifactStatus {
     std::string kind;     ///< "cuda", or the kind of a host build
@@ -69,7 +68,7 @@ struct StatusRequest {
     bool cuda = true;  ///< report CUDA artifacts, as BuildRequest::cuda
 };
 
-struct CK_API StatusReport {
+struct StatusReport {
     std::vector<KernelStatus> kernels;  ///< sorted by module
     std::vector<std::string> warnings;  ///< from walking the trees and locating caches
     std::vector<ModuleStatus> modules;  ///< in place (Config::in_place) only: the other modules built, by name
@@ -82,7 +81,7 @@ struct CK_API StatusReport {
 
 /// Reads the trees and the cache. Throws UsageError for bad paths, ConfigError
 /// for bad configuration, SourceError when a kernel or header cannot be read.
-CK_API StatusReport read_status(const StatusRequest& request);
+StatusReport read_status(const StatusRequest& request);
 
 /// The CI gates of `status`; each that fails adds a message to the result.
 struct StatusGates {
@@ -92,7 +91,7 @@ struct StatusGates {
 };
 
 /// One message per failed gate, naming the kernels (or artifacts) that fail it.
-CK_API std::vector<std::string> failed_gates(const StatusReport& report, const StatusGates& gates);
+std::vector<std::string> failed_gates(const StatusReport& report, const StatusGates& gates);
 
 /// `status --json`: {"summary", "with_cuda", "without_cuda", "counts",
 /// "kernels": [{"module", "name", "folder", "host": [kinds], "cuda": file |
@@ -100,7 +99,7 @@ CK_API std::vector<std::string> failed_gates(const StatusReport& report, const S
 /// [{"kind", "target", "state", "reason", "key"}]}], "modules": [{"module",
 /// "kind", "target", "state", "reason", "key"}] (in place), "warnings"}. Paths are
 /// written as `display` returns them.
-CK_API nlohmann::json to_json(const StatusReport& report,
+nlohmann::json to_json(const StatusReport& report,
                               const std::function<std::string(const std::filesystem::path&)>& display);
 
 }  // namespace ck

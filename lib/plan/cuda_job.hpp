@@ -1,10 +1,12 @@
-// One CUDA job: a kernel's source compiled for one target. Planning computes
-// its key from everything that can change the artifact; running compiles and
-// publishes it.
+// One CUDA job: a kernel's source compiled for one target. Its key covers
+// everything that can change the artifact; its output is checked and staged
+// as one cache entry. Shared by `build` (lib/build/cuda_build.hpp runs and
+// publishes jobs) and the runtime's NVRTC build on a miss.
 #pragma once
 
-#include "cunumpy_kernels/build.hpp"
-#include "cunumpy_kernels/cache.hpp"
+#include "cache/cache.hpp"
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/package.hpp"
 
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/include_scanner.hpp"
@@ -52,34 +54,12 @@ nlohmann::json cuda_key_inputs(const KernelSource& kernel, const std::string& so
 /// The CudaCompileRequest of `job`.
 CudaCompileRequest compile_request(const CudaJob& job);
 
-/// A CUDA job compiled and checked, not published yet.
-struct CompiledCudaJob {
-    const CudaJob* job = nullptr;
-    JobResult result;          ///< failed (the log says why), or built once published
-    CudaCompileOutput output;  ///< the artifact and the compiler's log
-    std::string failure;       ///< why it failed, in a few words ("check 'architecture' failed"); "" when not
-};
-
 /// Throws ArtifactCheckError when `output`'s artifact could not be loaded
 /// for `job`'s target or lacks the kernel's entry (see artifact_check.hpp).
 void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output);
 
-/// Compiles `job` and checks the artifact. A compile error, a failed check or
-/// a toolchain error is a failed result with the log, never an exception.
-CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compiler);
-
-/// Publishes the compiled targets of one kernel in `store`, all or none: when
-/// any failed, no entry is published and the others fail too, their log
-/// naming the target that failed. Entries published earlier are untouched.
-/// Records the latest entries, or the failures, for `status`. Returns one
-/// result per target, in order.
-std::vector<JobResult> publish_cuda_kernel(std::vector<CompiledCudaJob> targets, const EntryStore& store);
-
 /// Writes `job`'s artifact from `output` into `writer` and returns the
 /// entry's manifest, for `writer.commit`. Throws CacheError on I/O failure.
 Manifest stage_cuda_entry(EntryWriter& writer, const CudaJob& job, const CudaCompileOutput& output, double seconds);
-
-/// The JobResult of a job found in the cache.
-JobResult hit_result(const CudaJob& job, const EntryStore& store);
 
 }  // namespace ck

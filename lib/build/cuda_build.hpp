@@ -1,0 +1,35 @@
+// Running CUDA jobs for `build`: compile, check, and publish a kernel's
+// targets all or none, as JobResults.
+#pragma once
+
+#include "build/build.hpp"
+#include "plan/cuda_job.hpp"
+
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// A CUDA job compiled and checked, not published yet.
+struct CompiledCudaJob {
+    const CudaJob* job = nullptr;
+    JobResult result;          ///< failed (the log says why), or built once published
+    CudaCompileOutput output;  ///< the artifact and the compiler's log
+    std::string failure;       ///< why it failed, in a few words ("check 'architecture' failed"); "" when not
+};
+
+/// Compiles `job` and checks the artifact. A compile error, a failed check or
+/// a toolchain error is a failed result with the log, never an exception.
+CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compiler);
+
+/// Publishes the compiled targets of one kernel in `store`, all or none: when
+/// any failed, no entry is published and the others fail too, their log
+/// naming the target that failed. Entries published earlier are untouched.
+/// Records the latest entries, or the failures, for `status`. Returns one
+/// result per target, in order.
+std::vector<JobResult> publish_cuda_kernel(std::vector<CompiledCudaJob> targets, const EntryStore& store);
+
+/// The JobResult of a job found in the cache.
+JobResult hit_result(const CudaJob& job, const EntryStore& store);
+
+}  // namespace ck
