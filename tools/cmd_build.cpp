@@ -1,5 +1,6 @@
 // `cunumpy-kernels build`: flags in, run_build, progress and report out.
 #include "commands.hpp"
+#include "target_options.hpp"
 #include "tree_options.hpp"
 
 #include "build/build.hpp"
@@ -22,42 +23,17 @@ namespace {
 struct BuildFlags {
     TreeOptions tree;
     std::optional<int> jobs;
-    std::vector<std::string> architectures;
-    bool no_ptx = false;
-    bool ptx = false;
-    std::optional<std::string> compiler;
-    std::vector<std::string> options;
+    TargetOptions targets;
     bool dry_run = false;
     bool json = false;
     std::optional<std::string> only;
     bool replace_foreign = false;
 };
 
-std::vector<std::string> split_commas(const std::vector<std::string>& values)
-{
-    std::vector<std::string> out;
-    for (const auto& value : values) {
-        std::stringstream stream(value);
-        for (std::string item; std::getline(stream, item, ',');)
-            if (!item.empty()) out.push_back(item);
-    }
-    return out;
-}
-
 Config build_config(const BuildFlags& flags)
 {
     Config config = flags.tree.resolve();
-    if (!flags.architectures.empty()) {
-        config.architectures = split_commas(flags.architectures);
-        for (const auto& arch : config.architectures) validate_architecture(arch, "--arch");
-    }
-    if (flags.ptx && flags.no_ptx) throw UsageError("--ptx and --no-ptx contradict each other");
-    if (flags.ptx) config.ptx = true;
-    if (flags.no_ptx) config.ptx = false;
-    if (flags.compiler) config.compiler = parse_compiler_kind(*flags.compiler, "--compiler");
-    // Relative include folders are the working folder's, as for --include-dir.
-    auto checked = resolve_compiler_options(flags.options, std::filesystem::current_path(), "--compiler-option");
-    config.options.insert(config.options.end(), checked.begin(), checked.end());
+    flags.targets.apply(config);
     if (flags.jobs) {
         if (*flags.jobs < 1) throw UsageError("--jobs: expected a positive number, got " + std::to_string(*flags.jobs));
         config.jobs = flags.jobs;
@@ -179,15 +155,7 @@ CommandRunner setup_build(CLI::App& command)
     auto flags = std::make_shared<BuildFlags>();
     flags->tree.add_to(command);
     command.add_option("-j,--jobs", flags->jobs, "Parallel compilations (default: number of cores)");
-    command.add_option("--arch", flags->architectures, "Targets, comma-separated, e.g. sm_80,sm_90 (default sm_80,sm_90)")
-        ->type_name("LIST")
-        ->delimiter(',')
-        ->allow_extra_args(false);
-    command.add_flag("--ptx", flags->ptx, "Emit PTX of the newest architecture (the default, unless the config says ptx = false)");
-    command.add_flag("--no-ptx", flags->no_ptx, "Do not emit PTX of the newest architecture");
-    command.add_option("--compiler", flags->compiler, "nvrtc (in-process, default) or nvcc");
-    command.add_option("-X,--compiler-option", flags->options, "Extra compiler option, e.g. --compiler-option=-DNDEBUG (repeatable)")
-        ->allow_extra_args(false);
+    flags->targets.add_to(command);
     command.add_flag("-n,--dry-run", flags->dry_run, "List what would compile and why; compile nothing");
     command.add_flag("--json", flags->json, "Print one JSON report on stdout");
     command.add_option("--only", flags->only, "Build only the host (Pyccel) or only the CUDA kernels")

@@ -4,6 +4,7 @@
 
 #include "build/build.hpp"
 #include "cache/cache_maintenance.hpp"
+#include "package/target_flags.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 
@@ -47,13 +48,7 @@ CacheLocation locate(const CacheFlags& flags, bool for_writing)
     Config config = load_config(flags.tree);
     if (flags.cache_dir) config.cache_dir = fs::path(*flags.cache_dir);
     if (flags.cache_name) config.cache_name = *flags.cache_name;
-    if (!config.cache_name && !config.cache_dir) {
-        auto kernels = find_kernels({flags.tree}, config);
-        if (kernels.empty())
-            throw UsageError("no kernels in " + flags.tree + " to name the cache: pass --cache-dir, --cache-name, or --tree");
-        config.cache_name = kernels.front().top_package;
-    }
-    return resolve_cache_location(config.cache_name.value_or(""), config.cache_dir, for_writing);
+    return locate_tree_cache(flags.tree, config, for_writing);
 }
 
 std::string human_bytes(std::uint64_t bytes)
@@ -237,13 +232,7 @@ int run_path(const CacheFlags& flags, Terminal& terminal)
     if (flags.cache_dir) request.config.cache_dir = fs::path(*flags.cache_dir);
     if (flags.cache_name) request.config.cache_name = *flags.cache_name;
     if (flags.compiler) request.config.compiler = parse_compiler_kind(*flags.compiler, "--compiler");
-    if (flags.target) {
-        bool ptx = flags.target->rfind("compute_", 0) == 0;
-        if (!ptx && flags.target->rfind("sm_", 0) != 0)
-            throw UsageError("cache path: --arch " + *flags.target + " is not a target such as sm_90 or compute_90");
-        request.config.architectures = {ptx ? "sm_" + flags.target->substr(8) : *flags.target};
-        request.config.ptx = ptx;
-    }
+    if (flags.target) select_one_target(request.config, *flags.target, "cache path: --arch");
     request.dry_run = true;
     request.host = false;
     BuildReport report = run_build(request);

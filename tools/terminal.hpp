@@ -3,6 +3,8 @@
 // stdout carries results; stderr carries logs and progress.
 #pragma once
 
+#include "util/text.hpp"
+
 #include <cstddef>
 #include <string>
 
@@ -41,10 +43,6 @@ private:
     bool progress_shown_ = false;
 };
 
-/// "1 kernel", "3 kernels": a count and its noun, as a summary line reads.
-inline std::string counted(std::size_t n, const std::string& noun)
-{
-    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
-}
+using util::counted;
 
 }  // namespace ck::cli

@@ -2,7 +2,7 @@
 //
 // Every error carries a message a user can act on: what failed, on which file,
 // kernel or cache path, and why. The CLI maps the types to exit codes in one
-// place (tools/exit_codes.cpp): UsageError -> 2, everything else -> 1.
+// place (run_cli in tools/cli.cpp): UsageError -> 2, everything else -> 1.
 #pragma once
 
 #include "cunumpy_kernels/export.hpp"

@@ -1,6 +1,9 @@
 // Backend and implementation selection, as the cunumpy kernels guide defines
-// it: the three process-wide choices below are the library's only global
-// mutable state. They are not per thread (like cunumpy's); reading them is
+// it: the three process-wide choices below are the only global settings a
+// caller makes. (The library's other process-wide state holds no choice: the
+// driver and contexts behind Gpu::system(), the registry of compiler scratch
+// folders a signal handler removes, the counter in temporary names.) They are
+// not per thread (like cunumpy's); reading them is
 // thread-safe, changing them while other threads call kernels is allowed but
 // each call sees the old or the new choice.
 //

@@ -5,6 +5,7 @@
 #include "cache/cunumpy_entry.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
+#include "util/temporary_dir.hpp"
 #include "util/utc_time.hpp"
 
 #include <chrono>
@@ -54,19 +55,20 @@ public:
 private:
     void compile_and_publish()
     {
-        Workspace workspace(store_.root());
-        for (std::size_t imported : job_.closure) copy_module(plan_.modules[imported], workspace.sources());
-        copy_module(module_, workspace.sources());
+        util::TemporaryDir workspace(workspace_path(store_.root()));
+        fs::path sources = workspace.path() / "src";
+        for (std::size_t imported : job_.closure) copy_module(plan_.modules[imported], sources);
+        copy_module(module_, sources);
         EntryWriter writer(store_.root(), "host", job_.key);
         link_imported_stubs(plan_, job_, writer.folder(), store_);
         fs::path output = package_folder(writer.folder(), module_);
         std::error_code error;
         fs::create_directories(output, error);
-        PyccelCompileRequest request{workspace.sources() / module_.relative, output, workspace.path(),
-                                     tools_.language, job_.openmp, python_path_with(workspace.sources())};
+        PyccelCompileRequest request{sources / module_.relative, output, workspace.path(),
+                                     tools_.language, job_.openmp, python_path_with(sources)};
         PyccelCompileOutput compiled = tools_.compiler->compile(request);
         result_.log = format_pyccel_log(compiled.output,
-                                        {{workspace.sources().string() + "/", module_.source_root.string() + "/"}},
+                                        {{sources.string() + "/", module_.source_root.string() + "/"}},
                                         module_.file.string());
         if (!compiled.ok) return fail("");
         fs::path extension = output / (module_stem(module_) + tools_.ext_suffix);

@@ -2,9 +2,11 @@
 
 #include "build/in_place_record.hpp"
 #include "build/pyccel_workspace.hpp"
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/atomic_file.hpp"
 #include "util/file_util.hpp"
+#include "util/temporary_dir.hpp"
 #include "util/utc_time.hpp"
 
 #include <fcntl.h>
@@ -63,25 +65,15 @@ std::vector<std::string> built_files(const fs::path& output, const std::string& 
     return files;
 }
 
-// Copies `from` beside `to` and renames it over `to`: readers see the old
-// file or the new one, never a part, even across file systems.
+// Readers see the old file or the new one, never a part, even across file systems.
 void install_file(const fs::path& from, const fs::path& to)
 {
     std::error_code error;
     fs::create_directories(to.parent_path(), error);
     if (error) throw CacheError("cannot create " + to.parent_path().string() + ": " + error.message());
-    fs::path temporary = to.parent_path() / ("." + to.filename().string() + "." + unique_temporary_name());
-    fs::copy_file(from, temporary, fs::copy_options::overwrite_existing, error);
-    if (!error) {
-        util::UniqueFd fd(::open(temporary.c_str(), O_RDONLY | O_CLOEXEC));
-        if (fd.valid()) ::fsync(fd.get());
-        fs::rename(temporary, to, error);
-    }
-    if (error) {
-        std::error_code ignored;
-        fs::remove(temporary, ignored);
-        throw CacheError("cannot write " + to.string() + ": " + error.message());
-    }
+    util::AtomicFile file(to);
+    file.copy_from(from);
+    file.commit();
 }
 
 // The module's own files among `files`: the extension, and in __pyccel__/
@@ -110,8 +102,8 @@ void remove_file_and_lock(const fs::path& path)
     fs::remove(lock, ignored);
 }
 
-// Copies a killed install left beside `files`: `.<name>.<host>.<pid>.<n>.<random>`
-// of a process that is gone, and the record's `<record>.tmp.<pid>.<n>` after an hour.
+// Copies a killed install left beside `files` and its record (AtomicFile's
+// `.<name>.<host>.<pid>.<n>.<random>`) by a process that is gone.
 void remove_stale_install_files(const fs::path& folder, const std::vector<std::string>& files)
 {
     std::set<fs::path> folders = {folder / "__pyccel__"};
@@ -128,12 +120,11 @@ void remove_stale_install_files(const fs::path& folder, const std::vector<std::s
             if (name.size() > 1 && name[0] == '.') {
                 auto dot = name.find('.', 1);
                 while (dot != std::string::npos && !stale) {
-                    if (names.count(name.substr(1, dot - 1)))
+                    std::string target = name.substr(1, dot - 1);
+                    if (names.count(target) || target.ends_with(record_suffix))
                         stale = is_stale_temporary(it->path(), name.substr(dot + 1), 24 * 3600.0);
                     dot = name.find('.', dot + 1);
                 }
-            } else if (name.find(std::string(record_suffix) + ".tmp.") != std::string::npos) {
-                stale = is_stale_temporary(it->path(), "", 3600.0);
             }
             std::error_code ignored;
             if (stale) fs::remove(it->path(), ignored);
@@ -163,19 +154,20 @@ public:
 private:
     void compile_and_install()
     {
-        Workspace workspace(scratch_.root());
-        for (std::size_t imported : job_.closure) copy_module(plan_.modules[imported], workspace.sources());
-        copy_module(module_, workspace.sources());
+        util::TemporaryDir workspace(workspace_path(scratch_.root()));
+        fs::path sources = workspace.path() / "src";
+        for (std::size_t imported : job_.closure) copy_module(plan_.modules[imported], sources);
+        copy_module(module_, sources);
         fs::path output_root = workspace.path() / "out";
         link_in_place_stubs(plan_, job_, output_root);
         fs::path output = package_folder(output_root, module_);
         std::error_code error;
         fs::create_directories(output, error);
-        PyccelCompileRequest request{workspace.sources() / module_.relative, output, workspace.path(),
-                                     tools_.language, job_.openmp, python_path_with(workspace.sources())};
+        PyccelCompileRequest request{sources / module_.relative, output, workspace.path(),
+                                     tools_.language, job_.openmp, python_path_with(sources)};
         PyccelCompileOutput compiled = tools_.compiler->compile(request);
         result_.log = format_pyccel_log(compiled.output,
-                                        {{workspace.sources().string() + "/", module_.source_root.string() + "/"}},
+                                        {{sources.string() + "/", module_.source_root.string() + "/"}},
                                         module_.file.string());
         if (!compiled.ok) return fail("");
         std::string extension = module_stem(module_) + tools_.ext_suffix;
@@ -258,11 +250,6 @@ private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-bool ends_with(const std::string& text, const std::string& tail)
-{
-    return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // Every record below `folder`, in __pyccel__/ folders of any depth.
 void find_records(const fs::path& folder, std::vector<fs::path>& records)
 {
@@ -273,7 +260,7 @@ void find_records(const fs::path& folder, std::vector<fs::path>& records)
             it.disable_recursion_pending();
             continue;
         }
-        if (ends_with(name, record_suffix) && it->path().parent_path().filename() == "__pyccel__")
+        if (name.ends_with(record_suffix) && it->path().parent_path().filename() == "__pyccel__")
             records.push_back(it->path());
     }
     if (error) throw SourceError("cannot list " + folder.string() + ": " + error.message());

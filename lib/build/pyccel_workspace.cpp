@@ -1,6 +1,6 @@
 #include "build/pyccel_workspace.hpp"
 
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
@@ -46,17 +46,9 @@ std::string replace_once_or_more(std::string text, const std::string& from, cons
 
 }  // namespace
 
-Workspace::Workspace(const fs::path& root) : path_(root / temporary_folder_name / unique_temporary_name())
+fs::path workspace_path(const fs::path& root)
 {
-    std::error_code error;
-    fs::create_directories(path_ / "src", error);
-    if (error) throw CacheError("cannot create " + path_.string() + ": " + error.message());
-}
-
-Workspace::~Workspace()
-{
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
+    return root / temporary_folder_name / unique_temporary_name();
 }
 
 std::string module_stem(const HostModule& module)

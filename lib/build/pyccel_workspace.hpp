@@ -11,23 +11,11 @@
 
 namespace ck {
 
-/// A scratch folder below `<root>/.cunumpy-kernels-tmp/`, removed when it goes
-/// out of scope; a killed build's leftovers are removed like every other
-/// temporary folder there. `sources()` is where the modules are copied.
-class Workspace {
-public:
-    /// Throws CacheError when the folder cannot be created.
-    explicit Workspace(const std::filesystem::path& root);
-    ~Workspace();
-    Workspace(const Workspace&) = delete;
-    Workspace& operator=(const Workspace&) = delete;
-
-    const std::filesystem::path& path() const { return path_; }
-    std::filesystem::path sources() const { return path_ / "src"; }
-
-private:
-    std::filesystem::path path_;
-};
+/// Where a build's Pyccel workspace goes (a util::TemporaryDir): a unique
+/// folder below `<root>/.cunumpy-kernels-tmp/`, so that a killed build's
+/// leftovers are removed like every other temporary folder there. The
+/// modules are copied into its `src/`.
+std::filesystem::path workspace_path(const std::filesystem::path& root);
 
 /// `push_kernels` for `.../push_kernels.py`.
 std::string module_stem(const HostModule& module);

@@ -13,6 +13,9 @@
 // cunumpy's own host builds sit beside these as `<stem>-<20 hex digits>/`.
 #pragma once
 
+#include "cunumpy_kernels/config.hpp"
+#include "util/sha256.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <ctime>
@@ -36,6 +39,12 @@ struct CacheLocation {
 /// character outside [0-9A-Za-z] replaced by `_` ("my-sim" -> "MY_SIM").
 std::string env_prefix_of(const std::string& cache_name);
 
+/// The PyccelCache name whose root holds the entries of kernels under
+/// `top_package`: the config's `cache-name` when set, else the top-level
+/// package (cunumpy's PyccelCache defaults to the package's own name). The
+/// one place of that rule, for build, status, cache and the runtime.
+std::string cache_name_of(const Config& config, const std::string& top_package);
+
 /// Resolves the root as PyccelCache(name) does: `$<PREFIX>_KERNEL_CACHE`
 /// taken literally (no `~` expansion; set but empty: the working folder),
 /// else `<home>/.cache/<name>/kernels` with home from `HOME`, else the
@@ -53,11 +62,6 @@ CacheLocation resolve_cache_location(const std::string& cache_name,
                                             const std::optional<std::filesystem::path>& override_root,
                                             bool for_writing);
 
-/// SHA-256 of `data` as 64 lowercase hex digits (OpenSSL's libcrypto).
-std::string sha256_hex(const std::string& data);
-
-/// SHA-256 of a file's content. Throws SourceError when it cannot be read.
-std::string sha256_file(const std::filesystem::path& file);
 
 /// The cache key of an entry: the SHA-256 of the canonical JSON of its inputs
 /// (sorted keys, no whitespace). Inputs hold everything that can change the

@@ -5,8 +5,9 @@
 
 #include "cache/entry_check.hpp"
 #include "compilers/artifact_check.hpp"
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "cache/write_access.hpp"
+#include "util/atomic_file.hpp"
 #include "util/file_util.hpp"
 
 #include <archive.h>
@@ -210,10 +211,9 @@ std::string why_not_exported(const EntryInfo& entry, const fs::path& root)
 ArchiveSummary export_entries(const EntryStore& store, const fs::path& archive)
 {
     ArchiveSummary summary;
-    fs::path partial = archive;
-    partial += ".partial-" + unique_temporary_name();
-    try {
-        ArchiveWriter writer(partial);
+    util::AtomicFile file(archive);
+    {
+        ArchiveWriter writer(file.temporary());
         for (const auto& entry : list_entries(store)) {
             std::string reason = why_not_exported(entry, store.root());
             if (!reason.empty()) {
@@ -233,14 +233,8 @@ ArchiveSummary export_entries(const EntryStore& store, const fs::path& archive)
             ++summary.entries;
         }
         writer.close();
-    } catch (...) {
-        std::remove(partial.c_str());
-        throw;
     }
-    if (std::rename(partial.c_str(), archive.c_str()) != 0) {
-        std::remove(partial.c_str());
-        throw CacheError("cannot write " + archive.string());
-    }
+    file.commit();
     return summary;
 }
 

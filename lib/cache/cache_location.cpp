@@ -61,6 +61,11 @@ std::string env_prefix_of(const std::string& cache_name)
     return prefix;
 }
 
+std::string cache_name_of(const Config& config, const std::string& top_package)
+{
+    return config.cache_name.value_or(top_package);
+}
+
 CacheLocation resolve_cache_location(const std::string& cache_name, const std::optional<fs::path>& override_root,
                                      bool for_writing)
 {

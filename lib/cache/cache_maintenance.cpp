@@ -278,6 +278,16 @@ CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>&
     return summary;
 }
 
+CacheLocation locate_tree_cache(const fs::path& tree, const Config& config, bool for_writing)
+{
+    if (config.cache_dir || config.cache_name)
+        return resolve_cache_location(config.cache_name.value_or(""), config.cache_dir, for_writing);
+    auto kernels = find_kernels({tree}, config);
+    if (kernels.empty())
+        throw UsageError("no kernels in " + tree.string() + " to name the cache: pass --cache-dir, --cache-name, or --tree");
+    return resolve_cache_location(cache_name_of(config, kernels.front().top_package), std::nullopt, for_writing);
+}
+
 std::set<std::string> tree_modules(const fs::path& dir, const Config& config)
 {
     std::set<std::string> modules;

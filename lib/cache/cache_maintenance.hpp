@@ -124,6 +124,15 @@ CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>&
 /// under `dir`, named from the source root of the kernel packages found there
 /// (`src/sim/kernels/push/push_kernels.py` -> `sim.kernels.push.push_kernels`;
 /// a package's `__init__.py` -> the package). Empty when `dir` holds no kernels.
+/// The cache the kernels of `tree` use, as `build` of that tree would pick
+/// it: `config.cache_dir` as is; else the root of cache_name_of(config, the
+/// top-level package of the first kernel under `tree`). `config` is the
+/// tree's (load_config) with the command's flags applied. `for_writing` as in
+/// resolve_cache_location. Throws UsageError when neither a cache folder nor
+/// a name is given and `tree` holds no kernel; CacheError as
+/// resolve_cache_location.
+CacheLocation locate_tree_cache(const std::filesystem::path& tree, const Config& config, bool for_writing);
+
 std::set<std::string> tree_modules(const std::filesystem::path& dir, const Config& config);
 
 /// Parses "30d", "12h", "45m", "90s" or plain seconds. Throws UsageError.

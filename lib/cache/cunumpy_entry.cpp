@@ -1,6 +1,6 @@
 #include "cache/cunumpy_entry.hpp"
 
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 

@@ -1,6 +1,6 @@
 #include "cache/entry_removal.hpp"
 
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 
 #include <cstdio>
 

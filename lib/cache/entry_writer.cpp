@@ -3,7 +3,7 @@
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/entry_removal.hpp"
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "util/file_util.hpp"
 
 #include <cerrno>

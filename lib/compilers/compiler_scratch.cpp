@@ -1,6 +1,6 @@
 #include "compilers/compiler_scratch.hpp"
 
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 
@@ -83,20 +83,25 @@ CompilerScratch::CompilerScratch()
     // Registered before it exists and checked after: a sweep that runs in
     // between either removes the folder or is seen here.
     slot_ = register_folder(path_);
-    if (::mkdir(path_.c_str(), 0700) != 0 || swept.load() || ::mkdir(tmp().c_str(), 0700) != 0) {
-        int error = swept.load() ? EINTR : errno;
-        std::error_code ignored;
-        fs::remove_all(path_, ignored);
+    std::string why;
+    try {
+        folder_.emplace(path_);
+        if (swept.load()) why = util::errno_message(EINTR);
+        else if (::mkdir(tmp().c_str(), 0700) != 0) why = util::errno_message(errno);
+    } catch (const CacheError& error) {
+        why = error.what();
+    }
+    if (!why.empty()) {
+        folder_.reset();
         if (slot_ >= 0) slot_state[slot_].store(0);
-        throw ToolchainError("cannot create the compiler's scratch folder " + path_.string() + ": " +
-                             util::errno_message(error) + "; set TMPDIR to a writable folder");
+        throw ToolchainError("cannot create the compiler's scratch folder " + path_.string() + ": " + why +
+                             "; set TMPDIR to a writable folder");
     }
 }
 
 CompilerScratch::~CompilerScratch()
 {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
+    folder_.reset();
     if (slot_ >= 0) slot_state[slot_].store(0);
 }
 

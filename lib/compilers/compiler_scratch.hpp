@@ -4,6 +4,10 @@
 // owning process died without either.
 #pragma once
 
+#include "util/temporary_dir.hpp"
+
+#include <optional>
+
 #include <filesystem>
 #include <string>
 
@@ -35,6 +39,7 @@ public:
 
 private:
     std::filesystem::path path_;
+    std::optional<util::TemporaryDir> folder_;  ///< reset before the slot is freed
     int slot_ = -1;
 };
 

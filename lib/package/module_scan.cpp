@@ -23,17 +23,12 @@ bool is_skipped_dir(const std::string& name)
     return name.empty() || name[0] == '.' || name == "__pycache__" || name == "__pyccel__";
 }
 
-bool ends_with(const std::string& text, const std::string& tail)
-{
-    return text.size() >= tail.size() && text.compare(text.size() - tail.size(), tail.size(), tail) == 0;
-}
-
 // `<x><suffix>.py`, or `<x><suffix>_<y>.py` (Struphy's evaluation_kernels_1d.py).
 bool is_suffix_module(const std::string& name, const std::string& suffix)
 {
-    if (name.rfind("test_", 0) == 0 || !ends_with(name, ".py")) return false;
+    if (name.rfind("test_", 0) == 0 || !name.ends_with(".py")) return false;
     std::string stem = name.substr(0, name.size() - 3);
-    return (ends_with(stem, suffix) && stem.size() > suffix.size()) || stem.find(suffix + "_") != std::string::npos;
+    return (stem.ends_with(suffix) && stem.size() > suffix.size()) || stem.find(suffix + "_") != std::string::npos;
 }
 
 void scan(const fs::path& dir, const std::string& suffix, std::vector<fs::path>& found)

@@ -3,7 +3,7 @@
 // folder cunumpy looks in (cunumpy/_pyccel_cache.py, cunumpy 0.7).
 #pragma once
 
-#include "cache/sha256_stream.hpp"
+#include "util/sha256.hpp"
 #include "compilers/python_environment.hpp"
 
 #include <nlohmann/json.hpp>

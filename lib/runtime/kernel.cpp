@@ -113,7 +113,7 @@ Kernel Kernel::from_folder(const std::filesystem::path& folder, KernelOptions op
     std::shared_ptr<Gpu> gpu = load.gpu ? load.gpu : Gpu::system();
     std::shared_ptr<ArtifactCache> cache;
     if (source.cuda_file)
-        cache = std::make_shared<ArtifactCache>(config, config.cache_name.value_or(source.top_package),
+        cache = std::make_shared<ArtifactCache>(config, cache_name_of(config, source.top_package),
                                                 load.read_only_cache, warning_sink(options));
     return make_kernel(source, std::move(options), config, std::move(cache), std::move(gpu));
 }

@@ -3,6 +3,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 
+#include "package/porting_summary.hpp"
 #include "runtime/artifact_cache.hpp"
 #include "runtime/gpu_state.hpp"
 #include "runtime/kernel_state.hpp"
@@ -33,7 +34,7 @@ KernelCatalog KernelCatalog::from_package(const std::filesystem::path& path, Cat
             if (auto specific = options.per_kernel(source.name)) kernel_options = std::move(*specific);
         std::shared_ptr<ArtifactCache> cache;
         if (source.cuda_file) {
-            std::string name = config.cache_name.value_or(source.top_package);
+            std::string name = cache_name_of(config, source.top_package);
             auto& slot = caches[name];
             if (!slot)
                 slot = std::make_shared<ArtifactCache>(config, name, options.load.read_only_cache,
@@ -107,13 +108,7 @@ std::vector<std::string> KernelCatalog::without_cuda() const
 
 std::string KernelCatalog::summary(std::size_t max_missing) const
 {
-    std::string text = "CUDA kernels: " + std::to_string(with_cuda().size()) + " of " + std::to_string(size());
-    auto missing = without_cuda();
-    if (missing.empty()) return text;
-    std::string names;
-    for (std::size_t i = 0; i < missing.size() && i < max_missing; ++i) names += (i ? ", " : "") + missing[i];
-    if (missing.size() > max_missing) names += names.empty() ? "..." : ", ...";
-    return text + " (missing: " + names + ")";
+    return porting_summary(size(), without_cuda(), max_missing);
 }
 
 void KernelCatalog::check_signatures() const

@@ -2,6 +2,9 @@
 // beside the kernel's signatures.
 #include "status/status.hpp"
 
+#include "build/build_plan.hpp"
+#include "package/porting_summary.hpp"
+
 #include <algorithm>
 #include <map>
 
@@ -103,15 +106,7 @@ std::string porting_summary(const std::vector<KernelSource>& kernels, std::size_
     std::vector<std::string> missing;
     for (const auto& kernel : kernels)
         if (!kernel.cuda_file) missing.push_back(kernel.name);
-    std::string text = "CUDA kernels: " + std::to_string(kernels.size() - missing.size()) + " of " +
-                       std::to_string(kernels.size());
-    if (missing.empty()) return text;
-    std::vector<std::string> named(missing.begin(), missing.begin() + static_cast<std::ptrdiff_t>(
-                                                                          std::min(max_missing, missing.size())));
-    if (missing.size() > max_missing) named.push_back("...");
-    std::string list;
-    for (const auto& name : named) list += (list.empty() ? "" : ", ") + name;
-    return text + " (missing: " + list + ")";
+    return porting_summary(kernels.size(), missing, max_missing);
 }
 
 const char* to_string(ArtifactState state)
@@ -155,7 +150,7 @@ bool StatusReport::signatures_agree() const
 StatusReport read_status(const StatusRequest& request)
 {
     BuildRequest plan{request.paths, request.config, true, false, request.host, request.cuda};
-    BuildReport build = run_build(plan);
+    BuildReport build = preview_build(plan_build(plan));
     std::multimap<std::string, const JobResult*> jobs;
     for (const auto& job : build.jobs) jobs.emplace(job.module, &job);
     CacheReader cache(request.config);
@@ -164,7 +159,7 @@ StatusReport read_status(const StatusRequest& request)
     std::string first_cache_name;
     for (auto& kernel : build.kernels) {
         KernelStatus status{kernel, check_kernel_signatures(kernel, request.config), {}};
-        std::string cache_name = request.config.cache_name.value_or(kernel.top_package);
+        std::string cache_name = cache_name_of(request.config, kernel.top_package);
         bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
         if (first_cache_name.empty() && pyccel) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);
@@ -176,7 +171,7 @@ StatusReport read_status(const StatusRequest& request)
     for (const auto& job : build.jobs) {
         if (job.kind != "in-place" || !job.kernel.empty()) continue;
         std::string top = job.host_module.substr(0, job.host_module.find('.'));
-        std::string name = request.config.cache_name.value_or(first_cache_name.empty() ? top : first_cache_name);
+        std::string name = first_cache_name.empty() ? cache_name_of(request.config, top) : first_cache_name;
         report.modules.push_back({job.module, cache.artifact(name, job)});
     }
     return report;

@@ -1,5 +1,7 @@
 #include "util/file_util.hpp"
 
+#include "util/atomic_file.hpp"
+
 #include "cunumpy_kernels/error.hpp"
 
 #include <fcntl.h>
@@ -75,21 +77,9 @@ void write_file_synced(const fs::path& path, const std::string& bytes)
 
 void replace_file_atomically(const fs::path& path, const std::string& bytes)
 {
-    static std::atomic<unsigned> counter{0};
-    fs::path temporary = path;
-    temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-    try {
-        write_file_synced(temporary, bytes);
-    } catch (...) {
-        ::unlink(temporary.c_str());
-        throw;
-    }
-    if (::rename(temporary.c_str(), path.c_str()) != 0) {
-        int error = errno;
-        ::unlink(temporary.c_str());
-        throw CacheError("cannot rename " + temporary.string() + " to " + path.string() + ": " +
-                         errno_message(error));
-    }
+    AtomicFile file(path);
+    file.write(bytes);
+    file.commit();
 }
 
 void fsync_dir(const fs::path& dir)

@@ -1,7 +1,7 @@
 // Compilers' scratch folders: removed by their owner, by the interrupt
 // handler's sweep, and by a later build when their process died.
 #include "compilers/compiler_scratch.hpp"
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 #include "scoped_env.hpp"

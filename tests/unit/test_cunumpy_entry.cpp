@@ -1,7 +1,7 @@
 // cunumpy's names in the cache: reading what is there, re-pointing them
 // atomically, and the host entries' artifact paths.
 #include "cache/cunumpy_entry.hpp"
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 

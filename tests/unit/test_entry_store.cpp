@@ -1,5 +1,5 @@
 // Publishing: whole entries or none, concurrent builders, killed builders.
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "temp_tree.hpp"

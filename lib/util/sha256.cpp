@@ -1,24 +1,13 @@
-#include "cache/sha256_stream.hpp"
+#include "util/sha256.hpp"
 
-#include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
 
 #include <openssl/evp.h>
 
 namespace ck {
 
 namespace {
-
-std::string to_hex(const unsigned char* bytes, unsigned length)
-{
-    static const char digits[] = "0123456789abcdef";
-    std::string hex;
-    for (unsigned i = 0; i < length; ++i) {
-        hex.push_back(digits[bytes[i] >> 4]);
-        hex.push_back(digits[bytes[i] & 0xf]);
-    }
-    return hex;
-}
 
 EVP_MD_CTX* new_context()
 {
@@ -28,6 +17,32 @@ EVP_MD_CTX* new_context()
 }
 
 }  // namespace
+
+std::string to_hex(const unsigned char* bytes, std::size_t length)
+{
+    static const char digits[] = "0123456789abcdef";
+    std::string hex;
+    hex.reserve(length * 2);
+    for (std::size_t i = 0; i < length; ++i) {
+        hex.push_back(digits[bytes[i] >> 4]);
+        hex.push_back(digits[bytes[i] & 0xf]);
+    }
+    return hex;
+}
+
+std::string sha256_hex(std::string_view data)
+{
+    unsigned char digest[EVP_MAX_MD_SIZE];
+    unsigned length = 0;
+    if (EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr) != 1)
+        throw Error("SHA-256 failed in libcrypto");
+    return to_hex(digest, length);
+}
+
+std::string sha256_file(const std::filesystem::path& file)
+{
+    return sha256_hex(util::read_file(file));
+}
 
 Sha256Stream::Sha256Stream() : context_(new_context())
 {

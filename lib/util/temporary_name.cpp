@@ -1,4 +1,4 @@
-#include "cache/temporary_name.hpp"
+#include "util/temporary_name.hpp"
 
 #include <signal.h>
 #include <unistd.h>
