@@ -78,7 +78,8 @@ struct BuildPlan {
 /// Plans `request`: finds the kernels, sets up each cache root, computes
 /// every key and looks it up. Without `request.dry_run` it also does what a
 /// hit needs (records the hit, re-points cunumpy's name at our entry, sweeps
-/// stale temporaries); a dry run writes nothing, and with
+/// stale temporaries); a dry run publishes and changes nothing (it records
+/// the answers of the tools it asks in `.probes/`, for status), and with
 /// `request.start_tools` false starts no process (see BuildRequest). Throws
 /// as run_build does before its first compile.
 BuildPlan plan_build(const BuildRequest& request);

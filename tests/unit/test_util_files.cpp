@@ -1,0 +1,129 @@
+// AtomicFile, TemporaryDir, SHA-256 and the text helpers of lib/util/.
+#include "temp_tree.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+#include "util/atomic_file.hpp"
+#include "util/file_util.hpp"
+#include "util/sha256.hpp"
+#include "util/temporary_dir.hpp"
+#include "util/text.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sys/stat.h>
+
+#include <optional>
+
+TEST_SUITE_BEGIN("util_files");
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::size_t files_in(const fs::path& dir)
+{
+    std::size_t count = 0;
+    for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++count;
+    return count;
+}
+
+}  // namespace
+
+TEST_CASE("an atomic file replaces its target whole at commit, and only then")
+{
+    test::TempTree tree;
+    fs::path target = tree.write("state.json", "old");
+    {
+        util::AtomicFile file(target);
+        file.write("new content");
+        CHECK(util::read_file(target) == "old");
+        CHECK(file.temporary().parent_path() == target.parent_path());
+        CHECK(file.temporary().filename().string().rfind(".state.json.", 0) == 0);
+        file.commit();
+    }
+    CHECK(util::read_file(target) == "new content");
+    CHECK(files_in(tree.root()) == 1);
+}
+
+TEST_CASE("an atomic file never committed leaves the target and no temporary")
+{
+    test::TempTree tree;
+    fs::path target = tree.write("state.json", "old");
+    {
+        util::AtomicFile file(target);
+        file.write("half");
+    }
+    CHECK(util::read_file(target) == "old");
+    CHECK(files_in(tree.root()) == 1);
+}
+
+TEST_CASE("an atomic file copies a source, and a commit into a missing folder names the target")
+{
+    test::TempTree tree;
+    fs::path source = tree.write("a.so", "bytes");
+    util::AtomicFile copy(tree / "b.so");
+    copy.copy_from(source);
+    copy.commit();
+    CHECK(util::read_file(tree / "b.so") == "bytes");
+
+    util::AtomicFile lost(tree / "missing" / "c.so");
+    CHECK_THROWS_AS(lost.write("x"), CacheError);
+    CHECK_THROWS_WITH_AS(lost.commit(), doctest::Contains("missing/.c.so."), CacheError);
+}
+
+TEST_CASE("replace_file_atomically goes through AtomicFile")
+{
+    test::TempTree tree;
+    util::replace_file_atomically(tree / "f", "one");
+    util::replace_file_atomically(tree / "f", "two");
+    CHECK(util::read_file(tree / "f") == "two");
+    CHECK(files_in(tree.root()) == 1);
+}
+
+TEST_CASE("a temporary folder is private, made with its parents, and removed with its content")
+{
+    test::TempTree tree;
+    fs::path path = tree / "parent" / "work";
+    {
+        util::TemporaryDir dir(path);
+        CHECK(fs::is_directory(path));
+        struct stat info {};
+        REQUIRE(::stat(path.c_str(), &info) == 0);
+        CHECK((info.st_mode & 0777) == 0700);
+        tree.write("parent/work/src/module.py", "x = 1\n");
+    }
+    CHECK_FALSE(fs::exists(path));
+    CHECK(fs::is_directory(tree / "parent"));
+}
+
+TEST_CASE("a temporary folder that exists already is refused, naming it")
+{
+    test::TempTree tree;
+    fs::create_directories(tree / "taken");
+    CHECK_THROWS_WITH_AS(util::TemporaryDir(tree / "taken"), doctest::Contains("taken"), CacheError);
+    CHECK(fs::is_directory(tree / "taken"));
+}
+
+TEST_CASE("SHA-256 in one piece and in pieces agree with the published test vector")
+{
+    const std::string abc_digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+    CHECK(sha256_hex("abc") == abc_digest);
+    Sha256Stream stream;
+    stream.update("a");
+    Sha256Stream copy(stream);
+    stream.update("bc");
+    CHECK(stream.hex() == abc_digest);
+    copy.update("bc");
+    CHECK(copy.hex() == abc_digest);
+    const unsigned char bytes[] = {0x00, 0x0f, 0xa5, 0xff};
+    CHECK(to_hex(bytes, 4) == "000fa5ff");
+}
+
+TEST_CASE("counted says one noun or many")
+{
+    CHECK(util::counted(0, "kernel") == "0 kernels");
+    CHECK(util::counted(1, "kernel") == "1 kernel");
+    CHECK(util::counted(2, "in-place build") == "2 in-place builds");
+    CHECK(util::counted(3, "entry", "entries") == "3 entries");
+}
