@@ -8,7 +8,7 @@
 #include "cunumpy_kernels/kernel_catalog.hpp"
 #include "cunumpy_kernels/selection.hpp"
 
-#include "runtime/cuda_driver.hpp"
+#include "runtime/gpu_state.hpp"
 #include "runtime/selection_state.hpp"
 
 #include <benchmark/benchmark.h>
@@ -102,7 +102,7 @@ struct Setup {
         (*catalog)["push"].compile();
         ck::set_backend_with(ck::Backend::cuda, true, [](std::string*) { return true; });
     }
-    std::shared_ptr<ck::Gpu> gpu = std::make_shared<ck::Gpu>(std::make_shared<NullDriver>());
+    std::shared_ptr<ck::Gpu> gpu = ck::GpuAccess::over(std::make_shared<NullDriver>());
     ck::Config config;
     std::optional<ck::KernelCatalog> catalog;
 };
