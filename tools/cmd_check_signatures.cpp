@@ -5,7 +5,7 @@
 #include "tree_options.hpp"
 
 #include "cunumpy_kernels/error.hpp"
-#include "signatures/signatures.hpp"
+#include "signatures/signature_report.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -56,7 +56,7 @@ private:
         CacheLocation location = writable_location(name, read_only);
         if (location.fallback)
             plan_.warnings.push_back("cache " + location.preferred.string() + " is not writable; using " +
-                                       location.root.string() + " (as cunumpy's PyccelCache does)");
+                                     location.root.string() + " (as cunumpy's PyccelCache does)");
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes"), nullptr,
                                                                    nullptr, std::nullopt, read_only, "", false, {}, 0});
@@ -135,12 +135,12 @@ private:
         compiler_warned_ = true;
         for (const auto& option : planner.unknown_options())
             plan_.warnings.push_back("compiler option " + option + " is not one cunumpy-kernels knows: it is passed to " +
-                                       to_string(config().compiler) + " and is part of the cache key; if it adds an "
-                                       "include folder or changes the target, its effect escapes the key");
+                                     to_string(config().compiler) + " and is part of the cache key; if it adds an "
+                                     "include folder or changes the target, its effect escapes the key");
         for (const auto& name : environment.ignored)
             plan_.warnings.push_back(name + " is set, but " + to_string(config().compiler) +
-                                       " builds run without it so that the cache key holds every input: pass include "
-                                       "folders as -I DIR and flags as --compiler-option");
+                                     " builds run without it so that the cache key holds every input: pass include "
+                                     "folders as -I DIR and flags as --compiler-option");
     }
 
     // A cache folder given explicitly that exists but cannot be written still
@@ -235,15 +235,15 @@ private:
     {
         for (const auto& directive : job.inputs.value("computed_includes", nlohmann::json::array()))
             plan_.warnings.push_back("kernel " + kernel.module + ", " + directive.get<std::string>() +
-                                       ": an #include through a macro is not followed, so the header it names is "
-                                       "not part of the cache key; write the header's name in quotes");
+                                     ": an #include through a macro is not followed, so the header it names is "
+                                     "not part of the cache key; write the header's name in quotes");
         for (const auto& name : job.inputs.value("unresolved_includes", nlohmann::json::array())) {
             if (cunumpy_warned_ || name.get<std::string>().rfind("cunumpy/", 0) != 0) continue;
             cunumpy_warned_ = true;
             plan_.warnings.push_back(kernel.cuda_file->string() + " includes " + name.get<std::string>() +
-                                       " but cunumpy's CUDA headers were not found: install cunumpy for " +
-                                       config().python + " (pip install cunumpy), or pass --python or "
-                                       "--cunumpy-include-dir");
+                                     " but cunumpy's CUDA headers were not found: install cunumpy for " +
+                                     config().python + " (pip install cunumpy), or pass --python or "
+                                     "--cunumpy-include-dir");
         }
     }
 
@@ -349,9 +349,9 @@ private:
         }
         if (kept > 0)
             plan_.warnings.push_back(util::counted(kept, "in-place build") +
-                                       " of another tool kept (newer than their sources, inputs unknown): "
-                                       "`status --in-place` lists them, `build --in-place --replace-foreign` "
-                                       "rebuilds them");
+                                     " of another tool kept (newer than their sources, inputs unknown): "
+                                     "`status --in-place` lists them, `build --in-place --replace-foreign` "
+                                     "rebuilds them");
     }
 
     // The whole record is read only for a stale module: hits need its first line only.
@@ -472,9 +472,9 @@ private:
         if (holder.other_module.empty()) return;
         const HostModule& module = context.host.plan.modules[index];
         plan_.warnings.push_back(holder.problem + "; building " + module.name +
-                                   " re-points it, and cunumpy then loads that build for " + holder.other_module +
-                                   " too: make the texts of " + module.file.string() + " and " +
-                                   holder.other_module + " differ (a comment naming the package is enough)");
+                                 " re-points it, and cunumpy then loads that build for " + holder.other_module +
+                                 " too: make the texts of " + module.file.string() + " and " +
+                                 holder.other_module + " differ (a comment naming the package is enough)");
     }
 
     // Our entry exists: make cunumpy's name point at it.

@@ -109,27 +109,6 @@ private:
     KernelSignatures result_;
 };
 
-nlohmann::json declaration_json(const Signature& signature,
-                                const std::function<std::string(const fs::path&)>& display)
-{
-    nlohmann::json j = {{"role", signature.role}, {"file", display(signature.file)}, {"line", signature.read.line}};
-    if (signature.read.status == SignatureRead::Status::found)
-        j["parameters"] = signature.read.parameters;
-    else
-        j["reason"] = signature.read.reason;
-    return j;
-}
-
-const char* to_string(Kind kind)
-{
-    switch (kind) {
-    case Kind::mismatch: return "mismatch";
-    case Kind::unreadable: return "unreadable";
-    case Kind::unreadable_file: return "unreadable-file";
-    }
-    return "?";
-}
-
 }  // namespace
 
 const char* to_string(SignatureAgreement agreement)
@@ -156,41 +135,6 @@ SignatureAgreement KernelSignatures::agreement() const
 KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config&)
 {
     return KernelCheck(kernel).run();
-}
-
-nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
-                       const std::function<std::string(const fs::path&)>& display)
-{
-    nlohmann::json findings = nlohmann::json::array();
-    nlohmann::json rows = nlohmann::json::array();
-    std::map<std::string, std::size_t> counts;
-    for (const auto& kernel : kernels) {
-        ++counts[to_string(kernel.agreement())];
-        nlohmann::json declarations = nlohmann::json::array();
-        for (const auto& d : kernel.declarations) declarations.push_back(declaration_json(d, display));
-        rows.push_back({{"module", kernel.module},
-                        {"kernel", kernel.name},
-                        {"agreement", to_string(kernel.agreement())},
-                        {"declarations", declarations}});
-        for (const auto& finding : kernel.findings) {
-            nlohmann::json concerned = nlohmann::json::array();
-            for (const auto& d : finding.declarations) concerned.push_back(declaration_json(d, display));
-            findings.push_back({{"kind", to_string(finding.kind)},
-                                {"module", kernel.module},
-                                {"kernel", kernel.name},
-                                {"message", finding.message},
-                                {"declarations", concerned}});
-        }
-    }
-    return {{"ok", findings.empty()},
-            {"summary",
-             {{"kernels", kernels.size()},
-              {"match", counts["match"]},
-              {"mismatch", counts["mismatch"]},
-              {"unreadable", counts["unreadable"]},
-              {"nothing_to_compare", counts["-"]}}},
-            {"kernels", rows},
-            {"findings", findings}};
 }
 
 }  // namespace ck

@@ -15,8 +15,6 @@
 #include "cunumpy_kernels/package.hpp"
 #include "cunumpy_kernels/signature_read.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -78,15 +76,5 @@ struct KernelSignatures {
 /// compared with it. A kernel with nothing but a host module is not read.
 /// Never throws: unreadable files are findings.
 KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config);
-
-/// The report of `check-signatures --format json`:
-/// {"ok", "summary": {"kernels", "match", "mismatch", "unreadable",
-/// "nothing_to_compare"}, "kernels": [{"module", "kernel", "agreement",
-/// "declarations": [{"role", "file", "line", "parameters" | "reason"}]}],
-/// "findings": [{"kind": "mismatch" | "unreadable" | "unreadable-file",
-/// "module", "kernel", "message", "declarations": [...]}]}. Paths are
-/// written as `display` returns them.
-nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
-                              const std::function<std::string(const std::filesystem::path&)>& display);
 
 }  // namespace ck
