@@ -1,7 +1,8 @@
 """The runtime library as an application finds it: this build installed with
 `meson install` into a temporary folder, then a small application built
 against the installed copy twice, by Meson through pkg-config and by CMake
-through find_package, and run on the host. Also what the installed library
+through find_package, and run on the host, without a driver and over the
+project's fake libcuda.so.1. Also what the installed library
 links, exports and makes its users include.
 
 No GPU is needed: without a driver the library runs host kernels.
@@ -48,6 +49,7 @@ PACKAGE = {
 # boundary (the type information is exported).
 APPLICATION = r"""
 #include <cunumpy_kernels/error.hpp>
+#include <cunumpy_kernels/gpu.hpp>
 #include <cunumpy_kernels/kernel_catalog.hpp>
 
 #include <cstdio>
@@ -66,6 +68,8 @@ int main(int argc, char** argv)
         catalog.attach_host("scale", ck::host_kernel(&scale));
         catalog.attach_host("shift", ck::host_kernel(&shift));
         std::printf("%s\n", catalog.summary().c_str());
+        auto gpu = ck::Gpu::system();
+        std::printf("gpu: %s\n", gpu->available() ? gpu->current_device().name.c_str() : "none");
         std::vector<double> x = {1, 2, 3, 4};
         long long n = static_cast<long long>(x.size());
         catalog["scale"](ck::host_array(x.data(), {n}), 2.0, n);
@@ -77,7 +81,11 @@ int main(int argc, char** argv)
     }
 }
 """
-EXPECTED_OUTPUT = ["CUDA kernels: 1 of 2 (missing: shift)", "2.5 4.5 6.5 8.5"]
+EXPECTED_SUMMARY = "CUDA kernels: 1 of 2 (missing: shift)"
+EXPECTED_RESULT = "2.5 4.5 6.5 8.5"
+# The project's stand-in libcuda.so.1 (tests/fake_cuda), and the name its device reports.
+FAKE_LIBCUDA_DIR = os.environ.get("CUNUMPY_KERNELS_FAKE_LIBCUDA_DIR", str(Path(BUILD_DIR) / "tests" / "fake_cuda"))
+FAKE_DEVICE = "Fake libcuda device"
 
 
 @functools.cache
@@ -157,13 +165,18 @@ def tool_env(**variables):
     return dict(os.environ, CXX="g++", CUNUMPY_BACKEND="numpy", **{k: str(v) for k, v in variables.items()})
 
 
-def run_application(executable, installed, package):
-    result = run_checked([executable, package], env=tool_env(LD_LIBRARY_PATH=installed.libdir))
+def run_application(executable, installed, package, driver_dir=None):
+    """Runs the application; with `driver_dir`, over the libcuda.so.1 found there. Returns its gpu line."""
+    path = f"{driver_dir}:{installed.libdir}" if driver_dir else installed.libdir
+    result = run_checked([executable, package], env=tool_env(LD_LIBRARY_PATH=path))
     lines = result.stdout.splitlines()
-    assert lines[:2] == EXPECTED_OUTPUT, result.stdout
-    assert lines[2].startswith("usage error: ") and "unknown" in lines[2], result.stdout
+    assert lines[0] == EXPECTED_SUMMARY, result.stdout
+    assert lines[1].startswith("gpu: "), result.stdout
+    assert lines[2] == EXPECTED_RESULT, result.stdout
+    assert lines[3].startswith("usage error: ") and "unknown" in lines[3], result.stdout
     # Linked by soname, so that a newer library of the same major version replaces it in place.
     assert installed.soname in needed(executable)
+    return lines[1]
 
 
 def test_meson_application_finds_the_library_through_pkg_config(installed, application, tmp_path):
@@ -183,6 +196,11 @@ def test_meson_application_finds_the_library_through_pkg_config(installed, appli
     run_checked([*meson_command(), "setup", build, source, *sanitize], env=env)
     run_checked([*meson_command(), "compile", "-C", build], env=env)
     run_application(build / "app", installed, package)
+    # The same binary over a driver: the library opens libcuda.so.1 at run time
+    # (it does not link it), so the driver found on the path is the one used.
+    fake = Path(FAKE_LIBCUDA_DIR) / "libcuda.so.1"
+    assert fake.exists(), f"{fake} is missing: build the tests (ninja -C build)"
+    assert run_application(build / "app", installed, package, driver_dir=FAKE_LIBCUDA_DIR) == "gpu: " + FAKE_DEVICE
 
 
 def test_cmake_application_finds_the_library_through_find_package(installed, application, tmp_path):
