@@ -185,7 +185,7 @@ int run_verify(const CacheFlags& flags, Terminal& terminal)
         out += fmt::format("{}: {}{}\n", finding.entry.string(), finding.problem, finding.removed ? " (removed)" : "");
         unfixed = unfixed || !finding.removed;
     }
-    out += fmt::format("{} bad entr{} in {}\n", findings.size(), findings.size() == 1 ? "y" : "ies", location.root.string());
+    out += fmt::format("{} in {}\n", counted(findings.size(), "bad entry", "bad entries"), location.root.string());
     terminal.result(out);
     return unfixed ? 1 : 0;
 }

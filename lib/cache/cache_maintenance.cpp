@@ -8,6 +8,7 @@
 #include "cache/entry_removal.hpp"
 #include "compilers/artifact_check.hpp"
 #include "util/file_util.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -272,8 +273,8 @@ CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>&
     if (dry_run) return summary;
     summary.records = remove_records(store.root(), modules);
     if (!failed.empty())
-        throw CacheError("cache clean: could not remove " + std::to_string(failed.size()) + " entr" +
-                         (failed.size() == 1 ? "y" : "ies") + ", first " + failed.front() +
+        throw CacheError("cache clean: could not remove " + util::counted(failed.size(), "entry", "entries") +
+                         ", first " + failed.front() +
                          ": check the permissions of the cache folder");
     return summary;
 }

@@ -4,6 +4,7 @@
 
 #include "build/build_plan.hpp"
 #include "package/porting_summary.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
 #include <map>
@@ -85,11 +86,6 @@ private:
     const Config& config_;
     std::map<std::string, EntryStore> stores_;
 };
-
-std::string counted(std::size_t n, const char* one, const char* many)
-{
-    return std::to_string(n) + " " + (n == 1 ? one : many);
-}
 
 std::string kernel_list(const std::vector<std::string>& names, std::size_t max = 10)
 {
@@ -192,17 +188,17 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
         if (m.artifact.state != ArtifactState::built)
             unbuilt.push_back(m.module + " [" + m.artifact.kind + "] " + to_string(m.artifact.state));
     if (gates.require_cuda && !unported.empty())
-        failures.push_back("--require-cuda: " + counted(unported.size(), "kernel has", "kernels have") + " no CUDA version: " +
+        failures.push_back("--require-cuda: " + util::counted(unported.size(), "kernel has", "kernels have") + " no CUDA version: " +
                            kernel_list(unported));
     bool foreign = std::any_of(unbuilt.begin(), unbuilt.end(),
                                [](const std::string& line) { return line.ends_with(" foreign"); });
     if (gates.require_built && !unbuilt.empty())
-        failures.push_back("--require-built: " + counted(unbuilt.size(), "artifact is", "artifacts are") +
+        failures.push_back("--require-built: " + util::counted(unbuilt.size(), "artifact is", "artifacts are") +
                            " not built for the current configuration (run `cunumpy-kernels build`" +
                            (foreign ? "; another tool's in-place builds: `build --in-place --replace-foreign`" : "") +
                            "): " + kernel_list(unbuilt));
     if (gates.check_signatures && !disagreeing.empty())
-        failures.push_back("--check-signatures: " + counted(disagreeing.size(), "kernel takes", "kernels take") +
+        failures.push_back("--check-signatures: " + util::counted(disagreeing.size(), "kernel takes", "kernels take") +
                            " different parameters or cannot be read: " + kernel_list(disagreeing) +
                            " (run `cunumpy-kernels check-signatures` for details)");
     return failures;
