@@ -37,6 +37,8 @@ struct CacheFlags {
     std::string kernel;                  ///< path: kernel name or dotted module
     std::optional<std::string> target;   ///< path: sm_90 or compute_90
     std::optional<std::string> compiler; ///< path: nvrtc or nvcc
+    std::optional<std::string> python;   ///< path: the interpreter that locates cunumpy's headers
+    std::optional<std::string> cunumpy_include_dir;  ///< path: cunumpy's CUDA headers
     bool in_place = false;               ///< clean: what build --in-place wrote in the tree
     bool zero = false;                   ///< info: zero the hit and miss counters
 };
@@ -232,6 +234,9 @@ int run_path(const CacheFlags& flags, Terminal& terminal)
     if (flags.cache_dir) request.config.cache_dir = fs::path(*flags.cache_dir);
     if (flags.cache_name) request.config.cache_name = *flags.cache_name;
     if (flags.compiler) request.config.compiler = parse_compiler_kind(*flags.compiler, "--compiler");
+    if (flags.python) request.config.python = *flags.python;
+    if (flags.cunumpy_include_dir)
+        request.config.cunumpy_include_dir = existing_dir(*flags.cunumpy_include_dir, "--cunumpy-include-dir");
     if (flags.target) select_one_target(request.config, *flags.target, "cache path: --arch");
     request.dry_run = true;
     request.host = false;
@@ -373,6 +378,10 @@ CommandRunner setup_cache(CLI::App& command)
             sub->add_option("kernel", flags->kernel, "Kernel name, or its dotted module")->required();
             sub->add_option("--arch", flags->target, "One target: sm_90 (cubin) or compute_90 (PTX); default: the tree's targets");
             sub->add_option("--compiler", flags->compiler, "nvrtc (default) or nvcc: whose build is meant");
+            sub->add_option("--python", flags->python,
+                            "Python interpreter that locates cunumpy's headers, as given to build (default python3)");
+            sub->add_option("--cunumpy-include-dir", flags->cunumpy_include_dir,
+                            "cunumpy's CUDA header folder, as given to build (skips the Python probe)");
         }
         if (name == "clean") {
             sub->add_flag("--in-place", flags->in_place,

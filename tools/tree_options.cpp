@@ -31,16 +31,12 @@ std::vector<fs::path> TreeOptions::path_list() const
     return {paths.begin(), paths.end()};
 }
 
-namespace {
-
 fs::path existing_dir(const std::string& dir, const char* flag)
 {
     std::error_code error;
     if (!fs::is_directory(dir, error)) throw UsageError(std::string(flag) + ": '" + dir + "' is not a folder");
     return fs::absolute(dir);
 }
-
-}  // namespace
 
 Config TreeOptions::resolve() const
 {

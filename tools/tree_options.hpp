@@ -36,4 +36,7 @@ struct TreeOptions {
     std::vector<std::filesystem::path> path_list() const;
 };
 
+/// `dir` made absolute. Throws UsageError naming `flag` when it is not a folder.
+std::filesystem::path existing_dir(const std::string& dir, const char* flag);
+
 }  // namespace ck::cli

@@ -39,7 +39,7 @@ struct Config {
     std::string language = "c";  ///< language: Pyccel's target for host kernels, "c" (PyccelCache's default) or "fortran"
     std::optional<bool> openmp;  ///< openmp: host builds with OpenMP; unset: as `<NAME>_OPENMP` says, default on
     /// in-place: build host modules beside their sources, as `pyccel compile`
-    /// without `--output` does, instead of into the cache (see BuildRequest)
+    /// without `--output` does, instead of into the cache (`build --in-place`)
     bool in_place = false;
     /// umask: the file mode creation mask `build` creates entries with, as
     /// octal digits ("002": group members may write, for a cache shared by a

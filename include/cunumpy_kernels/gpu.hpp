@@ -79,8 +79,8 @@ public:
     struct State;
 
 private:
-    // The library reaches the driver and state, and builds a Gpu over a
-    // test's fake driver, through GpuAccess (lib/runtime/gpu_state.hpp).
+    // Internal to the library: its access to the driver and state, and to a
+    // Gpu over a test's fake driver. Not part of the API.
     friend struct GpuAccess;
     [[gnu::visibility("hidden")]] explicit Gpu(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;

@@ -279,7 +279,8 @@ public:
 
     /// The parameter names of the Python host kernel (`<name>_kernels.py`),
     /// when the kernel came from a folder and its `def` can be read; nullopt
-    /// otherwise. Read by the CLI's reader (check_signatures in signatures.hpp).
+    /// otherwise. Read by the reader `cunumpy-kernels check-signatures` uses
+    /// (read_python_signature in signature_read.hpp).
     std::optional<std::vector<std::string>> host_parameters() const;
 
     /// cunumpy's check_signature for this kernel, by the same implementation
@@ -295,7 +296,7 @@ public:
     struct State;
 
 private:
-    // The library builds kernels over prepared state (lib/runtime/kernel_state.hpp).
+    // Internal to the library: it builds kernels over prepared state. Not part of the API.
     friend struct KernelFactory;
     [[gnu::visibility("hidden")]] explicit Kernel(std::unique_ptr<State> state);
     std::unique_ptr<State> state_;

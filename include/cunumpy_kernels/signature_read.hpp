@@ -1,6 +1,5 @@
 // Reading one kernel declaration from source text: the readers that
-// check-signatures and the runtime's launch checks share. Kept apart from
-// signatures.hpp so that what the runtime needs pulls in no JSON.
+// check-signatures and the runtime's launch checks share.
 #pragma once
 
 #include "cunumpy_kernels/export.hpp"

@@ -39,6 +39,25 @@ std::string describe_appeared(const json& before_absent, const json& after_heade
     return "";
 }
 
+// A header included before and found nowhere now: a folder that served it is
+// gone from the search, typically cunumpy's, when the interpreter asked has
+// no cunumpy.
+std::string describe_vanished(const json& before_headers, const json& after)
+{
+    for (const auto& name : after.value("unresolved_includes", json::array())) {
+        std::string wanted = name.get<std::string>();
+        for (const auto& [header, digest] : before_headers.items()) {
+            if (header != wanted && !header.ends_with("/" + wanted)) continue;
+            std::string text = "header " + wanted + " is not found now (before: " + header + ")";
+            if (header.rfind("<cunumpy>/", 0) == 0)
+                text += "; cunumpy's CUDA headers: pass --python with the interpreter that has cunumpy, or "
+                        "--cunumpy-include-dir";
+            return text;
+        }
+    }
+    return "";
+}
+
 std::string describe_options(const json& before, const json& after)
 {
     for (const auto& option : after)
@@ -102,6 +121,8 @@ std::string describe_input_change(const json& before, const json& after)
         return "source " + after.value("source", json::object()).value("file", std::string("?")) + " changed";
     std::string appeared = describe_appeared(before.value("absent", json::array()), after.value("headers", json::object()));
     if (!appeared.empty()) return appeared;
+    std::string vanished = describe_vanished(before.value("headers", json::object()), after);
+    if (!vanished.empty()) return vanished;
     if (before.value("headers", json::object()) != after.value("headers", json::object()))
         return describe_headers(before.value("headers", json::object()), after.value("headers", json::object()));
     // Before options: flags from NVCC_APPEND_FLAGS are options too, and the variable says more.

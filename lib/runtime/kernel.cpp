@@ -166,15 +166,18 @@ void Kernel::call(std::span<const Argument> args, const Launch& launch)
     }
     require_fallback(s);
     const HostKernel& host = s.host.selected(s.warn, &implementation);
-    if (!s.warned_fallback.exchange(true))
-        s.warn("No CUDA version of kernel '" + s.name + "': calling the host kernel, which copies its "
-                                "arrays to the host and back at every call.");
-    s.counts.fallbacks += 1;
-    if (!any_on_device(args)) return run_host(s, host, implementation, args);
+    // Warned and counted once the arrays are on the host: a copy that fails
+    // ran no fallback.
+    auto fallback = [&](std::span<const Argument> copied) {
+        if (!s.warned_fallback.exchange(true))
+            s.warn("No CUDA version of kernel '" + s.name + "': calling the host kernel, which copies its "
+                   "arrays to the host and back at every call.");
+        s.counts.fallbacks += 1;
+        run_host(s, host, implementation, copied);
+    };
+    if (!any_on_device(args)) return fallback(args);
     const Gpu& gpu = s.gpu ? *s.gpu : *Gpu::system();
-    run_with_host_copies(
-        HostKernel([&](std::span<const Argument> copied) { run_host(s, host, implementation, copied); }), args,
-        s.options.outputs, gpu, s.counts);
+    run_with_host_copies(HostKernel(fallback), args, s.options.outputs, gpu, s.counts);
 }
 
 bool Kernel::compile()

@@ -53,6 +53,7 @@ public:
     std::vector<FakeDevice> devices = {FakeDevice{}};
     std::map<std::string, FakeFunction> functions;  ///< facts by symbol; missing: defaults
     std::set<std::string> missing_symbols;          ///< cuModuleGetFunction fails for these
+    bool fail_copies_to_host = false;               ///< cuMemcpyDtoH fails
     /// Called on every module load with the image; a non-success result fails it.
     std::function<CUresult(const void* image)> on_load;
     /// Runs a stand-in of the kernel on "device" memory at each launch.
@@ -215,6 +216,7 @@ public:
     }
     CUresult memcpy_dtoh(void* destination, CUdeviceptr source, std::size_t bytes) override
     {
+        if (fail_copies_to_host) return CUDA_ERROR_ILLEGAL_ADDRESS;
         std::memcpy(destination, reinterpret_cast<const void*>(source), bytes);
         return CUDA_SUCCESS;
     }

@@ -39,4 +39,22 @@ TEST_SUITE("input_change")
         after["format"] = "cunumpy-kernels/cuda/3";
         CHECK(describe_input_change(before, after).rfind("key format", 0) == 0);
     }
+
+    TEST_CASE("a header found before and nowhere now says so, and how to give cunumpy's headers")
+    {
+        json before = {{"format", "cunumpy-kernels/cuda/2"},
+                       {"source", {{"file", "k_cuda.cu"}, {"sha256", "a"}}},
+                       {"headers", {{"<cunumpy>/cunumpy/atomic.cuh", "1"}, {"<kernel>/tune.cuh", "2"}}}};
+        json after = before;
+        after["headers"] = {{"<kernel>/tune.cuh", "2"}};
+        after["unresolved_includes"] = {"cunumpy/atomic.cuh"};
+        CHECK(describe_input_change(before, after) ==
+              "header cunumpy/atomic.cuh is not found now (before: <cunumpy>/cunumpy/atomic.cuh); cunumpy's CUDA "
+              "headers: pass --python with the interpreter that has cunumpy, or --cunumpy-include-dir");
+        after["headers"] = {{"<cunumpy>/cunumpy/atomic.cuh", "1"}};
+        after["unresolved_includes"] = {"tune.cuh"};
+        CHECK(describe_input_change(before, after) == "header tune.cuh is not found now (before: <kernel>/tune.cuh)");
+        after.erase("unresolved_includes");
+        CHECK(describe_input_change(before, after) == "header <kernel>/tune.cuh is no longer included");
+    }
 }

@@ -206,6 +206,24 @@ TEST_CASE_FIXTURE(Fixture, "missing_cuda = fallback copies device arrays to the 
     CHECK(c["push"].transfers().none());
 }
 
+TEST_CASE_FIXTURE(Fixture, "a fallback whose copy to the host fails is neither warned about nor counted")
+{
+    auto options = package.options(driver);
+    options.kernel.missing_cuda = MissingCuda::fallback;
+    auto c = catalog(options);
+    auto gpu = GpuAccess::over(driver);
+    DeviceBuffer dx = gpu->allocate(24);
+    CudaBackend cuda;
+    driver->fail_copies_to_host = true;
+    CHECK_THROWS_AS(c["sort"](dx.view<double>({3}), 3LL), CudaError);
+    CHECK(c["sort"].transfers().fallbacks == 0);
+    CHECK(package.warnings.empty());
+    driver->fail_copies_to_host = false;
+    c["sort"](dx.view<double>({3}), 3LL);
+    CHECK(c["sort"].transfers().fallbacks == 1);
+    CHECK(package.warnings.size() == 1);
+}
+
 TEST_CASE_FIXTURE(Fixture, "the fallback copies back only the declared outputs")
 {
     auto options = package.options(driver);
