@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
 #include <sstream>
 
 extern char** environ;
@@ -124,12 +125,53 @@ std::vector<std::string> child_environment(const EnvironmentOverrides& overrides
 
 }  // namespace
 
-void terminate_children()
+namespace {
+
+// True while any process of `pid`'s group is alive. The group's leader is our
+// child: reaped here when it has exited (the thread waiting for it then sees
+// ECHILD), since an unreaped leader keeps its group alive to kill(2).
+bool group_alive(pid_t pid)
+{
+    int status = 0;
+    ::waitpid(pid, &status, WNOHANG);
+    return ::kill(-pid, 0) == 0;
+}
+
+// Waits up to `milliseconds` for every registered group to empty.
+bool wait_for_groups(int milliseconds)
+{
+    const timespec tick{0, 10 * 1000 * 1000};
+    for (int waited = 0;; waited += 10) {
+        bool alive = false;
+        for (auto& slot : running_children) {
+            pid_t pid = slot.load();
+            alive = alive || (pid > 0 && group_alive(pid));
+        }
+        if (!alive) return true;
+        if (waited >= milliseconds) return false;
+        ::nanosleep(&tick, nullptr);
+    }
+}
+
+void signal_groups(int signal_number)
 {
     for (auto& slot : running_children) {
         pid_t pid = slot.load();
-        if (pid > 0) ::kill(-pid, SIGTERM);
+        if (pid > 0) ::kill(-pid, signal_number);
     }
+}
+
+}  // namespace
+
+void terminate_children()
+{
+    // A dying compiler still writes its intermediate files for a moment; the
+    // caller removes the scratch folders after this returns, so wait for the
+    // whole pipeline (nvcc, cicc, ptxas) to be gone.
+    signal_groups(SIGTERM);
+    if (wait_for_groups(2000)) return;
+    signal_groups(SIGKILL);
+    wait_for_groups(1000);
 }
 
 fs::path find_in_path(const std::string& program)

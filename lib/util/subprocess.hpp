@@ -26,9 +26,11 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
                           const EnvironmentOverrides& environment = {});
 
 /// Sends SIGTERM to every child process run_process has running, each in its
-/// own process group (nvcc's cicc and ptxas included). Async-signal-safe: the
-/// CLI calls it from its SIGINT/SIGTERM handler so an interrupted build leaves
-/// no compiler running.
+/// own process group (nvcc's cicc and ptxas included), and returns once every
+/// group is empty: after 2 s the rest get SIGKILL and 1 s more. Async-signal-
+/// safe: the CLI calls it from its SIGINT/SIGTERM handler so an interrupted
+/// build leaves no compiler running, and none writing into a scratch folder
+/// the handler removes next.
 void terminate_children();
 
 /// Searches PATH for `program` (a name holding a slash is taken as a path);
