@@ -10,11 +10,15 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cstdlib>
+#include <map>
 #include <memory>
 
 namespace ck::cli {
 
 namespace {
+
+namespace fs = std::filesystem;
 
 struct CheckFlags {
     TreeOptions tree;
@@ -23,6 +27,20 @@ struct CheckFlags {
 
 constexpr int exit_mismatch = 1;
 constexpr int exit_unreadable_path = 2;
+
+// Files as the reader of a report finds them: GitHub resolves annotation
+// paths against the workspace, a terminal user against the working folder.
+std::string report_path(const fs::path& file, bool github)
+{
+    const char* workspace = github ? std::getenv("GITHUB_WORKSPACE") : nullptr;
+    if (workspace && *workspace && file.is_absolute()) {
+        std::error_code error;
+        fs::path root = fs::weakly_canonical(workspace, error);
+        fs::path relative = error ? fs::path() : fs::weakly_canonical(file, error).lexically_relative(root);
+        if (!error && !relative.empty() && *relative.begin() != "..") return relative.string();
+    }
+    return display_path(file);
+}
 
 std::string location(const Signature& signature)
 {
@@ -68,7 +86,7 @@ std::string github_report(const std::vector<KernelSignatures>& kernels)
     for (const auto& kernel : kernels)
         for (const auto& finding : kernel.findings)
             for (const auto& declaration : finding.declarations) {
-                std::string properties = "file=" + github_escape(display_path(declaration.file), true);
+                std::string properties = "file=" + github_escape(report_path(declaration.file, true), true);
                 if (declaration.read.line > 0) properties += fmt::format(",line={}", declaration.read.line);
                 properties += ",title=" + github_escape("kernel " + kernel.name + ": " + declaration.role, true);
                 out += "::error " + properties + "::" + github_escape(finding.message, false) + "\n";
@@ -103,18 +121,49 @@ int exit_code(const std::vector<KernelSignatures>& kernels)
     return code;
 }
 
+// As a pre-commit hook the paths are the staged files: one the commit
+// deletes is gone from the tree and has nothing to check.
+std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, Terminal& terminal)
+{
+    std::vector<fs::path> present;
+    for (const auto& path : paths) {
+        std::error_code error;
+        if (fs::exists(path, error)) present.push_back(path);
+        else terminal.note("check-signatures: " + path.string() + " does not exist (deleted or renamed): skipped");
+    }
+    return present;
+}
+
+// Each path is read with the configuration of its nearest pyproject.toml,
+// as `build` of that tree would read it: in a monorepo the packages'
+// suffixes may differ.
+std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::vector<fs::path>& paths)
+{
+    std::map<fs::path, std::vector<fs::path>> by_config;
+    for (const auto& path : paths) by_config[load_config(path).source_file].push_back(path);
+    if (paths.empty()) by_config[{}] = {};  // the working folder's tree, walked
+    std::vector<KernelSignatures> results;
+    for (const auto& [pyproject, group] : by_config) {
+        Config config = group.empty() ? flags.tree.resolve() : flags.tree.resolve_at(group.front());
+        std::vector<KernelSource> kernels;
+        try {
+            kernels = kernels_of_paths(group, config, [](const std::string& w) { spdlog::warn("{}", w); });
+        } catch (const SourceError& error) {
+            throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
+        }
+        for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config));
+    }
+    return results;
+}
+
 int run_check(const CheckFlags& flags, Terminal& terminal)
 {
-    Config config = flags.tree.resolve();
-    std::vector<KernelSource> kernels;
-    try {
-        kernels = kernels_of_paths(flags.tree.path_list(), config, [](const std::string& w) { spdlog::warn("{}", w); });
-    } catch (const SourceError& error) {
-        throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
+    std::vector<fs::path> paths = flags.tree.path_list();
+    if (!flags.tree.paths.empty()) {
+        paths = existing_paths(paths, terminal);
+        if (paths.empty()) return 0;
     }
-    std::vector<KernelSignatures> results;
-    results.reserve(kernels.size());
-    for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config));
+    std::vector<KernelSignatures> results = check_paths(flags, paths);
     if (flags.format == "json") {
         terminal.result(to_json(results, display_path).dump(2) + "\n");
     } else if (flags.format == "github") {

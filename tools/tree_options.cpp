@@ -40,7 +40,12 @@ fs::path existing_dir(const std::string& dir, const char* flag)
 
 Config TreeOptions::resolve() const
 {
-    Config config = load_config(paths.empty() ? fs::current_path() : fs::path(paths.front()));
+    return resolve_at(paths.empty() ? fs::current_path() : fs::path(paths.front()));
+}
+
+Config TreeOptions::resolve_at(const fs::path& start) const
+{
+    Config config = load_config(start);
     if (host_suffix) config.host_suffix = *host_suffix;
     if (cuda_suffix) config.cuda_suffix = *cuda_suffix;
     if (cache_dir) config.cache_dir = fs::path(*cache_dir);

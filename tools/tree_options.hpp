@@ -33,6 +33,9 @@ struct TreeOptions {
     /// The config of the tree of the first path (or the current folder), with
     /// these flags applied. Throws ConfigError / UsageError.
     Config resolve() const;
+    /// The config of the tree of `start`, with these flags applied. Throws
+    /// ConfigError / UsageError.
+    Config resolve_at(const std::filesystem::path& start) const;
     std::vector<std::filesystem::path> path_list() const;
 };
 

@@ -92,8 +92,50 @@ def test_files_stand_for_their_kernels_as_pre_commit_passes_them(run, example):
         cwd=example, check=0)
     result = run("check-signatures", "particles/kernels/common.cuh", PUSH_HOST, cwd=example, check=1)
     assert "kernel 'push'" in result.stdout
-    result = run("check-signatures", "particles/kernels/no_such_file.py", cwd=example, check=2)
-    assert "no_such_file.py: no such file or folder" in result.stderr
+
+
+def test_a_path_the_commit_deletes_is_skipped_with_a_note_and_the_rest_checked(run, example):
+    swap_in_file(example / PUSH_CUDA, "push(double* x, double* v,", "push(double* v, double* x,")
+    result = run("check-signatures", "particles/kernels/gone/gone_kernels.py", cwd=example, check=0)
+    assert "particles/kernels/gone/gone_kernels.py does not exist (deleted or renamed): skipped" in result.stderr
+    result = run("check-signatures", "particles/kernels/gone_kernels.py", PUSH_HOST, cwd=example, check=1)
+    assert "gone_kernels.py does not exist" in result.stderr
+    assert "kernel 'push'" in result.stdout
+
+
+def test_each_path_is_read_with_its_nearest_pyproject(run, tmp_path):
+    # A monorepo: package b names its host modules *_host.py, package a keeps the default.
+    for name, suffix in [("a", None), ("b", "_host")]:
+        root = tmp_path / name
+        kernel = root / "src" / name / "scale"
+        kernel.mkdir(parents=True)
+        (root / "src" / name / "__init__.py").write_text("")
+        host = f"scale{suffix or '_kernels'}.py"
+        (kernel / host).write_text("def scale(x: 'float[:]', a: float, n: int):\n    pass\n")
+        cuda_names = "x, a, n" if name == "a" else "x, n, a"
+        (kernel / "scale_cuda.cu").write_text(
+            'extern "C" __global__ void scale(' + ", ".join(
+                {"x": "double* x", "a": "double a", "n": "int n"}[p] for p in cuda_names.split(", ")) + ") {}\n")
+        pyproject = "[project]\nname = '" + name + "'\n"
+        if suffix:
+            pyproject += f"[tool.cunumpy-kernels]\nhost-suffix = '{suffix}'\n"
+        (root / "pyproject.toml").write_text(pyproject)
+    result = run("check-signatures", "a/src/a/scale/scale_kernels.py", "b/src/b/scale/scale_host.py",
+                 cwd=tmp_path, check=1)
+    assert "b/src/b/scale/scale_cuda.cu" in result.stdout
+    assert "kernel 'scale': the host kernel takes (x, a, n), the CUDA kernel (x, n, a)" in result.stdout
+    assert "a/src/a" not in result.stdout
+    assert "2 kernels" in result.stderr
+
+
+def test_github_format_names_files_relative_to_the_workspace(run, example):
+    swap_in_file(example / PUSH_CUDA, "push(double* x, double* v,", "push(double* v, double* x,")
+    workspace = example.parent
+    result = run("check-signatures", "--format", "github", ".", cwd=example, check=1,
+                 env={"GITHUB_WORKSPACE": str(workspace)})
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"::error file=src/{PUSH_HOST},line=")
+    assert lines[1].startswith(f"::error file=src/{PUSH_CUDA},line=")
 
 
 def test_an_unreadable_declaration_is_reported_with_its_reason(run, example):
