@@ -10,7 +10,7 @@ void TreeOptions::add_to(CLI::App& command)
 {
     command.add_option("paths", paths, "Kernel trees, kernel packages or kernel folders (default: .)");
     command.add_option("--host-suffix", host_suffix, "Host kernel file suffix: <name><suffix>.py (default _kernels)");
-    command.add_option("--cuda-suffix", cuda_suffix, "CUDA kernel file suffix: <name><suffix>.cu (default _cuda)");
+    command.add_option("--cuda-suffix", cuda_suffix, "CUDA kernel file suffix: <name><suffix> (default _cuda.cu; no extension: .cu added)");
     command.add_option("--cache-dir", cache_dir, "Cache root, instead of cunumpy's ~/.cache/<name>/kernels");
     command.add_option("--cache-name", cache_name, "PyccelCache name (default: the top-level package)");
     command.add_option("-I,--include-dir", include_dirs, "Extra CUDA include folder (repeatable)")->allow_extra_args(false);

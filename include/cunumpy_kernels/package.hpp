@@ -2,12 +2,12 @@
 // and where its includes are searched. One model serves every command and the
 // runtime library.
 //
-// The rules are cunumpy's (KernelCatalog.from_package and Kernel.from_folder in
-// the cunumpy kernels guide): subfolder `<name>` is a kernel when it holds
-// `<name><host_suffix>.py` (default `_kernels`), or one of the from_folder
-// implementations `<name>_pyccel.py`, `<name>_numba.py`, `<name>_numpy.py`;
-// `<name><cuda_suffix>.cu` (default `_cuda`) in it is the CUDA kernel, whose
-// entry is `__global__ void <name>(...)`.
+// The rules are cunumpy 0.7.1's (KernelCatalog.from_package and
+// Kernel.from_folder): subfolder `<name>` is a kernel when it holds
+// `<name><host_suffix>.py` (default `_kernels`) and that module binds `<name>`;
+// `<name>_numba.py` and `<name>_numpy.py` beside it are further host
+// implementations; `<name><cuda_suffix>` (default `_cuda.cu`) in it is the
+// CUDA kernel, whose entry is `__global__ void <name>(...)`.
 #pragma once
 
 #include "cunumpy_kernels/config.hpp"
@@ -35,7 +35,7 @@ struct CK_API KernelSource {
     std::string top_package;                   ///< name of the top-level package (default cache name)
     std::string module;                        ///< dotted name of the folder, e.g. my_sim.kernels.push
     std::vector<HostImplementation> host;      ///< in cunumpy's preference order: pyccel, numba, numpy
-    std::optional<std::filesystem::path> cuda_file;  ///< `<name><cuda_suffix>.cu`, when ported
+    std::optional<std::filesystem::path> cuda_file;  ///< cuda_file_name(), when ported
 
     /// The include search path of the CUDA kernel, in order: the kernel's own
     /// folder, the source root, then `config.include_dirs`. cunumpy's header
@@ -44,9 +44,23 @@ struct CK_API KernelSource {
     std::vector<std::filesystem::path> include_dirs(const Config& config) const;
 };
 
-/// The longest kernel name Pyccel's Fortran backend compiles: the wrapper
-/// module `bind_c_<name>_kernels` must fit Fortran's 63 characters.
-inline constexpr std::size_t max_kernel_name_length = 48;
+/// Fortran's limit on a name, which Pyccel's wrapper module name must fit.
+inline constexpr std::size_t fortran_name_limit = 63;
+
+/// The longest kernel name Pyccel's Fortran backend compiles with this host
+/// suffix: the wrapper module `bind_c_<name><host_suffix>` must fit
+/// fortran_name_limit (48 for `_kernels`), as cunumpy's from_folder warns.
+CK_API std::size_t max_kernel_name_length(const std::string& host_suffix);
+
+/// True when Pyccel can build a kernel of this name: ASCII letters, digits and
+/// `_`, not starting with a digit. Python (and so cunumpy) also imports names
+/// with other Unicode letters; their host build is skipped.
+CK_API bool pyccel_can_build(const std::string& name);
+
+/// The CUDA source's file name: `<name><cuda_suffix>`, as cunumpy spells the
+/// suffix (`_cuda.cu`); a suffix without an extension (this tool's older
+/// spelling, `_cuda`) gets `.cu`.
+CK_API std::string cuda_file_name(const std::string& name, const Config& config);
 
 /// Called for each problem that does not stop the walk (a long name, a symlink
 /// loop); the message names the folder.
@@ -55,8 +69,10 @@ using WalkWarning = std::function<void(const std::string& message)>;
 /// Finds every kernel under `paths`. Each path is one kernel folder, a kernel
 /// package (a folder whose subfolders are kernels) or any tree holding kernel
 /// packages at any depth. A folder that holds kernel folders below it is a
-/// package, never a kernel itself, even when it holds `<name>_kernels.py`. Hidden folders, `__pycache__` and `__pyccel__` are
-/// skipped; symlinked folders are followed, each real folder visited once.
+/// package, never a kernel itself, even when it holds `<name>_kernels.py`.
+/// A folder whose host module never binds `<name>` is not a kernel: `warn`
+/// says so, naming the module (cunumpy raises AttributeError there). Hidden
+/// folders, `__pycache__` and `__pyccel__` are skipped; symlinked folders are followed, each real folder visited once.
 /// A kernel found through two paths is listed once. The result is sorted by
 /// module name.
 ///

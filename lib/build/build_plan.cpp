@@ -252,8 +252,7 @@ private:
         if (config().in_place) return plan_in_place();
         std::vector<CacheContext*> order;
         for (const auto& kernel : plan_.kernels) {
-            bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
-            if (!pyccel) continue;
+            if (!pyccel_can_build(kernel.name)) continue;  // the walk warned
             CacheContext& context = context_for(kernel);
             if (context.host.kernels.empty()) order.push_back(&context);
             context.host.kernels.push_back(&kernel);
@@ -269,8 +268,7 @@ private:
         CacheContext* context = nullptr;
         std::vector<const KernelSource*> kernels;
         for (const auto& kernel : plan_.kernels) {
-            bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
-            if (!pyccel) continue;
+            if (!pyccel_can_build(kernel.name)) continue;  // the walk warned
             kernels.push_back(&kernel);
             if (!context) context = &context_for(kernel);
         }

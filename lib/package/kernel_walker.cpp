@@ -1,6 +1,8 @@
 // Finding kernel folders in trees, by cunumpy's conventions (see package.hpp).
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
+#include "signatures/python_bindings.hpp"
+#include "util/file_util.hpp"
 
 #include <sys/stat.h>
 
@@ -25,8 +27,9 @@ bool is_file(const fs::path& path)
     return fs::is_regular_file(path, error);
 }
 
-// cunumpy prefers pyccel, then numba, then numpy; the host-suffix file is the
-// pyccel one (from_package) and `_pyccel` is from_folder's name for it.
+// cunumpy's from_folder: the host-suffix file gives the pyccel (and python)
+// implementation and makes the folder a kernel; `_numba` and `_numpy` files
+// beside it add those implementations, never a kernel on their own.
 std::vector<HostImplementation> host_implementations(const fs::path& folder, const std::string& name,
                                                      const Config& config)
 {
@@ -37,7 +40,7 @@ std::vector<HostImplementation> host_implementations(const fs::path& folder, con
         if (!duplicate && is_file(file)) found.push_back({kind, file});
     };
     add("pyccel", config.host_suffix);
-    add("pyccel", "_pyccel");
+    if (found.empty()) return found;
     add("numba", "_numba");
     add("numpy", "_numpy");
     return found;
@@ -72,17 +75,28 @@ std::optional<KernelSource> kernel_in(const fs::path& folder, const Config& conf
     kernel.host = host_implementations(folder, kernel.name, config);
     if (kernel.host.empty()) return std::nullopt;
     kernel.folder = folder;
-    fs::path cuda = folder / (kernel.name + config.cuda_suffix + ".cu");
+    fs::path cuda = folder / cuda_file_name(kernel.name, config);
     if (is_file(cuda)) kernel.cuda_file = cuda;
     locate_package(kernel);
     return kernel;
 }
 
-bool is_ascii_identifier(const std::string& name)
+// cunumpy's from_folder takes `getattr(module, name)`: a module that never
+// binds the name raises AttributeError, and with it from_package of the whole
+// parent package. Empty when the kernel's module binds its name.
+std::string why_not_a_kernel(const KernelSource& kernel)
 {
-    auto head = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
-    auto tail = [&](char c) { return head(c) || (c >= '0' && c <= '9'); };
-    return !name.empty() && head(name[0]) && std::all_of(name.begin() + 1, name.end(), tail);
+    const fs::path& module = kernel.host.front().file;
+    std::string source;
+    try {
+        source = util::read_file(module);
+    } catch (const SourceError&) {
+        return {};  // unreadable: kept, so check-signatures reports the file itself
+    }
+    if (signatures::python_module_binds(source, kernel.name)) return {};
+    return module.string() + ": defines no function '" + kernel.name + "', so this folder is not a kernel (cunumpy's "
+           "Kernel.from_folder raises AttributeError here, and with it KernelCatalog.from_package of its parent " +
+           "package); define " + kernel.name + "() in it, or rename the file if the folder is not meant as a kernel";
 }
 
 class Walker {
@@ -152,22 +166,22 @@ private:
 
     void add_kernel(KernelSource kernel)
     {
-        // Python imports the kernel module by this name, and Pyccel's C wrapper names its init
-        // function after it: a folder like `my-kern` or `café` can never be a kernel.
-        if (!is_ascii_identifier(kernel.name)) {
-            if (warn_)
-                warn_(kernel.folder.string() + ": '" + kernel.name +
-                      "' is not an ASCII Python identifier (letters, digits, _): Python cannot import it as a "
-                      "kernel module (cunumpy's from_package fails on it too) and Pyccel cannot build "
-                      "non-ASCII names; skipped. Rename the folder and its files");
+        if (std::string why = why_not_a_kernel(kernel); !why.empty()) {
+            if (warn_) warn_(why);
             return;
         }
-        if (config_.check_name_length && kernel.name.size() > max_kernel_name_length && warn_) {
-            warn_(kernel.folder.string() + ": kernel name '" + kernel.name + "' has " +
-                  std::to_string(kernel.name.size()) + " characters; Pyccel's Fortran backend compiles at most " +
-                  std::to_string(max_kernel_name_length) +
-                  " (bind_c_<name>_kernels must fit Fortran's 63-character limit). Rename it, or set "
-                  "check-name-length = false when you build with the C backend");
+        if (!pyccel_can_build(kernel.name) && warn_)
+            warn_(kernel.folder.string() + ": kernel name '" + kernel.name + "' is not ASCII: cunumpy imports it, "
+                  "but Pyccel cannot build it, so its host build is skipped and cunumpy runs the uncompiled Python "
+                  "version. Rename the folder and its files with ASCII letters, digits and _ to compile it");
+        std::size_t limit = max_kernel_name_length(config_.host_suffix);
+        if (config_.check_name_length && kernel.name.size() > limit && warn_) {
+            std::string wrapper = "bind_c_" + kernel.name + config_.host_suffix;
+            warn_(kernel.folder.string() + ": kernel name '" + kernel.name + "' gives Pyccel's Fortran wrapper "
+                  "module '" + wrapper + "' (" + std::to_string(wrapper.size()) + " characters), longer than "
+                  "Fortran's limit of " + std::to_string(fortran_name_limit) + "; shorten the name to at most " +
+                  std::to_string(limit) + " characters, or set check-name-length = false when you build with the "
+                  "C backend");
         }
         found_.emplace(kernel.module, std::move(kernel));
     }
@@ -179,6 +193,25 @@ private:
 };
 
 }  // namespace
+
+bool pyccel_can_build(const std::string& name)
+{
+    auto head = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    auto tail = [&](char c) { return head(c) || (c >= '0' && c <= '9'); };
+    return !name.empty() && head(name[0]) && std::all_of(name.begin() + 1, name.end(), tail);
+}
+
+std::size_t max_kernel_name_length(const std::string& host_suffix)
+{
+    std::size_t taken = std::string("bind_c_").size() + host_suffix.size();
+    return taken < fortran_name_limit ? fortran_name_limit - taken : 0;
+}
+
+std::string cuda_file_name(const std::string& name, const Config& config)
+{
+    bool has_extension = config.cuda_suffix.find('.') != std::string::npos;
+    return name + config.cuda_suffix + (has_extension ? "" : ".cu");
+}
 
 std::vector<fs::path> KernelSource::include_dirs(const Config& config) const
 {
@@ -201,7 +234,7 @@ std::optional<KernelSource> kernel_of_file(const fs::path& file, const Config& c
     fs::path folder = fs::absolute(file, error).lexically_normal().parent_path();
     if (folder.filename() == "__pyccel__") folder = folder.parent_path();
     auto kernel = kernel_in(folder, config);
-    if (!kernel) return kernel;
+    if (!kernel || !why_not_a_kernel(*kernel).empty()) return std::nullopt;
     // The walk's rule: a folder holding kernel folders is a package.
     Walker walker(config, {});
     walker.add_path(folder);

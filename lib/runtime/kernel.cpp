@@ -93,7 +93,7 @@ Kernel make_kernel(const KernelSource& source, KernelOptions options, const Conf
 {
     auto state = std::make_unique<Kernel::State>(source.name, std::move(options));
     state->gpu = gpu;
-    state->cuda_path = source.cuda_file ? *source.cuda_file : source.folder / (source.name + config.cuda_suffix + ".cu");
+    state->cuda_path = source.cuda_file ? *source.cuda_file : source.folder / cuda_file_name(source.name, config);
     state->source = source;
     state->config = config;
     if (source.cuda_file)

@@ -1,6 +1,7 @@
 // read_python_signature: the top-level `def <name>(...)` of a module or stub.
 #include "signatures/signatures.hpp"
 
+#include "signatures/python_bindings.hpp"
 #include "signatures/python_lexer.hpp"
 
 #include <optional>
@@ -108,23 +109,72 @@ SignatureRead read_parameters(const std::vector<PythonToken>& tokens, std::size_
     return make(Status::found, name.line, "", std::move(names));
 }
 
-// What else a module may do with the name, for the reason of a miss.
-struct OtherUse {
-    int line = 0;
-    std::string what;
-};
+using signatures::PythonBinding;
 
-std::optional<OtherUse> other_use(const std::vector<PythonToken>& tokens, std::size_t i, std::string_view name)
+std::string quoted(std::string_view name)
 {
-    const PythonToken& t = tokens[i];
-    if (t.kind == Kind::name && t.text == name && i + 1 < tokens.size() &&
-        (is_op(tokens[i + 1], "=") || is_op(tokens[i + 1], ":")))
-        return OtherUse{t.line, "assigned"};
-    if (!is_name(t, "from") && !is_name(t, "import")) return std::nullopt;
-    for (std::size_t j = i + 1; j < tokens.size() && tokens[j].kind != Kind::newline; ++j)
-        if (tokens[j].kind == Kind::name && tokens[j].text == name && (is_name(t, "from") || is_name(tokens[j - 1], "as")))
-            return OtherUse{t.line, "imported"};
-    return std::nullopt;
+    return "'" + std::string(name) + "'";
+}
+
+std::string described(const PythonBinding& binding)
+{
+    switch (binding.kind) {
+    case PythonBinding::Kind::import: return "imported";
+    case PythonBinding::Kind::class_def: return "a class";
+    default: return "assigned";
+    }
+}
+
+// The binding Python keeps: the last one at module level before `before`
+// (a token index; none: the end), as the module's namespace holds it once
+// imported.
+const PythonBinding* last_binding(const std::vector<PythonBinding>& bindings, std::size_t before)
+{
+    const PythonBinding* last = nullptr;
+    for (const auto& binding : bindings)
+        if (binding.module_level && binding.name_token < before) last = &binding;
+    return last;
+}
+
+// `name = other`: reads `other` as bound before that line, following a chain
+// of such names a few steps (a cycle is not a function).
+SignatureRead read_binding(const std::vector<PythonToken>& tokens, std::string_view name, std::size_t before)
+{
+    constexpr int max_aliases = 8;
+    std::string chain = quoted(name);
+    for (int step = 0; step <= max_aliases; ++step) {
+        auto bindings = signatures::python_bindings(tokens, name);
+        const PythonBinding* binding = last_binding(bindings, before);
+        if (!binding) {
+            if (step > 0)
+                return make(Status::unreadable, 0, chain + ": the module defines no " + quoted(name) +
+                            " before it; its parameters cannot be read from this file");
+            for (const auto& b : bindings)
+                if (b.kind == PythonBinding::Kind::def)
+                    return make(Status::not_found, b.line, "no top-level function " + quoted(name) +
+                                "; this line defines one inside a class or function");
+            return make(Status::not_found, 0, "no top-level function " + quoted(name));
+        }
+        if (binding->kind == PythonBinding::Kind::def) return read_parameters(tokens, binding->name_token);
+        if (binding->kind != PythonBinding::Kind::alias)
+            return make(Status::unreadable, binding->line,
+                        quoted(name) + " is " + described(*binding) + " here, not defined by a def; its parameters " +
+                            "cannot be read from this file");
+        chain += " is " + quoted(binding->target) + " (line " + std::to_string(binding->line) + ")";
+        name = binding->target;
+        before = binding->name_token;
+    }
+    return make(Status::unreadable, 0, chain + ": too many names for one function");
+}
+
+// A stub lists each function once; cunumpy's reader takes the first
+// top-level def of the name.
+SignatureRead read_stub(const std::vector<PythonToken>& tokens, std::string_view name)
+{
+    for (const auto& binding : signatures::python_bindings(tokens, name))
+        if (binding.kind == PythonBinding::Kind::def && binding.column == 0)
+            return read_parameters(tokens, binding.name_token);
+    return read_binding(tokens, name, tokens.size());  // says why there is none
 }
 
 }  // namespace
@@ -132,32 +182,8 @@ std::optional<OtherUse> other_use(const std::vector<PythonToken>& tokens, std::s
 SignatureRead read_python_signature(std::string_view source, std::string_view name, PythonDefinition which)
 {
     std::vector<PythonToken> tokens = signatures::lex_python(source);
-    std::optional<std::size_t> chosen;
-    std::optional<OtherUse> other;
-    int indented = 0;
-    for (std::size_t i = 0; i < tokens.size(); ++i) {
-        if (!tokens[i].line_start) continue;
-        std::size_t def = i + (is_name(tokens[i], "async") ? 1 : 0);
-        bool is_def = def + 1 < tokens.size() && is_name(tokens[def], "def") && tokens[def + 1].kind == Kind::name &&
-                      tokens[def + 1].text == name;
-        if (is_def && tokens[i].column == 0) {
-            if (!chosen || which == PythonDefinition::last) chosen = def + 1;
-        } else if (is_def && indented == 0) {
-            indented = tokens[def + 1].line;
-        } else if (tokens[i].column == 0 && !other) {
-            other = other_use(tokens, i, name);
-        }
-    }
-    if (chosen) return read_parameters(tokens, *chosen);
-    std::string quoted = "'" + std::string(name) + "'";
-    if (other)
-        return make(Status::unreadable, other->line,
-                    quoted + " is " + other->what + " here, not defined by a top-level def; its parameters cannot be "
-                    "read from this file");
-    if (indented)
-        return make(Status::not_found, indented,
-                    "no top-level function " + quoted + "; this line defines one inside a class, function or block");
-    return make(Status::not_found, 0, "no top-level function " + quoted);
+    if (which == PythonDefinition::first) return read_stub(tokens, name);
+    return read_binding(tokens, name, tokens.size());
 }
 
 }  // namespace ck

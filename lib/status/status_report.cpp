@@ -156,8 +156,7 @@ StatusReport read_status(const StatusRequest& request)
     for (auto& kernel : build.kernels) {
         KernelStatus status{kernel, check_kernel_signatures(kernel, request.config), {}};
         std::string cache_name = cache_name_of(request.config, kernel.top_package);
-        bool pyccel = std::any_of(kernel.host.begin(), kernel.host.end(), [](auto& h) { return h.kind == "pyccel"; });
-        if (first_cache_name.empty() && pyccel) first_cache_name = cache_name;
+        if (first_cache_name.empty() && pyccel_can_build(kernel.name)) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);
         for (auto it = begin; it != end; ++it) status.artifacts.push_back(cache.artifact(cache_name, *it->second));
         report.kernels.push_back(std::move(status));

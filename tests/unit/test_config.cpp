@@ -14,7 +14,7 @@ TEST_CASE("no pyproject.toml gives the defaults")
     test::TempTree tree;
     Config config = load_config(tree.root());
     CHECK(config.host_suffix == "_kernels");
-    CHECK(config.cuda_suffix == "_cuda");
+    CHECK(config.cuda_suffix == "_cuda.cu");
     CHECK(config.architectures == default_architectures);
     CHECK(config.ptx);
     CHECK(config.compiler == CudaCompilerKind::nvrtc);

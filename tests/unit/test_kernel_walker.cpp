@@ -74,21 +74,28 @@ TEST_CASE("one kernel folder given directly")
     CHECK(kernels[0].module == "pkg.kernels.push");
 }
 
-TEST_CASE("from_folder layouts: _pyccel, _numba and _numpy implementations")
+TEST_CASE("from_folder layouts: the host-suffix module makes a kernel, _numba and _numpy add implementations")
 {
     test::TempTree tree;
     make_package(tree, "", "pkg/kernels");
+    tree.write("pkg/kernels/push/push_kernels.py", "def push(x): pass\n");
     tree.write("pkg/kernels/push/push_pyccel.py", "def push(x): pass\n");
     tree.write("pkg/kernels/push/push_numba.py", "def push(x): pass\n");
     tree.write("pkg/kernels/push/push_numpy.py", "def push(x): pass\n");
     tree.write("pkg/kernels/gather/gather_numpy.py", "def gather(x): pass\n");
+    tree.write("pkg/kernels/scatter/scatter_pyccel.py", "def scatter(x): pass\n");
     auto kernels = find_kernels({tree / "pkg"}, Config{});
-    REQUIRE(kernels.size() == 2);
-    CHECK(kernels[0].name == "gather");
-    REQUIRE(kernels[1].host.size() == 3);
-    CHECK(kernels[1].host[0].kind == "pyccel");
-    CHECK(kernels[1].host[1].kind == "numba");
-    CHECK(kernels[1].host[2].kind == "numpy");
+    REQUIRE(kernels.size() == 1);  // cunumpy's from_package: neither gather nor scatter
+    REQUIRE(kernels[0].host.size() == 3);
+    CHECK(kernels[0].host[0].file.filename() == "push_kernels.py");
+    CHECK(kernels[0].host[1].kind == "numba");
+    CHECK(kernels[0].host[2].kind == "numpy");
+    Config pyccel_suffix;
+    pyccel_suffix.host_suffix = "_pyccel";  // from_folder(host_suffix="_pyccel"), as the guide's example
+    auto found = find_kernels({tree / "pkg"}, pyccel_suffix);
+    REQUIRE(found.size() == 2);
+    CHECK(found[0].host[0].file.filename() == "push_pyccel.py");
+    CHECK(found[1].name == "scatter");
 }
 
 TEST_CASE("suffixes are configurable")
@@ -205,7 +212,7 @@ TEST_CASE("a folder holding kernels is a package even with <name>_kernels.py in 
     CHECK(kernels[1].name == "lonely");
 }
 
-TEST_CASE("a folder whose name is no Python identifier is skipped with a warning naming it")
+TEST_CASE("a folder whose name is no Python identifier binds no function of its name: not a kernel")
 {
     test::TempTree tree;
     tree.kernel("pkg/kernels", "my-kern");
@@ -216,9 +223,73 @@ TEST_CASE("a folder whose name is no Python identifier is skipped with a warning
     REQUIRE(kernels.size() == 1);
     CHECK(kernels[0].name == "push_2d");
     REQUIRE(warnings.size() == 2);
-    CHECK(warnings[0].find("'2d' is not an ASCII Python identifier") != std::string::npos);
-    CHECK(warnings[1].find("my-kern") != std::string::npos);
-    CHECK(warnings[1].find("Rename") != std::string::npos);
+    CHECK(warnings[0].find("2d_kernels.py: defines no function '2d'") != std::string::npos);
+    CHECK(warnings[1].find("my-kern_kernels.py: defines no function 'my-kern'") != std::string::npos);
+    CHECK(warnings[1].find("AttributeError") != std::string::npos);
+}
+
+TEST_CASE("a non-ASCII kernel name is a kernel, as Python imports it, with a warning that Pyccel cannot build it")
+{
+    test::TempTree tree;
+    tree.kernel("pkg/kernels", "caf\u00e9");
+    std::vector<std::string> warnings;
+    auto kernels = find_kernels({tree / "pkg"}, Config{}, [&](const std::string& w) { warnings.push_back(w); });
+    REQUIRE(kernels.size() == 1);
+    CHECK_FALSE(pyccel_can_build(kernels[0].name));
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("Pyccel cannot build it") != std::string::npos);
+}
+
+TEST_CASE("a host module that never binds the kernel's name is not a kernel; every way of binding it is")
+{
+    test::TempTree tree;
+    tree.write("pkg/kernels/cuboid/cuboid_kernels.py", "def evaluate(x): pass\n");
+    tree.write("pkg/kernels/alias/alias_kernels.py", "def _impl(x): pass\nalias = _impl\n");
+    tree.write("pkg/kernels/imported/imported_kernels.py", "from .impl import imported\n");
+    tree.write("pkg/kernels/guarded/guarded_kernels.py", "try:\n    import numba\nexcept ImportError:\n"
+               "    def guarded(x): pass\n");
+    tree.write("pkg/kernels/method/method_kernels.py", "class K:\n    def method(self): pass\n");
+    std::vector<std::string> warnings;
+    auto kernels = find_kernels({tree / "pkg"}, Config{}, [&](const std::string& w) { warnings.push_back(w); });
+    std::vector<std::string> names;
+    for (const auto& kernel : kernels) names.push_back(kernel.name);
+    CHECK(names == std::vector<std::string>{"alias", "guarded", "imported"});
+    REQUIRE(warnings.size() == 2);
+    CHECK(warnings[0].find("cuboid_kernels.py: defines no function 'cuboid'") != std::string::npos);
+    CHECK(warnings[1].find("method_kernels.py: defines no function 'method'") != std::string::npos);
+    CHECK_FALSE(kernel_of_file(tree / "pkg/kernels/cuboid/cuboid_kernels.py", Config{}));
+}
+
+TEST_CASE("the name-length warning follows the host suffix, as cunumpy's")
+{
+    test::TempTree tree;
+    std::string name(48, 'k');
+    tree.kernel("pkg/kernels", name);
+    std::vector<std::string> warnings;
+    auto warn = [&](const std::string& w) { warnings.push_back(w); };
+    find_kernels({tree / "pkg"}, Config{}, warn);
+    CHECK(warnings.empty());  // bind_c_ + 48 + _kernels = 63
+    tree.write("pkg/kernels/" + name + "/" + name + "_kernels_host.py", "def " + name + "(x): pass\n");
+    Config longer;
+    longer.host_suffix = "_kernels_host";
+    find_kernels({tree / "pkg"}, longer, warn);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("(68 characters)") != std::string::npos);
+    CHECK(warnings[0].find("at most 43 characters") != std::string::npos);
+    CHECK(max_kernel_name_length("_kernels") == 48);
+}
+
+TEST_CASE("the CUDA suffix is spelled as cunumpy spells it, or without .cu as before")
+{
+    test::TempTree tree;
+    tree.kernel("pkg/kernels", "push", "__global__ void push(double* x) {}\n");
+    for (const char* suffix : {"_cuda.cu", "_cuda"}) {
+        Config config;
+        config.cuda_suffix = suffix;
+        auto kernels = find_kernels({tree / "pkg"}, config);
+        REQUIRE(kernels.size() == 1);
+        CHECK(kernels[0].cuda_file);
+    }
 }
 
 TEST_SUITE_END();

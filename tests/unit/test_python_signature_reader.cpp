@@ -97,6 +97,35 @@ TEST_CASE("names that are only imported or assigned, and names that are missing"
     check_found("def push(x): pass\npush = njit(push)\n", {"x"}, 1);
 }
 
+TEST_CASE("the binding Python keeps is read: an alias to another function of the module, the last binding")
+{
+    // cunumpy calls getattr(module, "push"): after `push = _fast`, that is _fast.
+    check_found("def push(x, n): pass\n\ndef _fast(y, m): pass\n\npush = _fast\n", {"y", "m"}, 3);
+    check_found("def _a(p): pass\n_b = _a\npush = _b\n", {"p"}, 1);                  // a chain
+    check_found("def push(x): pass\npush: Callable = _impl\ndef _impl(late): pass\n"  // _impl is bound after
+                "def _impl(q): pass\n", {"x"}, 1, PythonDefinition::first);
+    SignatureRead early = read_python_signature("push = _impl\ndef _impl(late): pass\n", "push");
+    CHECK(early.status == Status::unreadable);
+    CHECK(early.reason.find("defines no '_impl' before it") != std::string::npos);
+    SignatureRead loop = read_python_signature("a = b\nb = a\npush = a\n", "push");
+    CHECK(loop.status == Status::unreadable);
+    SignatureRead wrapped = read_python_signature("def push(x): pass\npush = make(push, 2)\n", "push");
+    CHECK(wrapped.status == Status::unreadable);  // not a plain wrapper of the function
+    CHECK(wrapped.line == 2);
+    SignatureRead reimported = read_python_signature("def push(x): pass\nfrom .fast import push\n", "push");
+    CHECK(reimported.status == Status::unreadable);
+    CHECK(reimported.reason.find("imported") != std::string::npos);
+    check_found("from .fast import push as _push\nx, y = 1, 2\nd[push] = 1\ndef push(z): pass\n", {"z"}, 4);
+}
+
+TEST_CASE("a def in a module-level if or try block binds the module's name")
+{
+    check_found("try:\n    from numba import njit\nexcept ImportError:\n    def push(a, b): pass\n", {"a", "b"}, 4);
+    check_found("if HAVE_X:\n    def push(a): pass\nelse:\n    def push(b): pass\n", {"b"}, 4);
+    SignatureRead in_class = read_python_signature("if X:\n    class K:\n        def push(self): pass\n", "push");
+    CHECK(in_class.status == Status::not_found);
+}
+
 TEST_CASE("parameter lists that do not parse")
 {
     SignatureRead r = read_python_signature("def push(x, (a, b)): pass\n", "push");

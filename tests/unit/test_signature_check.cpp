@@ -43,10 +43,10 @@ TEST_CASE("the guide's example message, with both declarations located")
 TEST_CASE("every implementation and the Pyccel stub are compared, and every mismatch is listed")
 {
     test::TempTree tree;
-    tree.write("pkg/push/push_pyccel.py", "def push(x, v, dt):\n    pass\n");
+    tree.write("pkg/push/push_kernels.py", "def push(x, v, dt):\n    pass\n");
     tree.write("pkg/push/push_numba.py", "import numba\n\n@numba.njit(cache=True)\ndef push(x, dt, v):\n    pass\n");
     tree.write("pkg/push/push_numpy.py", "def push(x, v, dt, *, out=None):\n    pass\n");
-    tree.write("pkg/push/__pyccel__/push_pyccel.pyi", "def push(x : 'float[:]', v : 'float[:]') -> None:\n    ...\n");
+    tree.write("pkg/push/__pyccel__/push_kernels.pyi", "def push(x : 'float[:]', v : 'float[:]') -> None:\n    ...\n");
     tree.write("pkg/push/push_cuda.cu", "__global__ void push(double* x, double* w, double dt) {}\n");
     KernelSignatures result = check(tree / "pkg/push");
     std::vector<std::string> messages;
@@ -77,7 +77,7 @@ TEST_CASE("what cannot be read is a finding of its own, and nothing is compared 
 TEST_CASE("a kernel with nothing to compare is not read")
 {
     test::TempTree tree;
-    tree.write("pkg/sort/sort_kernels.py", "this is not even Python(\n");
+    tree.write("pkg/sort/sort_kernels.py", "def sort(this is not even Python(\n");
     KernelSignatures result = check(tree / "pkg/sort");
     CHECK(result.findings.empty());
     CHECK(result.agreement() == SignatureAgreement::nothing_to_compare);
