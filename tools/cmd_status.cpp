@@ -33,15 +33,48 @@ std::string host_kinds(const KernelSource& kernel)
     return kinds;
 }
 
+// Long reasons (a compiler not probed yet, an interpreter that cannot be
+// reached) tend to hold for every row: each is printed once, under the
+// table, and the rows refer to it by number.
+class Footnotes {
+public:
+    std::string refer(const std::string& reason)
+    {
+        constexpr std::size_t inline_limit = 60;
+        if (reason.size() <= inline_limit) return reason;
+        auto it = std::find(notes_.begin(), notes_.end(), reason);
+        if (it == notes_.end()) it = notes_.insert(notes_.end(), reason);
+        return "see [" + std::to_string(it - notes_.begin() + 1) + "]";
+    }
+
+    std::string text() const
+    {
+        std::string out;
+        for (std::size_t i = 0; i < notes_.size(); ++i) out += "[" + std::to_string(i + 1) + "] " + notes_[i] + "\n";
+        return out.empty() ? out : "\n" + out;
+    }
+
+private:
+    std::vector<std::string> notes_;
+};
+
+// "sm_90" for a cubin, "host" for a host module in the cache, "in-place" for
+// one beside its source.
+std::string target_label(const ArtifactStatus& artifact)
+{
+    if (artifact.kind == "cuda" || artifact.kind == artifact.target) return artifact.target;
+    return artifact.kind + ":" + artifact.target;
+}
+
 // Artifacts grouped by state and reason: "built: sm_80, sm_90" reads better
 // than three rows that say the same.
-std::string artifacts_cell(const KernelStatus& status, const Terminal& terminal)
+std::string artifacts_cell(const KernelStatus& status, const Terminal& terminal, Footnotes& notes)
 {
     std::vector<std::pair<std::string, std::string>> groups;
     for (const auto& a : status.artifacts) {
         std::string head = to_string(a.state);
-        if (!a.reason.empty()) head += " (" + a.reason + ")";
-        std::string label = a.kind == "cuda" ? a.target : a.kind + ":" + a.target;
+        if (!a.reason.empty()) head += " (" + notes.refer(a.reason) + ")";
+        std::string label = target_label(a);
         auto it = std::find_if(groups.begin(), groups.end(), [&](auto& g) { return g.first == head; });
         if (it == groups.end())
             groups.emplace_back(head, label);
@@ -58,10 +91,11 @@ std::string artifacts_cell(const KernelStatus& status, const Terminal& terminal)
 
 std::string table(const StatusReport& report, const Terminal& terminal)
 {
+    Footnotes notes;
     std::vector<std::array<std::string, 5>> rows = {{"kernel", "host", "CUDA", "signatures", "artifacts"}};
     for (const auto& k : report.kernels)
         rows.push_back({k.kernel.module, host_kinds(k.kernel), k.kernel.cuda_file ? "yes" : "no",
-                        to_string(k.signatures.agreement()), artifacts_cell(k, terminal)});
+                        to_string(k.signatures.agreement()), artifacts_cell(k, terminal, notes)});
     std::array<std::size_t, 4> width{};
     for (const auto& row : rows)
         for (std::size_t c = 0; c < width.size(); ++c) width[c] = std::max(width[c], row[c].size());
@@ -69,7 +103,7 @@ std::string table(const StatusReport& report, const Terminal& terminal)
     for (const auto& row : rows)
         out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", row[0], width[0], row[1], width[1], row[2], width[2],
                            row[3], width[3], row[4]);
-    return out;
+    return out + notes.text();
 }
 
 // In place: one line of counts for the modules kernels import, then a line

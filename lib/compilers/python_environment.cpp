@@ -3,6 +3,7 @@
 #include "compilers/tool_probe.hpp"
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
 #include "util/subprocess.hpp"
 
 #include <gnu/libc-version.h>
@@ -10,6 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
@@ -131,7 +133,10 @@ std::optional<PythonFacts> find_python_facts(const std::string& python, const To
     if (!why) why = &ignored;
     fs::path interpreter = util::find_in_path(python);
     if (interpreter.empty()) {
-        *why = "no Python interpreter '" + python + "' (PATH or path)";
+        bool hidden = python.find('/') != std::string::npos && ::access(python.c_str(), F_OK) != 0 && errno == EACCES;
+        *why = hidden ? "interpreter not accessible: " + python + ": " + util::errno_message(EACCES) +
+                            " (a folder on its path may not be searched by this user)"
+                      : "no Python interpreter '" + python + "' (PATH or path)";
         return std::nullopt;
     }
     std::string path_record = probe.answer(interpreter, path_question_for(interpreter), [] { return std::string(); });

@@ -178,7 +178,10 @@ fs::path find_in_path(const std::string& program)
 {
     // Absolute, because the tools run their children in other folders; not
     // canonical, because a virtual environment's python is known by its link.
-    if (program.find('/') != std::string::npos) return fs::exists(program) ? fs::absolute(program).lexically_normal() : fs::path();
+    if (program.find('/') != std::string::npos) {
+        std::error_code error;  // a folder we may not search reads as not there
+        return fs::exists(program, error) ? fs::absolute(program).lexically_normal() : fs::path();
+    }
     const char* path = std::getenv("PATH");
     std::istringstream dirs(path ? path : "/usr/bin:/bin");
     std::string dir;

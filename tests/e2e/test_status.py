@@ -21,7 +21,13 @@ def rows(stdout):
     lines = stdout.splitlines()
     assert lines[1] == ""
     assert lines[2].split() == ["kernel", "host", "CUDA", "signatures", "artifacts"]
-    return {line.split()[0]: line for line in lines[3:]}
+    table = lines[3:lines.index("", 3)] if "" in lines[3:] else lines[3:]
+    return {line.split()[0]: line for line in table}
+
+
+def footnotes(stdout):
+    """The numbered notes under the table: {"[1]": "reason", ...}."""
+    return dict(line.split(" ", 1) for line in stdout.splitlines() if line.startswith("["))
 
 
 def test_fresh_tree_status_matches_cunumpys_summary_and_needs_no_tool(run, example, tmp_path):
@@ -36,8 +42,13 @@ def test_fresh_tree_status_matches_cunumpys_summary_and_needs_no_tool(run, examp
     # interpreter their state is unknown, never guessed.
     assert table["particles.kernels.sort"].split()[1:4] == ["pyccel", "no", "-"]
     assert table["particles.kernels.sort"].split()[4] == "unknown"
-    assert table["particles.kernels.sort"].endswith("host:host")
-    assert "unknown (no record of the nvrtc version" in table["particles.kernels.push"]
+    assert table["particles.kernels.sort"].endswith(": host")
+    # The explanation is printed once, under the table, not on each row.
+    notes = footnotes(result.stdout)
+    nvrtc = [n for n, text in notes.items() if text.startswith("no record of the nvrtc version")]
+    assert len(nvrtc) == 1 and result.stdout.count("no record of the nvrtc version") == 1, result.stdout
+    assert f"unknown (see {nvrtc[0]}): compute_90, sm_80, sm_90" in table["particles.kernels.push"]
+    assert f"unknown (see {nvrtc[0]})" in table["particles.kernels.deposit"]
     # no compiler library loaded, no process started
     assert "libnvrtc" not in result.stderr
     assert result.stderr.count("initialize program:") == 1
@@ -52,7 +63,7 @@ def test_states_follow_the_cache_and_the_gates_fail_as_documented(run, example, 
     result = run("status", *flags, "--require-built", "--check-signatures", env={"LD_DEBUG": "files"}, check=0)
     assert "libnvrtc" not in result.stderr and result.stderr.count("initialize program:") == 1
     table = rows(result.stdout)
-    assert table["particles.kernels.push"].split()[1:] == ["pyccel", "yes", "match", "built:", "host:host,", "sm_90"]
+    assert table["particles.kernels.push"].split()[1:] == ["pyccel", "yes", "match", "built:", "host,", "sm_90"]
 
     # the configuration counts: sm_80 was never built
     result = run("status", "--arch", "sm_80", "--no-ptx", *common, "--require-built", check=1)
@@ -96,3 +107,31 @@ def test_a_failed_build_shows_as_failed_last_time(run, example, tmp_path):
     assert artifact["state"] == "failed"
     assert artifact["reason"].startswith("failed last time: ")
     assert "deposit_cuda.cu" in artifact["reason"]
+
+
+def test_an_interpreter_this_user_cannot_reach_leaves_host_rows_unknown_and_cuda_rows_as_usual(run, example, tmp_path):
+    hidden = tmp_path / "hidden"
+    (hidden / "bin").mkdir(parents=True)
+    (hidden / "bin" / "python").symlink_to(PYTHON)
+    hidden.chmod(0)
+    try:
+        result = run("status", "--cache-dir", tmp_path / "cache", "--python", hidden / "bin" / "python", example,
+                     check=0, file_modes_bind=True)
+    finally:
+        hidden.chmod(0o700)
+    assert "internal error" not in result.stderr
+    push = rows(result.stdout)["particles.kernels.push"]
+    notes = footnotes(result.stdout)
+    host_note = next(n for n, text in notes.items() if "interpreter not accessible" in text)
+    assert push.endswith(f"unknown (see {host_note}): host"), push
+    assert "Permission denied" in notes[host_note]
+    assert "compute_90, sm_80, sm_90" in push
+
+
+def test_only_host_or_only_cuda_reports_those_artifacts_as_build_only_builds_them(run, example, tmp_path):
+    common = ["--cache-dir", tmp_path / "cache", example]
+    cuda = rows(run("status", "--only", "cuda", *common, check=0).stdout)["particles.kernels.push"]
+    assert cuda.endswith("compute_90, sm_80, sm_90") and "host" not in cuda.split("match", 1)[1]
+    host = rows(run("status", "--only", "host", *common, check=0).stdout)["particles.kernels.push"]
+    assert host.endswith(": host") and "sm_90" not in host
+    assert rows(run("status", "--only", "host", *common, check=0).stdout)["particles.kernels.sort"].endswith(": host")
