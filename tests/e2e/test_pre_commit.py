@@ -85,3 +85,53 @@ def test_a_commit_that_breaks_a_signature_is_refused_and_the_fix_passes(tmp_path
     fixed = git(project, "commit", "-m", "document n", env=env, check=False)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert git(project, "rev-list", "--count", "HEAD", env=env).stdout.strip() == "2"
+
+
+def one_kernel_project(root, host_suffix, swapped=False):
+    """A package whose pyproject.toml sets its own host suffix, with one kernel `scale`."""
+    (root / "src" / root.name / "kernels" / "scale").mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text(f'[tool.cunumpy-kernels]\nhost-suffix = "{host_suffix}"\n')
+    folder = root / "src" / root.name / "kernels" / "scale"
+    (folder / f"scale{host_suffix}.py").write_text("def scale(x, a, n):\n    pass\n")
+    params = "double a, double* x, int n" if swapped else "double* x, double a, int n"
+    (folder / "scale_cuda.cu").write_text(f'extern "C" __global__ void scale({params}) {{}}\n')
+    return folder
+
+
+def test_as_a_hook_deleted_paths_are_skipped_and_each_package_uses_its_own_pyproject(tmp_path, env, hook_repository):
+    pre_commit = find_pre_commit()
+    project = tmp_path / "mono"
+    project.mkdir()
+    alpha = one_kernel_project(project / "alpha", "_kernels")
+    beta = one_kernel_project(project / "beta", "_host")
+    repo, rev = hook_repository
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {repo}\n    rev: {rev}\n    hooks:\n      - id: check-signatures\n")
+    git(project, "init", "-q", env=env)
+    subprocess.run([pre_commit, "install"], cwd=project, env=env, check=True, capture_output=True, timeout=300)
+    git(project, "add", ".", env=env)
+    first = git(project, "commit", "-m", "two packages", env=env, check=False)
+    assert first.returncode == 0, first.stdout + first.stderr
+
+    # beta's kernel is read with beta's suffix: a swap there is found, whatever alpha's config says.
+    one_kernel_project(project / "beta", "_host", swapped=True)
+    git(project, "add", ".", env=env)
+    refused = git(project, "commit", "-m", "swap in beta", env=env, check=False)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0 and "the host kernel takes (x, a, n), the CUDA kernel (a, x, n)" in output, output
+    git(project, "reset", "-q", "--hard", env=env)
+
+    # A path that is gone (deleted or renamed in the change): pre-commit drops it
+    # itself; a script that feeds the hook `git diff --name-only` does not. Both
+    # check the others.
+    gone = alpha / "gone_cuda.cu"
+    paths = [str(gone.relative_to(project)), str((beta / "scale_cuda.cu").relative_to(project))]
+    result = subprocess.run([pre_commit, "run", "check-signatures", "--verbose", "--files", *paths],
+                            cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "check-signatures: 1 kernel, 1 with more than one implementation: all agree" in result.stdout
+    hook = subprocess.run([str(SOURCE_ROOT / "share" / "hooks" / "check-signatures"), *paths], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert hook.returncode == 0, hook.stdout + hook.stderr
+    assert "does not exist (deleted or renamed): skipped" in hook.stdout + hook.stderr
+    assert "1 kernel, 1 with more than one implementation: all agree" in hook.stdout + hook.stderr
