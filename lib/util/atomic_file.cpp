@@ -26,7 +26,10 @@ AtomicFile::~AtomicFile()
 
 void AtomicFile::write(std::string_view bytes)
 {
-    write_file_synced(temporary_, std::string(bytes));
+    // Not synced here: commit() syncs once, whichever way the bytes came.
+    UniqueFd fd(::open(temporary_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (!fd.valid()) throw CacheError("cannot create " + temporary_.string() + ": " + errno_message(errno));
+    write_all(fd.get(), bytes, temporary_);
 }
 
 void AtomicFile::copy_from(const fs::path& source)

@@ -56,7 +56,7 @@ std::string read_file(const fs::path& path)
     return content.str();
 }
 
-static void write_all(int fd, const std::string& bytes, const fs::path& path)
+void write_all(int fd, std::string_view bytes, const fs::path& path)
 {
     std::size_t done = 0;
     while (done < bytes.size()) {

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ck::util {
 
@@ -27,6 +28,10 @@ private:
 
 /// The whole file. Throws SourceError "cannot read PATH: REASON".
 std::string read_file(const std::filesystem::path& path);
+
+/// Writes all of `bytes` to `fd` (retrying short writes and EINTR). Throws
+/// CacheError "cannot write PATH: REASON", `path` naming the file.
+void write_all(int fd, std::string_view bytes, const std::filesystem::path& path);
 
 /// Writes `bytes` to a new file and fsyncs it. Throws CacheError naming the path.
 void write_file_synced(const std::filesystem::path& path, const std::string& bytes);

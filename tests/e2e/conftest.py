@@ -7,6 +7,7 @@ cache is never touched.
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,3 +117,14 @@ def struphy_tree(tmp_path_factory):
     with zipfile.ZipFile(wheel) as archive:
         archive.extractall(tree)
     return tree
+
+
+def status_rows(stdout):
+    """status's table rows by kernel, each long reason ("see [1]") replaced by its note under the table."""
+    notes = dict(line.split(" ", 1) for line in stdout.splitlines() if re.match(r"\[\d+\] ", line))
+    rows = {}
+    for line in stdout.splitlines()[3:]:
+        if not line:
+            break
+        rows[line.split()[0]] = re.sub(r"see (\[\d+\])", lambda m: notes[m.group(1)], line)
+    return rows

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON, SOURCE_ROOT, jobs_by_state
+from conftest import PYTHON, SOURCE_ROOT, jobs_by_state, status_rows
 
 
 # Prepended to every program: compiling is impossible, and attempts are counted.
@@ -319,7 +319,7 @@ def test_an_import_cycle_is_reported_with_its_modules(run, sim, tmp_path):
     assert "import cycle" in failed["sim.util.lin_kernels"]
     assert {j["module"] for j in jobs_by_state(report, "built")} == {"sim.kernels.plain"}
     status = run("status", "--python", PYTHON, "--cache-dir", tmp_path / "cache", sim)
-    row = next(line for line in status.stdout.splitlines() if line.startswith("sim.kernels.scale "))
+    row = status_rows(status.stdout)["sim.kernels.scale"]
     assert "failed (" in row and "import cycle" in row, status.stdout
 
 

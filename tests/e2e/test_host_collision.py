@@ -8,7 +8,7 @@ in the other.
 
 import textwrap
 
-from conftest import jobs_by_state
+from conftest import jobs_by_state, status_rows
 from test_host_build import PYTHON, host_jobs, run_program
 
 KD = """
@@ -65,7 +65,7 @@ print(json.dumps({"out": out, "pyccel_runs": len(PYCCEL_RUNS)}))
 
 def status_row(run, cache, path, kernel):
     result = run("status", "--python", PYTHON, "--cache-dir", cache, path)
-    return next(line for line in result.stdout.splitlines() if line.startswith(kernel + " ")), result
+    return status_rows(result.stdout)[kernel], result
 
 
 def test_one_build_fails_both_modules_and_says_why(run, tmp_path):
