@@ -77,6 +77,12 @@ CudaKernelDeclaration combine(std::vector<CudaDeclaration> declarations, std::st
                                  [](const CudaDeclaration& d) { return d.parameters.ok; });
     if (any_named)
         std::erase_if(declarations, [](const CudaDeclaration& d) { return d.parameters.unnamed_only && !d.has_body; });
+    // The compiler takes the names of the definition: a prototype's names
+    // are not part of the function (and an extern "C" one cannot be an
+    // overload), so they do not count once a definition is seen. Only
+    // prototypes alone must agree among themselves.
+    bool defined = std::any_of(declarations.begin(), declarations.end(), [](const CudaDeclaration& d) { return d.has_body; });
+    if (defined) std::erase_if(declarations, [](const CudaDeclaration& d) { return !d.has_body; });
     for (const auto& d : declarations)
         if (!d.parameters.ok)
             return {make(Status::unreadable, d.line,
