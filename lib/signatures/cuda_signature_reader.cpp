@@ -87,7 +87,7 @@ CudaKernelDeclaration combine(std::vector<CudaDeclaration> declarations, std::st
         if (!d.parameters.ok)
             return {make(Status::unreadable, d.line,
                          "cannot read the parameters of '" + std::string(name) + "': " + d.parameters.problem),
-                    {}, 0};
+                    {}, 0, {}};
     std::stable_sort(declarations.begin(), declarations.end(),
                      [](const CudaDeclaration& a, const CudaDeclaration& b) { return a.line < b.line; });
     const CudaDeclaration& first = declarations.front();
@@ -98,12 +98,12 @@ CudaKernelDeclaration combine(std::vector<CudaDeclaration> declarations, std::st
                              std::to_string(first.line) + " takes " + joined(first.parameters.names) + ", line " +
                              std::to_string(d.line) + " takes " + joined(d.parameters.names) +
                              "; cannot tell which one is compiled (#if branches or overloads)"),
-                    {}, 0};
+                    {}, 0, {}};
     auto definition = std::find_if(declarations.begin(), declarations.end(),
                                    [](const CudaDeclaration& d) { return d.has_body; });
     std::size_t chosen = definition != declarations.end() ? static_cast<std::size_t>(definition - declarations.begin()) : 0;
     SignatureRead read = make(Status::found, declarations[chosen].line, "", declarations[chosen].parameters.names);
-    return {std::move(read), std::move(declarations), chosen};
+    return {std::move(read), std::move(declarations), chosen, {}};
 }
 
 }  // namespace
@@ -120,10 +120,12 @@ CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string
         return {make(Status::unreadable, 0,
                      "its object-like macros expand to more than " +
                          std::to_string(CppPreprocessor::expansion_factor) + " times the file's tokens; not read"),
-                {}, 0};
+                {}, 0, {}};
     if (scanner.declarations().empty())
-        return {without_declaration(scanner, preprocessor.function_macros(), name), {}, 0};
-    return combine(scanner.declarations(), name);
+        return {without_declaration(scanner, preprocessor.function_macros(), name), {}, 0, {}};
+    CudaKernelDeclaration result = combine(scanner.declarations(), name);
+    result.instantiations = scanner.instantiations();
+    return result;
 }
 
 }  // namespace signatures

@@ -20,6 +20,8 @@ struct CudaKernelDeclaration {
     /// parameter names dropped), in line order; all take the same names.
     std::vector<CudaDeclaration> declarations;
     std::size_t chosen = 0;  ///< found: the one `read` reports (the definition, else the first)
+    /// Explicit instantiations of the name (`template __global__ void k<double>(...);`), in source order.
+    std::vector<ExplicitInstantiation> instantiations;
 };
 
 /// Reads `__global__ ... <name>(...)` of CUDA C++ `source` as
