@@ -468,14 +468,16 @@ std::string no_match_why(std::string_view source, const Code& code, std::string_
     std::string pattern = "__global__ void " + std::string(name) + "(";
     std::string base = "it finds no `" + pattern + "`";
     if (hint_line <= 0) return base;
-    bool survives = false;
-    for (std::size_t at : code.origin)
-        if (line_of(source, at) == hint_line) {
-            survives = true;
-            break;
-        }
+    // What is left of the line once cunumpy removed "comments".
+    std::string kept;
+    int line = 1;
+    for (std::size_t i = 0, at = 0; i < code.text.size(); ++i) {
+        for (; at < code.origin[i]; ++at) line += source[at] == '\n' ? 1 : 0;
+        if (line == hint_line && code.text[i] != '\n') kept += code.text[i];
+        if (line > hint_line) break;
+    }
     std::string text = source_line(source, hint_line);
-    if (!survives || text.empty())
+    if (text.find(name) != npos && kept.find(name) == npos)
         return base + ": it removes comments without seeing strings, so a `/*` or `//` inside a string or character "
                       "literal hides this declaration (up to the next `*/`); split the literal (\"/\" \"*\") or move it";
     if (text.find("__launch_bounds__") != npos)
@@ -520,8 +522,9 @@ CunumpyReading read_as_cunumpy(std::string_view source, std::string_view name, c
         for (const auto& p : split_top_level(match.template_text))
             if (!stripped(p).empty()) template_params.push_back(split_words(p));
         if (!template_args || template_args->size() != template_params.size())
-            return fail(quoted + " is a template with " + std::to_string(template_params.size()) +
-                        " parameters, which it reads only with template_args: pass them to cunumpy (and set the same in "
+            return fail(quoted + " is a template with " + std::to_string(template_params.size()) + " parameter" +
+                        (template_params.size() == 1 ? "" : "s") +
+                        ", which it reads only with template_args: pass them to cunumpy (and set the same in "
                         "[tool.cunumpy-kernels] template-args)");
         for (std::size_t i = 0; i < template_params.size(); ++i) {
             const auto& words = template_params[i];
