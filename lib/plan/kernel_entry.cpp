@@ -72,7 +72,8 @@ KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::
         entry.origin = std::move(origin);
         return entry;
     };
-    signatures::CudaKernelDeclaration found = signatures::read_cuda_declaration(source, kernel.name);
+    signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config);
+    signatures::CudaKernelDeclaration found = signatures::read_cuda_declaration(source, kernel.name, &headers);
     if (found.read.status != SignatureRead::Status::found) return configured ? with(*configured, from_config) : entry;
     const auto& declaration = found.declarations[found.chosen];
     const int line = declaration.line;

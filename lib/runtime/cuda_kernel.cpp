@@ -35,7 +35,9 @@ CudaKernel::CudaKernel(KernelSource source, const Config& config, std::shared_pt
         std::string text = util::read_file(*source_.cuda_file);
         // The entry build compiled: a template's instantiation is typed with its arguments.
         KernelEntry entry = kernel_entry(source_, config, text);
-        GlobalSignature signature = read_global_signature(text, source_.name, *source_.cuda_file, entry.template_args);
+        signatures::ProjectHeaders headers = signatures::project_headers_of(source_, config);
+        GlobalSignature signature =
+            read_global_signature(text, source_.name, *source_.cuda_file, entry.template_args, &headers);
         packer_.emplace(source_.name, std::move(signature.parameters));
     } catch (const SourceError& error) {
         signature_error_ = error.what();

@@ -259,9 +259,10 @@ std::string describe_parameter(const KernelParameter& parameter, std::size_t ind
 }
 
 GlobalSignature read_global_signature(const std::string& source, const std::string& name, const std::filesystem::path& file,
-                                      const std::vector<std::string>& template_args)
+                                      const std::vector<std::string>& template_args,
+                                      signatures::IncludeSource* includes)
 {
-    auto found = signatures::read_cuda_declaration(source, name);
+    auto found = signatures::read_cuda_declaration(source, name, includes);
     std::string at = file.string() + (found.read.line ? ":" + std::to_string(found.read.line) : "");
     if (found.read.status != SignatureRead::Status::found) {
         std::string hint = found.read.status == SignatureRead::Status::not_found

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "cunumpy_kernels/arguments.hpp"
+#include "signatures/project_headers.hpp"
 
 #include <filesystem>
 #include <string>
@@ -59,9 +60,11 @@ struct GlobalSignature {
 /// it is a template and `template_args` is empty, two definitions (in `#if`
 /// branches) take other types, or a parameter type cannot be checked
 /// (`double**`, a pointer to a struct, a reference, a function pointer).
+/// `includes`: the project headers whose macros count, as for check-signatures.
 GlobalSignature read_global_signature(const std::string& source, const std::string& name,
                                       const std::filesystem::path& file,
-                                      const std::vector<std::string>& template_args = {});
+                                      const std::vector<std::string>& template_args = {},
+                                      signatures::IncludeSource* includes = nullptr);
 
 
 }  // namespace ck

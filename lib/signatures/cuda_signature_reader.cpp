@@ -49,7 +49,8 @@ SignatureRead without_declaration(const signatures::CudaDeclarationScanner& scan
         auto macro = macros.find(use.macro);
         if (macro != macros.end() && declares_global(macro->second))
             return make(Status::unreadable, use.line,
-                        quoted + " is declared by the function-like macro " + use.macro + " (defined at line " +
+                        quoted + " is declared by the function-like macro " + use.macro + " (defined at " +
+                            (macro->second.file.empty() ? "line " : macro->second.file + ":") +
                             std::to_string(macro->second.line) +
                             "); parameters a macro generates cannot be read: write the declaration out");
     }
@@ -59,7 +60,7 @@ SignatureRead without_declaration(const signatures::CudaDeclarationScanner& scan
                         "no __global__ declaration of " + quoted + ", but this line passes it to " + use.macro +
                             "(...), which may generate one (a macro from another file?): write the declaration out");
     for (const auto& [macro_name, macro] : macros)
-        if (declares_global(macro) && mentions(macro, name))
+        if (macro.file.empty() && declares_global(macro) && mentions(macro, name))
             return make(Status::unreadable, macro.line,
                         quoted + " is declared only inside the function-like macro " + macro_name +
                             ", whose parameters cannot be read: write the declaration out");
@@ -110,10 +111,10 @@ CudaKernelDeclaration combine(std::vector<CudaDeclaration> declarations, std::st
 
 namespace signatures {
 
-CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name)
+CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name, IncludeSource* includes)
 {
     CudaDeclarationScanner scanner{std::string(name)};
-    CppPreprocessor preprocessor(scanner);
+    CppPreprocessor preprocessor(scanner, includes);
     preprocessor.run(lex_cpp(source));
     scanner.finish();
     if (preprocessor.expansion_limit_hit())
@@ -126,6 +127,11 @@ CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string
     CudaKernelDeclaration result = combine(scanner.declarations(), name);
     result.instantiations = scanner.instantiations();
     return result;
+}
+
+SignatureRead read_cuda_signature_with(std::string_view source, std::string_view name, IncludeSource* includes)
+{
+    return read_cuda_declaration(source, name, includes).read;
 }
 
 }  // namespace signatures

@@ -7,6 +7,7 @@
 
 #include "cunumpy_kernels/signature_read.hpp"
 #include "signatures/cuda_declaration_scanner.hpp"
+#include "signatures/project_headers.hpp"
 
 #include <string_view>
 #include <vector>
@@ -25,7 +26,13 @@ struct CudaKernelDeclaration {
 };
 
 /// Reads `__global__ ... <name>(...)` of CUDA C++ `source` as
-/// read_cuda_signature documents it. Never throws; linear in the input.
-CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name);
+/// read_cuda_signature documents it; with `includes`, the object-like
+/// macros of the project headers it includes count too (ProjectHeaders).
+/// Never throws; linear in the input (headers bounded by ProjectHeaders).
+CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name,
+                                            IncludeSource* includes = nullptr);
+
+/// read_cuda_declaration(...).read, for check-signatures.
+SignatureRead read_cuda_signature_with(std::string_view source, std::string_view name, IncludeSource* includes);
 
 }  // namespace ck::signatures

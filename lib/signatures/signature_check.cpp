@@ -3,6 +3,7 @@
 #include "signatures/signatures.hpp"
 
 #include "plan/kernel_entry.hpp"
+#include "signatures/cuda_signature_reader.hpp"
 #include "signatures/cunumpy_readability.hpp"
 #include "util/file_util.hpp"
 
@@ -46,10 +47,15 @@ std::vector<Source> sources_of(const KernelSource& kernel)
     return sources;
 }
 
-SignatureRead read_source(const Source& source, const std::string& text, const std::string& name)
+SignatureRead read_source(const Source& source, const std::string& text, const KernelSource& kernel, const Config& config)
 {
+    const std::string& name = kernel.name;
     switch (source.language) {
-    case Source::Language::cuda: return read_cuda_signature(text, name);
+    case Source::Language::cuda: {
+        // A `KERNEL` macro may come from a project header, as the build finds it.
+        signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config);
+        return signatures::read_cuda_signature_with(text, name, &headers);
+    }
     case Source::Language::python_stub: return read_python_signature(text, name, PythonDefinition::first);
     case Source::Language::python_module: break;
     }
@@ -87,7 +93,7 @@ private:
             result_.declarations.push_back(std::move(signature));
             return;
         }
-        signature.read = read_source(source, text, kernel_.name);
+        signature.read = read_source(source, text, kernel_, config_);
         result_.declarations.push_back(signature);
         if (signature.read.status != SignatureRead::Status::found) {
             add(Kind::unreadable, prefix_ + "cannot read the " + source.role + ": " + signature.read.reason, {signature});
