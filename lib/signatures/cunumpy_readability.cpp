@@ -497,6 +497,7 @@ CunumpyReading read_as_cunumpy(std::string_view source, std::string_view name, c
     auto fail = [&](std::string why) {
         reading.raises = true;
         reading.why = std::move(why);
+        reading.names.clear();
         return reading;
     };
     Code code = strip_comments(source);
