@@ -5,12 +5,15 @@
 #include "tree_options.hpp"
 
 #include "cunumpy_kernels/error.hpp"
+#include "compilers/python_probe.hpp"
 #include "signatures/signature_report.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <map>
 #include <memory>
 
@@ -23,7 +26,13 @@ namespace fs = std::filesystem;
 struct CheckFlags {
     TreeOptions tree;
     std::string format = "text";
+    bool warnings_as_errors = false;
 };
+
+bool is_warning(const SignatureFinding& finding)
+{
+    return finding.severity == SignatureFinding::Severity::warning;
+}
 
 constexpr int exit_mismatch = 1;
 constexpr int exit_unreadable_path = 2;
@@ -72,7 +81,8 @@ std::string text_report(const std::vector<KernelSignatures>& kernels, const Term
     for (const auto& kernel : kernels)
         for (const auto& finding : kernel.findings) {
             const Signature& at = finding.declarations.back();
-            out += fmt::format("{}: {} {}\n", location(at), terminal.red("error:"), finding.message);
+            std::string severity = is_warning(finding) ? terminal.bold("warning:") : terminal.red("error:");
+            out += fmt::format("{}: {} {}\n", location(at), severity, finding.message);
             if (finding.declarations.size() > 1)
                 out += fmt::format("{}: {} the {} is declared here\n", location(finding.declarations.front()),
                                    terminal.bold("note:"), finding.declarations.front().role);
@@ -89,36 +99,51 @@ std::string github_report(const std::vector<KernelSignatures>& kernels)
                 std::string properties = "file=" + github_escape(report_path(declaration.file, true), true);
                 if (declaration.read.line > 0) properties += fmt::format(",line={}", declaration.read.line);
                 properties += ",title=" + github_escape("kernel " + kernel.name + ": " + declaration.role, true);
-                out += "::error " + properties + "::" + github_escape(finding.message, false) + "\n";
+                out += (is_warning(finding) ? "::warning " : "::error ") + properties +
+                       "::" + github_escape(finding.message, false) + "\n";
             }
     return out;
 }
 
 std::string summary(const std::vector<KernelSignatures>& kernels)
 {
-    std::size_t compared = 0, mismatched = 0, unreadable = 0;
+    std::size_t compared = 0, mismatched = 0, unreadable = 0, warnings = 0;
     for (const auto& kernel : kernels) {
         SignatureAgreement agreement = kernel.agreement();
         compared += agreement != SignatureAgreement::nothing_to_compare ? 1 : 0;
         mismatched += agreement == SignatureAgreement::mismatch ? 1 : 0;
         unreadable += agreement == SignatureAgreement::unreadable ? 1 : 0;
+        warnings += static_cast<std::size_t>(std::count_if(kernel.findings.begin(), kernel.findings.end(), is_warning));
     }
+    std::string warned = warnings ? ", " + counted(warnings, "warning") : "";
     if (mismatched + unreadable == 0)
-        return fmt::format("check-signatures: {}, {} with more than one implementation: all agree",
-                           counted(kernels.size(), "kernel"), compared);
-    return fmt::format("check-signatures: {}, {} compared: {} differ, {} cannot be read",
-                       counted(kernels.size(), "kernel"), compared, mismatched, unreadable);
+        return fmt::format("check-signatures: {}, {} with more than one implementation: all agree{}",
+                           counted(kernels.size(), "kernel"), compared, warned);
+    return fmt::format("check-signatures: {}, {} compared: {} differ, {} cannot be read{}",
+                       counted(kernels.size(), "kernel"), compared, mismatched, unreadable, warned);
 }
 
-int exit_code(const std::vector<KernelSignatures>& kernels)
+// Warnings fail the check only when asked to.
+int exit_code(const std::vector<KernelSignatures>& kernels, bool warnings_as_errors)
 {
     int code = 0;
     for (const auto& kernel : kernels)
         for (const auto& finding : kernel.findings) {
             if (finding.kind == SignatureFinding::Kind::unreadable_file) return exit_unreadable_path;
-            code = exit_mismatch;
+            if (!is_warning(finding) || warnings_as_errors) code = exit_mismatch;
         }
     return code;
+}
+
+// cunumpy's version, asked of the tree's Python once and only when a
+// warning is worded: a hook with nothing to warn about starts no process.
+CunumpyVersion cunumpy_version_of(const std::string& python)
+{
+    auto asked = std::make_shared<std::optional<std::string>>();
+    return [asked, python] {
+        if (!*asked) *asked = find_cunumpy_version(python).value_or("");
+        return **asked;
+    };
 }
 
 // As a pre-commit hook the paths are the staged files: one the commit
@@ -137,21 +162,25 @@ std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, Termina
 // Each path is read with the configuration of its nearest pyproject.toml,
 // as `build` of that tree would read it: in a monorepo the packages'
 // suffixes may differ.
-std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::vector<fs::path>& paths)
+std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::vector<fs::path>& paths,
+                                          bool& warnings_as_errors)
 {
+    warnings_as_errors = flags.warnings_as_errors;
     std::map<fs::path, std::vector<fs::path>> by_config;
     for (const auto& path : paths) by_config[load_config(path).source_file].push_back(path);
     if (paths.empty()) by_config[{}] = {};  // the working folder's tree, walked
     std::vector<KernelSignatures> results;
     for (const auto& [pyproject, group] : by_config) {
         Config config = group.empty() ? flags.tree.resolve() : flags.tree.resolve_at(group.front());
+        warnings_as_errors = warnings_as_errors || config.warnings_as_errors;
         std::vector<KernelSource> kernels;
         try {
             kernels = kernels_of_paths(group, config, [](const std::string& w) { spdlog::warn("{}", w); });
         } catch (const SourceError& error) {
             throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
         }
-        for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config));
+        CunumpyVersion version = cunumpy_version_of(config.python);
+        for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config, version));
     }
     return results;
 }
@@ -163,7 +192,8 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         paths = existing_paths(paths, terminal);
         if (paths.empty()) return 0;
     }
-    std::vector<KernelSignatures> results = check_paths(flags, paths);
+    bool warnings_as_errors = false;
+    std::vector<KernelSignatures> results = check_paths(flags, paths, warnings_as_errors);
     if (flags.format == "json") {
         terminal.result(to_json(results, display_path).dump(2) + "\n");
     } else if (flags.format == "github") {
@@ -172,7 +202,7 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         terminal.result(text_report(results, terminal));
         terminal.note(summary(results));
     }
-    return exit_code(results);
+    return exit_code(results, warnings_as_errors);
 }
 
 }  // namespace
@@ -183,6 +213,8 @@ CommandRunner setup_check_signatures(CLI::App& command)
     flags->tree.add_to(command);
     command.add_option("--format", flags->format, "text (file:line: error: ...), json, or github (workflow annotations)")
         ->check(CLI::IsMember({"text", "json", "github"}));
+    command.add_flag("--warnings-as-errors", flags->warnings_as_errors,
+                     "exit 1 on warnings too (cunumpy cannot read a declaration); also the warnings-as-errors key");
     return [flags](Terminal& terminal) { return run_check(*flags, terminal); };
 }
 

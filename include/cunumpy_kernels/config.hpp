@@ -5,6 +5,7 @@
 #include "cunumpy_kernels/export.hpp"
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,6 +49,14 @@ struct Config {
     /// in-place-modules: more Python files that in-place builds compile (with
     /// the modules they import), beyond the kernels' and `*<host-suffix>.py`
     std::vector<std::filesystem::path> in_place_modules;
+    /// template-args: the C++ template arguments of template `__global__`
+    /// entries, as cunumpy's `template_args` gives them, by kernel name (or
+    /// dotted module name, which wins when both are set): `{ scale =
+    /// ["double", "3"] }` builds, keys and launches `scale<double, 3>`.
+    std::map<std::string, std::vector<std::string>> template_args;
+    /// warnings-as-errors: `check-signatures` exits 1 on warnings too (a
+    /// declaration cunumpy's own reader cannot read), as `--warnings-as-errors`
+    bool warnings_as_errors = false;
 
     /// The pyproject.toml the values came from; empty when none was found.
     std::filesystem::path source_file;

@@ -29,6 +29,13 @@ struct CudaCompileRequest {
     /// checks every file it reads (but the source and the toolkit's) is one,
     /// comparing canonical paths.
     std::map<std::filesystem::path, std::string> headers;
+    /// The name expression to compile and look up: empty or `kernel` for a
+    /// plain entry, `kernel<args>` for a template's instantiation (NVRTC
+    /// lowers it; nvcc instantiates it and finds its mangled symbol).
+    std::string entry;
+
+    /// `entry`, or `kernel` when it is empty.
+    const std::string& entry_expression() const { return entry.empty() ? kernel : entry; }
 };
 
 struct CudaCompileOutput {

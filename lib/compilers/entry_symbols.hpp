@@ -19,4 +19,17 @@ std::vector<std::string> ptx_entries(const std::string& ptx);
 /// when none or more than one match.
 std::string pick_entry_symbol(const std::vector<std::string>& symbols, const std::string& kernel);
 
+/// The symbol among `symbols` that is the instantiation `expression`
+/// (`scale<double, 3>`) of the function template `kernel`: the mangled
+/// `_Z<length><kernel>I...` whose demangled template arguments equal those
+/// of `expression` (white space ignored), else the only instantiation of
+/// `kernel` there is. Empty when none, or several and none equal.
+std::string pick_template_entry_symbol(const std::vector<std::string>& symbols, const std::string& kernel,
+                                       const std::string& expression);
+
+/// The template arguments of a demangled name or name expression, white
+/// space removed: "void scale<double, 3>(double*, int)" -> "double,3"
+/// (for `kernel` "scale"). Empty when `text` has none.
+std::string template_arguments_of(const std::string& text, const std::string& kernel);
+
 }  // namespace ck

@@ -91,6 +91,18 @@ std::vector<std::string> compare_with_key(const std::vector<std::string>& read, 
     return names;
 }
 
+// nvcc emits a template's instantiation only when something uses it: the
+// address taken in host code does, as NVRTC's name expressions do. Appended
+// after the user's text, so that its lines keep their numbers (a `#line`
+// naming the entry would show up in nvcc's -MMD list as a file it read).
+std::string template_instantiation(const CudaCompileRequest& request)
+{
+    const std::string& entry = request.entry_expression();
+    if (entry == request.kernel) return "";
+    return "\n// cunumpy-kernels: the entry " + entry + " (template-args or the explicit instantiation)\n"
+           "static void* const cunumpy_kernels_entry_instance __attribute__((unused)) = (void*)&" + entry + ";\n";
+}
+
 }  // namespace
 
 std::vector<std::string> parse_make_dependencies(const std::string& text)
@@ -200,7 +212,7 @@ CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const
     argv.insert(argv.end(), {"-MMD", "-MF", dependencies.string()});
     // nvcc reads the file itself: hand it the exact text that was hashed.
     fs::path source = scratch.path() / request.source_file.filename();
-    util::write_file_synced(source, request.source);
+    util::write_file_synced(source, request.source + template_instantiation(request));
     argv.push_back(source.string());
 
     CudaCompileOutput output;
@@ -228,10 +240,12 @@ CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const
     }
     output.artifact = util::read_file(out);
     auto symbols = cubin ? elf_function_symbols(output.artifact) : ptx_entries(output.artifact);
-    output.entry_symbol = pick_entry_symbol(symbols, request.kernel);
+    const std::string& entry = request.entry_expression();
+    output.entry_symbol = entry == request.kernel ? pick_entry_symbol(symbols, request.kernel)
+                                                  : pick_template_entry_symbol(symbols, request.kernel, entry);
     if (output.entry_symbol.empty()) {
         output.log += (output.log.empty() ? "" : "\n") + request.source_file.string() + ": no unique __global__ " +
-                      request.kernel + " in nvcc's output";
+                      entry + " in nvcc's output";
         return output;
     }
     output.ok = true;

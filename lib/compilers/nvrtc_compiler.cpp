@@ -160,9 +160,14 @@ const char* without_bom(const std::string& source)
 std::string explain_name_map_error(const std::string& log, const CudaCompileRequest& request)
 {
     if (log.find("__nv_name_map") == std::string::npos) return log;
+    if (request.entry_expression() != request.kernel)
+        return request.source_file.string() + ": error: NVRTC cannot instantiate '" + request.entry_expression() +
+               "': the template arguments do not fit __global__ " + request.kernel +
+               " (check template-args in [tool.cunumpy-kernels])\n" + log;
     return request.source_file.string() + ": error: no unique __global__ function '" + request.kernel +
-           "': the entry must be one non-template __global__ void " + request.kernel +
-           "(...) (other __global__ functions are ignored)\n" + log;
+           "': the entry must be one __global__ void " + request.kernel +
+           "(...); a template needs its arguments in [tool.cunumpy-kernels] template-args "
+           "(other __global__ functions are ignored)\n" + log;
 }
 
 // NVRTC compiles device code alone, without the host C++ library: a header
@@ -191,7 +196,8 @@ CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) cons
     nvrtcResult status = api.create(&raw, without_bom(request.source), request.source_file.string().c_str(), 0, nullptr, nullptr);
     if (status != NVRTC_SUCCESS) throw ToolchainError(std::string("nvrtcCreateProgram: ") + api.error_string(status));
     Program program(api, raw);
-    api.add_name(program.get(), request.kernel.c_str());
+    const std::string& entry = request.entry_expression();
+    api.add_name(program.get(), entry.c_str());
 
     std::vector<std::string> options = {"-arch=" + request.target};
     options.insert(options.end(), request.options.begin(), request.options.end());
@@ -218,8 +224,8 @@ CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) cons
         return output;
     }
     const char* lowered = nullptr;
-    if (api.lowered_name(program.get(), request.kernel.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
-        output.log += "\nentry " + request.kernel + " not found in " + request.source_file.string();
+    if (api.lowered_name(program.get(), entry.c_str(), &lowered) != NVRTC_SUCCESS || !lowered) {
+        output.log += "\nentry " + entry + " not found in " + request.source_file.string();
         return output;
     }
     output.entry_symbol = lowered;

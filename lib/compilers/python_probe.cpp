@@ -59,4 +59,23 @@ std::optional<fs::path> find_cunumpy_include_dir(const std::string& python, cons
     return fs::path(dir);
 }
 
+std::optional<std::string> find_cunumpy_version(const std::string& python)
+{
+    fs::path interpreter = util::find_in_path(python);
+    if (interpreter.empty()) return std::nullopt;
+    try {
+        auto result = util::run_process({interpreter.string(), "-c",
+                                         "import importlib.metadata as m\n"
+                                         "try:\n    print(m.version('cunumpy'))\n"
+                                         "except m.PackageNotFoundError:\n    pass\n"});
+        std::string version = result.output;
+        while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
+        bool plain = !version.empty() && version.size() < 64 && version.find_first_of(" \n\t") == std::string::npos;
+        if (result.exit_code != 0 || !plain) return std::nullopt;
+        return version;
+    } catch (const ToolchainError&) {
+        return std::nullopt;
+    }
+}
+
 }  // namespace ck

@@ -22,4 +22,10 @@ std::optional<std::filesystem::path> find_cunumpy_include_dir(const std::string&
 std::optional<std::filesystem::path> find_remembered_cunumpy_include_dir(const std::string& python,
                                                                          const ToolProbe& probe);
 
+/// cunumpy's version as `python` would import it
+/// (importlib.metadata.version("cunumpy"), which imports nothing); nothing
+/// when Python or cunumpy is missing. Starts Python every time: callers ask
+/// only when they need the answer.
+std::optional<std::string> find_cunumpy_version(const std::string& python);
+
 }  // namespace ck

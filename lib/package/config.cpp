@@ -97,6 +97,22 @@ struct KeyContext {
     }
 };
 
+// Text that stands as one template argument in `name<...>`: NVRTC's name
+// expression and nvcc's instantiation are built from it.
+bool valid_template_argument(const std::string& arg)
+{
+    if (arg.find_first_not_of(" \t") == std::string::npos) return false;
+    if (arg.find_first_of(";{}\n\r\"'\\") != std::string::npos) return false;
+    int angle = 0, paren = 0;
+    for (char ch : arg) {
+        angle += ch == '<' ? 1 : ch == '>' ? -1 : 0;
+        paren += ch == '(' ? 1 : ch == ')' ? -1 : 0;
+        if (angle < 0 || paren < 0) return false;
+        if (ch == ',' && angle == 0 && paren == 0) return false;
+    }
+    return angle == 0 && paren == 0;
+}
+
 using KeyHandler = std::function<void(Config&, const KeyContext&)>;
 
 const std::map<std::string, KeyHandler>& key_handlers()
@@ -166,6 +182,23 @@ const std::map<std::string, KeyHandler>& key_handlers()
                  k.fail("\"" + k.string() + "\" lets every user write the cache, which build then refuses to use; "
                         "\"002\" lets the group write");
          }},
+        {"template-args",
+         [](Config& c, const KeyContext& k) {
+             const toml::table* table = k.node.as_table();
+             if (!table) k.fail("expected a table of kernel names to arrays of strings, e.g. { scale = [\"double\"] }");
+             for (const auto& [name, node] : *table) {
+                 std::string kernel(name.str());
+                 KeyContext entry{k.file, k.key, node};
+                 std::vector<std::string> args = entry.strings();
+                 if (args.empty()) entry.fail(kernel + ": expected at least one template argument such as \"double\"");
+                 for (const auto& arg : args)
+                     if (!valid_template_argument(arg))
+                         entry.fail(kernel + ": '" + arg + "' is not a C++ template argument (a type such as \"double\" "
+                                    "or a constant such as \"3\"; no ; { } or line breaks, brackets balanced)");
+                 c.template_args[kernel] = std::move(args);
+             }
+         }},
+        {"warnings-as-errors", [](Config& c, const KeyContext& k) { c.warnings_as_errors = k.boolean(); }},
         {"in-place-modules",
          [](Config& c, const KeyContext& k) {
              for (const auto& file : k.strings()) {
@@ -249,7 +282,8 @@ Config load_config_file(const fs::path& pyproject)
         if (handler == key_handlers().end()) {
             context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, "
                          "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
-                         "check-name-length, cuda-root, language, openmp, in-place, in-place-modules, umask (see cunumpy-kernels(5))");
+                         "check-name-length, cuda-root, language, openmp, in-place, in-place-modules, umask, template-args, "
+                         "warnings-as-errors (see cunumpy-kernels(5))");
         }
         handler->second(config, context);
     }

@@ -38,7 +38,8 @@ std::vector<std::string> cuda_targets(const Config& config)
 
 json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
                      const std::string& compiler_identity, const std::string& target,
-                     const std::vector<std::string>& options, const CompilerEnvironment& environment)
+                     const std::vector<std::string>& options, const CompilerEnvironment& environment,
+                     const KernelEntry& entry)
 {
     json headers = json::object();
     for (const auto& header : scan.headers) headers[header.name] = header.sha256;
@@ -57,6 +58,7 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha25
     if (!environment.profile_sha256.empty()) inputs["nvcc_profile"] = environment.profile_sha256;
     if (!scan.unresolved.empty()) inputs["unresolved_includes"] = scan.unresolved;
     if (!scan.computed.empty()) inputs["computed_includes"] = scan.computed;
+    if (entry.is_template()) inputs["template_args"] = entry.template_args;
     return inputs;
 }
 
@@ -67,8 +69,8 @@ std::string CudaJob::artifact_file() const
 
 CudaCompileRequest compile_request(const CudaJob& job)
 {
-    return {*job.kernel->cuda_file, job.source,  job.kernel->name, job.target,  job.options,
-            job.include_dirs,       job.system_include_dirs,      job.pre_includes, job.headers};
+    return {*job.kernel->cuda_file, job.source,       job.kernel->name, job.target,  job.options,
+            job.include_dirs,       job.system_include_dirs, job.pre_includes, job.headers, job.entry.expression};
 }
 
 void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output)

@@ -10,6 +10,7 @@
 
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/include_scanner.hpp"
+#include "plan/kernel_entry.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -30,6 +31,7 @@ std::vector<std::string> cuda_targets(const Config& config);
 /// Everything a CUDA job needs, computed before any compile starts.
 struct CudaJob {
     const KernelSource* kernel = nullptr;
+    KernelEntry entry;                           ///< the function compiled: `<name>` or a template's instantiation
     std::string target;
     std::string source;                          ///< the text hashed into the key
     std::vector<std::filesystem::path> include_dirs;         ///< `-I`, in the scanner's order
@@ -46,10 +48,13 @@ struct CudaJob {
 
 /// The key inputs of `kernel` for `target` (see cache.hpp: no paths, no
 /// times): source, headers, names searched and not found, forced includes,
-/// compiler, target, keyed `options`, and the compiler's `environment`.
+/// compiler, target, keyed `options`, the compiler's `environment`, and the
+/// entry's template arguments (`template_args`, only for a template, so
+/// that the keys of plain entries stay what they were).
 nlohmann::json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
                                const std::string& compiler_identity, const std::string& target,
-                               const std::vector<std::string>& options, const CompilerEnvironment& environment = {});
+                               const std::vector<std::string>& options, const CompilerEnvironment& environment = {},
+                               const KernelEntry& entry = {});
 
 /// The CudaCompileRequest of `job`.
 CudaCompileRequest compile_request(const CudaJob& job);

@@ -104,7 +104,8 @@ std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
     std::string source = util::read_file(*kernel.cuda_file);
     IncludeSearch search = search_for(kernel);
     IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes);
-    CudaJob base{&kernel, "", source, {}, options_.system_include_dirs, scan.pre_include_files, options_.keyed, {}, {}, {}};
+    CudaJob base{&kernel, kernel_entry(kernel, config_, source), "", source, {}, options_.system_include_dirs,
+                 scan.pre_include_files, options_.keyed, {}, {}, {}};
     for (const auto& dir : search.dirs) base.include_dirs.push_back(dir.dir);
     if (auto late = scanner_.late_dir_if_known()) base.include_dirs.push_back(*late);
     // As found: canonical paths cost a readlink per component, paid only by a
@@ -115,7 +116,7 @@ std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
         CudaJob job = base;
         job.target = target;
         job.inputs = cuda_key_inputs(kernel, source_sha256, scan, compiler_identity_, target, options_.keyed,
-                                     facts_.environment);
+                                     facts_.environment, job.entry);
         job.key = cache_key(job.inputs);
         jobs.push_back(std::move(job));
     }

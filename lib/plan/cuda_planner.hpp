@@ -54,8 +54,9 @@ public:
 
     /// The jobs of a ported kernel, one per target of cuda_targets(config).
     /// Header digests are read once per planner. Throws SourceError when the
-    /// source or an included header cannot be read, or a quoted include is
-    /// found nowhere.
+    /// source or an included header cannot be read, a quoted include is
+    /// found nowhere, or the entry is a template without (fitting) template
+    /// arguments (kernel_entry).
     std::vector<CudaJob> plan(const KernelSource& kernel);
 
     /// Options the parser does not know (passed on and keyed; warn once).

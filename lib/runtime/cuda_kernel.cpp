@@ -3,6 +3,7 @@
 #include "cunumpy_kernels/error.hpp"
 
 #include "runtime/artifact_cache.hpp"
+#include "plan/kernel_entry.hpp"
 #include "runtime/gpu_state.hpp"
 #include "util/file_util.hpp"
 
@@ -26,12 +27,17 @@ int function_attribute(CudaDriver& driver, CUfunction function, CUfunction_attri
 
 }  // namespace
 
-CudaKernel::CudaKernel(KernelSource source, std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu,
-                       WarningSink warn)
+CudaKernel::CudaKernel(KernelSource source, const Config& config, std::shared_ptr<ArtifactCache> cache,
+                       std::shared_ptr<Gpu> gpu, WarningSink warn)
     : source_(std::move(source)), cache_(std::move(cache)), gpu_(std::move(gpu)), warn_(std::move(warn))
 {
     try {
-        GlobalSignature signature = read_global_signature(util::read_file(*source_.cuda_file), source_.name, *source_.cuda_file);
+        std::string text = util::read_file(*source_.cuda_file);
+        // The entry build compiled: a template's instantiation is typed with its arguments.
+        KernelEntry entry = kernel_entry(source_, config, text);
+        signatures::ProjectHeaders headers = signatures::project_headers_of(source_, config);
+        GlobalSignature signature =
+            read_global_signature(text, source_.name, *source_.cuda_file, entry.template_args, &headers);
         packer_.emplace(source_.name, std::move(signature.parameters));
     } catch (const SourceError& error) {
         signature_error_ = error.what();

@@ -29,7 +29,9 @@ class CudaKernel {
 public:
     /// Reads the source's `__global__` signature now; a signature that
     /// cannot be read is kept as an error raised at the first CUDA call.
-    CudaKernel(KernelSource source, std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu, WarningSink warn);
+    /// `config` gives the entry's template arguments (kernel_entry).
+    CudaKernel(KernelSource source, const Config& config, std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu,
+               WarningSink warn);
     ~CudaKernel();
     CudaKernel(const CudaKernel&) = delete;
     CudaKernel& operator=(const CudaKernel&) = delete;

@@ -97,7 +97,7 @@ Kernel make_kernel(const KernelSource& source, KernelOptions options, const Conf
     state->source = source;
     state->config = config;
     if (source.cuda_file)
-        state->cuda = std::make_shared<CudaKernel>(source, std::move(cache), std::move(gpu), state->warn);
+        state->cuda = std::make_shared<CudaKernel>(source, config, std::move(cache), std::move(gpu), state->warn);
     return KernelFactory::make(std::move(state));
 }
 

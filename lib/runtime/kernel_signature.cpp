@@ -1,6 +1,7 @@
 #include "runtime/kernel_signature.hpp"
 
 #include "cunumpy_kernels/error.hpp"
+#include "signatures/cpp_lexer.hpp"
 #include "signatures/cuda_signature_reader.hpp"
 
 #include <algorithm>
@@ -186,12 +187,46 @@ KernelParameter type_parameter(const std::string& name, const std::vector<CppTok
     return parameter;
 }
 
-std::vector<KernelParameter> type_parameters(const signatures::CudaDeclaration& declaration, const std::string& where)
+using Substitutions = std::map<std::string, std::vector<CppToken>>;
+
+// The type parameters of a template and the tokens of their arguments.
+Substitutions substitutions(const signatures::CudaDeclaration& declaration, const std::vector<std::string>& args)
+{
+    Substitutions map;
+    const auto& parameters = declaration.template_parameters;
+    for (std::size_t i = 0; i < parameters.size() && i < args.size(); ++i) {
+        if (!parameters[i].is_type || parameters[i].name.empty()) continue;
+        std::vector<CppToken> tokens = signatures::lex_cpp(args[i]);
+        map[parameters[i].name] = std::move(tokens);
+    }
+    return map;
+}
+
+std::vector<CppToken> substituted(const std::vector<CppToken>& type, const Substitutions& map)
+{
+    if (map.empty()) return type;
+    std::vector<CppToken> out;
+    for (const auto& token : type) {
+        auto found = token.kind == CppToken::Kind::identifier ? map.find(token.text) : map.end();
+        if (found == map.end()) {
+            out.push_back(token);
+            continue;
+        }
+        for (CppToken replacement : found->second) {
+            replacement.line = token.line;
+            out.push_back(std::move(replacement));
+        }
+    }
+    return out;
+}
+
+std::vector<KernelParameter> type_parameters(const signatures::CudaDeclaration& declaration, const std::string& where,
+                                             const Substitutions& map = {})
 {
     std::vector<KernelParameter> parameters;
     const auto& list = declaration.parameters;
     for (std::size_t i = 0; i < list.names.size(); ++i)
-        parameters.push_back(type_parameter(list.names[i], list.types[i], where));
+        parameters.push_back(type_parameter(list.names[i], substituted(list.types[i], map), where));
     return parameters;
 }
 
@@ -223,9 +258,11 @@ std::string describe_parameter(const KernelParameter& parameter, std::size_t ind
     return "argument " + std::to_string(index) + " (" + parameter.ctype + (pointer ? "* " : " ") + parameter.name + ")";
 }
 
-GlobalSignature read_global_signature(const std::string& source, const std::string& name, const std::filesystem::path& file)
+GlobalSignature read_global_signature(const std::string& source, const std::string& name, const std::filesystem::path& file,
+                                      const std::vector<std::string>& template_args,
+                                      signatures::IncludeSource* includes)
 {
-    auto found = signatures::read_cuda_declaration(source, name);
+    auto found = signatures::read_cuda_declaration(source, name, includes);
     std::string at = file.string() + (found.read.line ? ":" + std::to_string(found.read.line) : "");
     if (found.read.status != SignatureRead::Status::found) {
         std::string hint = found.read.status == SignatureRead::Status::not_found
@@ -234,15 +271,17 @@ GlobalSignature read_global_signature(const std::string& source, const std::stri
         throw SourceError(at + ": " + found.read.reason + hint);
     }
     const auto& chosen = found.declarations[found.chosen];
-    if (chosen.is_template)
-        throw SourceError(at + ": __global__ " + name + " is a template; the runtime launches only non-template entries");
-    GlobalSignature signature{type_parameters(chosen, at), found.read.line};
+    if (chosen.is_template && template_args.empty())
+        throw SourceError(at + ": __global__ " + name + " is a template without template arguments; set them in "
+                          "[tool.cunumpy-kernels] template-args of the package's pyproject.toml");
+    Substitutions map = chosen.is_template ? substitutions(chosen, template_args) : Substitutions{};
+    GlobalSignature signature{type_parameters(chosen, at, map), found.read.line};
     // Definitions in two #if branches may agree on names and differ in
     // types: the launch cannot know which one was compiled.
     for (const auto& other : found.declarations) {
         if (&other == &chosen || !other.has_body) continue;
         std::string other_at = file.string() + ":" + std::to_string(other.line);
-        if (!same_types(signature.parameters, type_parameters(other, other_at)))
+        if (!same_types(signature.parameters, type_parameters(other, other_at, map)))
             throw SourceError(other_at + ": this definition of " + name + " takes other parameter types than line " +
                               std::to_string(signature.line) + "; cannot tell which one is compiled (#if branches)");
     }

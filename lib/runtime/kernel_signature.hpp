@@ -14,6 +14,7 @@
 #pragma once
 
 #include "cunumpy_kernels/arguments.hpp"
+#include "signatures/project_headers.hpp"
 
 #include <filesystem>
 #include <string>
@@ -51,13 +52,19 @@ struct GlobalSignature {
 
 /// Reads `__global__ void <name>(...)` of `source` (the text of `file`) as
 /// read_cuda_signature does, the definition when there are several
-/// declarations, and types its parameters. Throws SourceError "file:line:
-/// ..." when there is no such function or check-signatures could not read it
-/// (its reason), it is a template, two definitions (in `#if` branches) take
-/// other types, or a parameter type cannot be checked (`double**`, a pointer
-/// to a struct, a reference, a function pointer).
+/// declarations, and types its parameters. For a template, `template_args`
+/// (kernel_entry's, one per template parameter) replace the type
+/// parameters' names in the parameter types, as cunumpy's
+/// parse_cuda_signature does. Throws SourceError "file:line: ..." when there
+/// is no such function or check-signatures could not read it (its reason),
+/// it is a template and `template_args` is empty, two definitions (in `#if`
+/// branches) take other types, or a parameter type cannot be checked
+/// (`double**`, a pointer to a struct, a reference, a function pointer).
+/// `includes`: the project headers whose macros count, as for check-signatures.
 GlobalSignature read_global_signature(const std::string& source, const std::string& name,
-                                      const std::filesystem::path& file);
+                                      const std::filesystem::path& file,
+                                      const std::vector<std::string>& template_args = {},
+                                      signatures::IncludeSource* includes = nullptr);
 
 
 }  // namespace ck

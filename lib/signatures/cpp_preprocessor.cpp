@@ -16,6 +16,11 @@ constexpr int max_expansion_depth = 64;
 void CppPreprocessor::run(const std::vector<CppToken>& tokens)
 {
     budget_ = std::max<std::size_t>(tokens.size(), 1024) * expansion_factor;
+    run_tokens(tokens);
+}
+
+void CppPreprocessor::run_tokens(const std::vector<CppToken>& tokens)
+{
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         if (tokens[i].kind != Kind::directive) {
             if (live()) emit(tokens[i], 0);
@@ -37,7 +42,9 @@ void CppPreprocessor::directive(const std::string& name, const std::vector<CppTo
         return;
     }
     if (!live()) return;
-    if (name == "define") {
+    if (name == "include") {
+        include(body);
+    } else if (name == "define") {
         define(body);
     } else if (name == "undef" && !body.empty()) {
         object_macros_.erase(body[0].text);
@@ -52,12 +59,13 @@ void CppPreprocessor::conditional(const std::string& name, const std::vector<Cpp
     if (name == "if" || name == "ifdef" || name == "ifndef") {
         bool parent = live();
         Truth truth = parent ? evaluate(name, body) : Truth::no;
-        bool reported = parent && truth == Truth::unknown;
+        bool reported = parent && truth == Truth::unknown && !in_header();
         groups_.push_back({parent, parent && truth != Truth::no, truth == Truth::yes, reported});
         if (reported) sink_.branch_begin();
         return;
     }
-    if (groups_.empty()) return;  // a stray #else or #endif: nothing to close
+    // A stray #else or #endif, also one of a header past its own groups: nothing to close.
+    if (groups_.empty() || (in_header() && groups_.size() <= include_groups_.back())) return;
     Group& group = groups_.back();
     if (name == "endif") {
         if (group.reported) sink_.branch_end();
@@ -68,7 +76,7 @@ void CppPreprocessor::conditional(const std::string& name, const std::vector<Cpp
     if (name != "else") truth = evaluate(name == "elif" ? "if" : name == "elifdef" ? "ifdef" : "ifndef", body);
     if (group.decided || !group.parent_live) truth = Truth::no;
     if (group.reported && truth != Truth::no) sink_.branch_next();
-    if (!group.reported && truth == Truth::unknown && group.parent_live && !group.live) {
+    if (!group.reported && truth == Truth::unknown && group.parent_live && !group.live && !in_header()) {
         // The first live branch of a group that began with a certain no.
         sink_.branch_begin();
         group.reported = true;
@@ -112,13 +120,39 @@ void CppPreprocessor::define(const std::vector<CppToken>& body)
     object_macros_.erase(name);
     function_macros_.erase(name);
     if (body.size() > 1 && body[1].text == "(" && body[1].glued) {
-        FunctionMacro macro{body[0].line, {}};
+        FunctionMacro macro{body[0].line, {}, in_header() ? include_stack_.back().filename().string() : ""};
         for (std::size_t i = 2; i < body.size(); ++i)
             if (body[i].kind == Kind::identifier) macro.identifiers.push_back(body[i].text);
         function_macros_[name] = std::move(macro);
         return;
     }
     object_macros_[name] = ObjectMacro{{body.begin() + 1, body.end()}};
+}
+
+// A project header's directives, read as if they stood here: its macros
+// count from this line on. Its groups are its own (an unbalanced `#if` in it
+// ends with it), and it never reaches the sink: the declarations read are
+// the file's.
+void CppPreprocessor::include(const std::vector<CppToken>& body)
+{
+    if (!includes_ || body.empty() || body[0].kind != Kind::header_name || include_stack_.size() >= max_include_depth)
+        return;
+    std::size_t depth = include_stack_.size(), groups = groups_.size();
+    try {
+        auto header = includes_->open(body[0].text, in_header() ? include_stack_.back() : std::filesystem::path());
+        if (header && std::find(include_stack_.begin(), include_stack_.end(), header->path) == include_stack_.end()) {
+            std::vector<CppToken> tokens = lex_cpp(header->text, LexScope::directives);
+            include_stack_.push_back(header->path);
+            include_groups_.push_back(groups);
+            run_tokens(tokens);
+        }
+    } catch (...) {
+        // A header that cannot be read as far as memory goes is not followed
+        // further; the reading of the file goes on.
+    }
+    include_stack_.resize(depth);
+    include_groups_.resize(depth);
+    groups_.resize(groups);
 }
 
 bool CppPreprocessor::hidden(const std::string& name) const

@@ -1,7 +1,9 @@
-// The part of the C preprocessor a declaration reader needs, without the
-// include files it cannot see: object-like macros defined in the file are
-// expanded (so `#define RESTRICT __restrict__` or `#define KERNEL extern "C"
-// __global__` read as the compiler reads them), `#if 0` regions are dropped,
+// The part of the C preprocessor a declaration reader needs: object-like
+// macros defined in the file, or in the project headers it includes (when an
+// IncludeSource is given), are expanded (so `#define RESTRICT __restrict__`
+// or `#define KERNEL extern "C" __global__` read as the compiler reads them);
+// of a header only its directives count, its declarations are not the
+// file's. `#if 0` regions are dropped,
 // and every other conditional is reported to the sink so that it can read
 // each branch from the same starting state. Function-like macros are never
 // expanded; they are listed so that a reader can say a declaration comes from
@@ -9,6 +11,7 @@
 #pragma once
 
 #include "signatures/cpp_lexer.hpp"
+#include "signatures/project_headers.hpp"
 
 #include <map>
 #include <string>
@@ -30,6 +33,7 @@ public:
 struct FunctionMacro {
     int line = 0;                          ///< of its `#define`
     std::vector<std::string> identifiers;  ///< of its replacement list
+    std::string file;                      ///< the header's name, empty for the file itself
 };
 
 class CppPreprocessor {
@@ -39,7 +43,11 @@ public:
     /// chain must not hang a pre-commit hook).
     static constexpr std::size_t expansion_factor = 16;
 
-    explicit CppPreprocessor(TokenSink& sink) : sink_(sink) {}
+    /// Includes nested deeper than this are not followed.
+    static constexpr std::size_t max_include_depth = 16;
+
+    /// `includes`: where `#include` finds project headers; null: none followed.
+    explicit CppPreprocessor(TokenSink& sink, IncludeSource* includes = nullptr) : sink_(sink), includes_(includes) {}
 
     void run(const std::vector<CppToken>& tokens);
 
@@ -62,11 +70,17 @@ private:
     void directive(const std::string& name, const std::vector<CppToken>& body);
     void conditional(const std::string& name, const std::vector<CppToken>& body);
     void define(const std::vector<CppToken>& body);
+    void include(const std::vector<CppToken>& body);
+    void run_tokens(const std::vector<CppToken>& tokens);
+    bool in_header() const { return !include_stack_.empty(); }
     Truth evaluate(const std::string& name, const std::vector<CppToken>& body) const;
     void emit(const CppToken& token, int depth);
     bool hidden(const std::string& name) const;
 
     TokenSink& sink_;
+    IncludeSource* includes_;
+    std::vector<std::filesystem::path> include_stack_;  ///< the headers being read, outermost first
+    std::vector<std::size_t> include_groups_;           ///< per header: the groups open when it began
     std::map<std::string, ObjectMacro> object_macros_;
     std::map<std::string, FunctionMacro> function_macros_;
     std::vector<Group> groups_;

@@ -45,6 +45,51 @@ std::size_t after_template_headers(const std::vector<CppToken>& s)
     return at;
 }
 
+// The parameters of the last `template <...>` header of `s` (the one of the
+// function itself), split at top-level commas.
+std::vector<TemplateParameter> template_parameters(const std::vector<CppToken>& s, std::size_t end)
+{
+    std::size_t open = s.size();
+    for (std::size_t at = 0; at + 1 < end; ++at)
+        if (is(s[at], "template") && is(s[at + 1], "<")) open = at + 1;
+    std::vector<TemplateParameter> parameters;
+    if (open >= end) return parameters;
+    std::vector<std::vector<CppToken>> items(1);
+    int angle = 0, depth = 0;
+    for (std::size_t at = open; at < end; ++at) {
+        if (opens(s[at])) ++depth;
+        if (closes(s[at])) --depth;
+        if (depth == 0 && is(s[at], "<") && ++angle == 1) continue;
+        if (depth == 0 && is(s[at], ">") && --angle == 0) break;
+        if (depth == 0 && angle == 1 && is(s[at], ",")) items.emplace_back();
+        else items.back().push_back(s[at]);
+    }
+    for (const auto& item : items) {
+        if (item.empty()) continue;
+        TemplateParameter parameter;
+        parameter.is_type = is(item.front(), "typename") || is(item.front(), "class");
+        std::size_t stop = item.size();
+        for (std::size_t i = 0; i < item.size(); ++i)
+            if (is(item[i], "=")) {
+                stop = i;
+                parameter.has_default = true;
+                break;
+            }
+        if (stop > 1 && item[stop - 1].kind == Kind::identifier && !is(item[stop - 1], "typename") &&
+            !is(item[stop - 1], "class"))
+            parameter.name = item[stop - 1].text;
+        parameters.push_back(std::move(parameter));
+    }
+    return parameters;
+}
+
+// `template __global__ void push<double>(...)` but not `extern template`:
+// the statement starts with `template` not followed by `<`.
+bool is_explicit_instantiation(const std::vector<CppToken>& s)
+{
+    return s.size() > 1 && is(s[0], "template") && !is(s[1], "<");
+}
+
 }  // namespace
 
 void CudaDeclarationScanner::token(const CppToken& token)
@@ -139,13 +184,31 @@ void CudaDeclarationScanner::analyze(const Statement& statement, bool has_body)
     }
     if (global == statement.size()) return record_macro_use(tokens, depths, statement);
     for (std::size_t i = global + 1; i + 1 < tokens.size(); ++i) {
-        if (depths[i] != 0 || tokens[i].kind != Kind::identifier || tokens[i].text != name_ || !is(tokens[i + 1], "("))
-            continue;
+        if (depths[i] != 0 || tokens[i].kind != Kind::identifier || tokens[i].text != name_) continue;
+        if (is(tokens[i + 1], "<") && !has_body && is_explicit_instantiation(tokens))
+            return add_instantiation(tokens, i, statement[i].serial);
+        if (!is(tokens[i + 1], "(")) continue;
         bool is_template = after_template_headers(tokens) > 0;
-        add(CudaDeclaration{tokens[i].line, has_body, is_template, read_parameter_list(tokens, i + 1)},
-            statement[i].serial);
+        CudaDeclaration declaration{tokens[i].line, has_body, is_template, read_parameter_list(tokens, i + 1), {}};
+        if (is_template) declaration.template_parameters = template_parameters(tokens, i);
+        add(std::move(declaration), statement[i].serial);
         return;
     }
+}
+
+void CudaDeclarationScanner::add_instantiation(const std::vector<CppToken>& tokens, std::size_t name, long serial)
+{
+    std::size_t open = name + 1, close = tokens.size();
+    int angle = 0, depth = 0;
+    for (std::size_t at = open; at < tokens.size() && close == tokens.size(); ++at) {
+        if (opens(tokens[at])) ++depth;
+        if (closes(tokens[at])) --depth;
+        if (depth == 0 && is(tokens[at], "<")) ++angle;
+        if (depth == 0 && is(tokens[at], ">") && --angle == 0) close = at;
+    }
+    if (close + 1 >= tokens.size() || !is(tokens[close + 1], "(")) return;
+    if (instantiations_.size() >= max_declarations || !seen_.insert("instance|" + std::to_string(serial)).second) return;
+    instantiations_.push_back({tokens[name].line, spell(tokens, open + 1, close)});
 }
 
 void CudaDeclarationScanner::add(CudaDeclaration declaration, long serial)

@@ -14,11 +14,26 @@
 
 namespace ck::signatures {
 
+/// One parameter of a `template <...>` header.
+struct TemplateParameter {
+    bool is_type = false;  ///< `typename T`, `class T`; else a value (`int N`) or a template
+    std::string name;      ///< empty when unnamed
+    bool has_default = false;
+};
+
 struct CudaDeclaration {
     int line = 0;            ///< of the function's name
     bool has_body = false;   ///< a definition, not a prototype
     bool is_template = false;  ///< under `template <...>`: launched only through an instantiation
     ParameterList parameters;
+    std::vector<TemplateParameter> template_parameters;  ///< is_template: of the innermost header
+};
+
+/// `template __global__ void <name><args>(...);`: an explicit instantiation,
+/// which makes the compiler emit that specialization.
+struct ExplicitInstantiation {
+    int line = 0;
+    std::string arguments;  ///< the text between `<` and `>`, spelled ("double, 3")
 };
 
 /// Where the kernel's name was handed to a function-like macro at namespace level.
@@ -42,6 +57,8 @@ public:
     /// Every declaration found, in source order, each once.
     const std::vector<CudaDeclaration>& declarations() const { return declarations_; }
     const std::vector<MacroUse>& macro_uses() const { return macro_uses_; }
+    /// Explicit instantiations of the name, in source order, each once.
+    const std::vector<ExplicitInstantiation>& instantiations() const { return instantiations_; }
     /// The first line that declares the name at namespace level without
     /// `__global__` (e.g. behind a qualifier macro from another file); 0: none.
     int line_without_global() const { return line_without_global_; }
@@ -79,6 +96,7 @@ private:
     void record_macro_use(const std::vector<CppToken>& tokens, const std::vector<int>& depths,
                           const Statement& statement);
     void add(CudaDeclaration declaration, long serial);
+    void add_instantiation(const std::vector<CppToken>& tokens, std::size_t name, long serial);
 
     std::string name_;
     State state_;
@@ -88,6 +106,7 @@ private:
     std::set<std::string> seen_;
     std::vector<CudaDeclaration> declarations_;
     std::vector<MacroUse> macro_uses_;
+    std::vector<ExplicitInstantiation> instantiations_;
     int line_without_global_ = 0;
 };
 

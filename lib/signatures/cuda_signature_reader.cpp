@@ -49,7 +49,8 @@ SignatureRead without_declaration(const signatures::CudaDeclarationScanner& scan
         auto macro = macros.find(use.macro);
         if (macro != macros.end() && declares_global(macro->second))
             return make(Status::unreadable, use.line,
-                        quoted + " is declared by the function-like macro " + use.macro + " (defined at line " +
+                        quoted + " is declared by the function-like macro " + use.macro + " (defined at " +
+                            (macro->second.file.empty() ? "line " : macro->second.file + ":") +
                             std::to_string(macro->second.line) +
                             "); parameters a macro generates cannot be read: write the declaration out");
     }
@@ -59,7 +60,7 @@ SignatureRead without_declaration(const signatures::CudaDeclarationScanner& scan
                         "no __global__ declaration of " + quoted + ", but this line passes it to " + use.macro +
                             "(...), which may generate one (a macro from another file?): write the declaration out");
     for (const auto& [macro_name, macro] : macros)
-        if (declares_global(macro) && mentions(macro, name))
+        if (macro.file.empty() && declares_global(macro) && mentions(macro, name))
             return make(Status::unreadable, macro.line,
                         quoted + " is declared only inside the function-like macro " + macro_name +
                             ", whose parameters cannot be read: write the declaration out");
@@ -77,11 +78,17 @@ CudaKernelDeclaration combine(std::vector<CudaDeclaration> declarations, std::st
                                  [](const CudaDeclaration& d) { return d.parameters.ok; });
     if (any_named)
         std::erase_if(declarations, [](const CudaDeclaration& d) { return d.parameters.unnamed_only && !d.has_body; });
+    // The compiler takes the names of the definition: a prototype's names
+    // are not part of the function (and an extern "C" one cannot be an
+    // overload), so they do not count once a definition is seen. Only
+    // prototypes alone must agree among themselves.
+    bool defined = std::any_of(declarations.begin(), declarations.end(), [](const CudaDeclaration& d) { return d.has_body; });
+    if (defined) std::erase_if(declarations, [](const CudaDeclaration& d) { return !d.has_body; });
     for (const auto& d : declarations)
         if (!d.parameters.ok)
             return {make(Status::unreadable, d.line,
                          "cannot read the parameters of '" + std::string(name) + "': " + d.parameters.problem),
-                    {}, 0};
+                    {}, 0, {}};
     std::stable_sort(declarations.begin(), declarations.end(),
                      [](const CudaDeclaration& a, const CudaDeclaration& b) { return a.line < b.line; });
     const CudaDeclaration& first = declarations.front();
@@ -92,32 +99,39 @@ CudaKernelDeclaration combine(std::vector<CudaDeclaration> declarations, std::st
                              std::to_string(first.line) + " takes " + joined(first.parameters.names) + ", line " +
                              std::to_string(d.line) + " takes " + joined(d.parameters.names) +
                              "; cannot tell which one is compiled (#if branches or overloads)"),
-                    {}, 0};
+                    {}, 0, {}};
     auto definition = std::find_if(declarations.begin(), declarations.end(),
                                    [](const CudaDeclaration& d) { return d.has_body; });
     std::size_t chosen = definition != declarations.end() ? static_cast<std::size_t>(definition - declarations.begin()) : 0;
     SignatureRead read = make(Status::found, declarations[chosen].line, "", declarations[chosen].parameters.names);
-    return {std::move(read), std::move(declarations), chosen};
+    return {std::move(read), std::move(declarations), chosen, {}};
 }
 
 }  // namespace
 
 namespace signatures {
 
-CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name)
+CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name, IncludeSource* includes)
 {
     CudaDeclarationScanner scanner{std::string(name)};
-    CppPreprocessor preprocessor(scanner);
+    CppPreprocessor preprocessor(scanner, includes);
     preprocessor.run(lex_cpp(source));
     scanner.finish();
     if (preprocessor.expansion_limit_hit())
         return {make(Status::unreadable, 0,
                      "its object-like macros expand to more than " +
                          std::to_string(CppPreprocessor::expansion_factor) + " times the file's tokens; not read"),
-                {}, 0};
+                {}, 0, {}};
     if (scanner.declarations().empty())
-        return {without_declaration(scanner, preprocessor.function_macros(), name), {}, 0};
-    return combine(scanner.declarations(), name);
+        return {without_declaration(scanner, preprocessor.function_macros(), name), {}, 0, {}};
+    CudaKernelDeclaration result = combine(scanner.declarations(), name);
+    result.instantiations = scanner.instantiations();
+    return result;
+}
+
+SignatureRead read_cuda_signature_with(std::string_view source, std::string_view name, IncludeSource* includes)
+{
+    return read_cuda_declaration(source, name, includes).read;
 }
 
 }  // namespace signatures

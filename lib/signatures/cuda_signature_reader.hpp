@@ -7,6 +7,7 @@
 
 #include "cunumpy_kernels/signature_read.hpp"
 #include "signatures/cuda_declaration_scanner.hpp"
+#include "signatures/project_headers.hpp"
 
 #include <string_view>
 #include <vector>
@@ -20,10 +21,18 @@ struct CudaKernelDeclaration {
     /// parameter names dropped), in line order; all take the same names.
     std::vector<CudaDeclaration> declarations;
     std::size_t chosen = 0;  ///< found: the one `read` reports (the definition, else the first)
+    /// Explicit instantiations of the name (`template __global__ void k<double>(...);`), in source order.
+    std::vector<ExplicitInstantiation> instantiations;
 };
 
 /// Reads `__global__ ... <name>(...)` of CUDA C++ `source` as
-/// read_cuda_signature documents it. Never throws; linear in the input.
-CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name);
+/// read_cuda_signature documents it; with `includes`, the object-like
+/// macros of the project headers it includes count too (ProjectHeaders).
+/// Never throws; linear in the input (headers bounded by ProjectHeaders).
+CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name,
+                                            IncludeSource* includes = nullptr);
+
+/// read_cuda_declaration(...).read, for check-signatures.
+SignatureRead read_cuda_signature_with(std::string_view source, std::string_view name, IncludeSource* includes);
 
 }  // namespace ck::signatures

@@ -2,6 +2,9 @@
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/signatures.hpp"
 
+#include "plan/kernel_entry.hpp"
+#include "signatures/cuda_signature_reader.hpp"
+#include "signatures/cunumpy_readability.hpp"
 #include "util/file_util.hpp"
 
 #include <algorithm>
@@ -44,10 +47,15 @@ std::vector<Source> sources_of(const KernelSource& kernel)
     return sources;
 }
 
-SignatureRead read_source(const Source& source, const std::string& text, const std::string& name)
+SignatureRead read_source(const Source& source, const std::string& text, const KernelSource& kernel, const Config& config)
 {
+    const std::string& name = kernel.name;
     switch (source.language) {
-    case Source::Language::cuda: return read_cuda_signature(text, name);
+    case Source::Language::cuda: {
+        // A `KERNEL` macro may come from a project header, as the build finds it.
+        signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config);
+        return signatures::read_cuda_signature_with(text, name, &headers);
+    }
     case Source::Language::python_stub: return read_python_signature(text, name, PythonDefinition::first);
     case Source::Language::python_module: break;
     }
@@ -56,7 +64,8 @@ SignatureRead read_source(const Source& source, const std::string& text, const s
 
 class KernelCheck {
 public:
-    explicit KernelCheck(const KernelSource& kernel) : kernel_(kernel), prefix_("kernel '" + kernel.name + "': ")
+    KernelCheck(const KernelSource& kernel, const Config& config, const CunumpyVersion& version)
+        : kernel_(kernel), config_(config), version_(version), prefix_("kernel '" + kernel.name + "': ")
     {
         result_.module = kernel.module;
         result_.name = kernel.name;
@@ -84,12 +93,13 @@ private:
             result_.declarations.push_back(std::move(signature));
             return;
         }
-        signature.read = read_source(source, text, kernel_.name);
+        signature.read = read_source(source, text, kernel_, config_);
         result_.declarations.push_back(signature);
         if (signature.read.status != SignatureRead::Status::found) {
             add(Kind::unreadable, prefix_ + "cannot read the " + source.role + ": " + signature.read.reason, {signature});
             return;
         }
+        if (source.language == Source::Language::cuda) check_cunumpy_reading(signature, text);
         const Signature& host = result_.declarations.front();
         if (&host == &result_.declarations.back() || host.read.status != SignatureRead::Status::found) return;
         if (host.read.parameters != signature.read.parameters)
@@ -101,10 +111,45 @@ private:
 
     void add(Kind kind, std::string message, std::vector<Signature> declarations)
     {
-        result_.findings.push_back({kind, std::move(message), std::move(declarations)});
+        bool warning = kind == Kind::cunumpy_unreadable || kind == Kind::cunumpy_mismatch;
+        result_.findings.push_back({kind, warning ? SignatureFinding::Severity::warning : SignatureFinding::Severity::error,
+                                    std::move(message), std::move(declarations)});
+    }
+
+    std::string cunumpy_name()
+    {
+        if (version_text_.empty()) {
+            std::string version = version_ ? version_() : "";
+            version_text_ = "cunumpy " + (version.empty() ? std::string(signatures::cunumpy_reference_version) : version);
+        }
+        return version_text_;
+    }
+
+    // The program loads the kernel with cunumpy, whose reader is another:
+    // what it cannot read, or reads otherwise, fails there though all agree here.
+    void check_cunumpy_reading(const Signature& cuda, const std::string& text)
+    {
+        auto reading = signatures::read_as_cunumpy(text, kernel_.name, configured_template_args(kernel_, config_),
+                                                   cuda.read.line);
+        Signature at = cuda;
+        if (reading.line > 0) at.read.line = reading.line;
+        if (reading.raises) {
+            add(Kind::cunumpy_unreadable, prefix_ + cunumpy_name() + " cannot read this declaration: " + reading.why, {at});
+        } else if (reading.names != cuda.read.parameters) {
+            add(Kind::cunumpy_mismatch,
+                prefix_ + cunumpy_name() + " reads the declaration at line " + std::to_string(reading.line) +
+                    ", which takes " + joined(reading.names) + ", not " + joined(cuda.read.parameters) +
+                    " as the compiler does (it reads the first `__global__ void " + kernel_.name +
+                    "(` it finds, in `#if 0` or a prototype too), and its check against the host kernel fails: "
+                    "remove that declaration or give it the definition's names",
+                {at});
+        }
     }
 
     const KernelSource& kernel_;
+    const Config& config_;
+    const CunumpyVersion& version_;
+    std::string version_text_;
     std::string prefix_;
     KernelSignatures result_;
 };
@@ -132,9 +177,10 @@ SignatureAgreement KernelSignatures::agreement() const
     return declarations.size() < 2 ? SignatureAgreement::nothing_to_compare : SignatureAgreement::match;
 }
 
-KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config&)
+KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config,
+                                         const CunumpyVersion& cunumpy_version)
 {
-    return KernelCheck(kernel).run();
+    return KernelCheck(kernel, config, cunumpy_version).run();
 }
 
 }  // namespace ck

@@ -29,6 +29,8 @@ const char* to_string(Kind kind)
     case Kind::mismatch: return "mismatch";
     case Kind::unreadable: return "unreadable";
     case Kind::unreadable_file: return "unreadable-file";
+    case Kind::cunumpy_unreadable: return "cunumpy-unreadable";
+    case Kind::cunumpy_mismatch: return "cunumpy-mismatch";
     }
     return "?";
 }
@@ -41,6 +43,7 @@ nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
     nlohmann::json findings = nlohmann::json::array();
     nlohmann::json rows = nlohmann::json::array();
     std::map<std::string, std::size_t> counts;
+    std::size_t errors = 0, warnings = 0;
     for (const auto& kernel : kernels) {
         ++counts[to_string(kernel.agreement())];
         nlohmann::json declarations = nlohmann::json::array();
@@ -52,20 +55,24 @@ nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,
         for (const auto& finding : kernel.findings) {
             nlohmann::json concerned = nlohmann::json::array();
             for (const auto& d : finding.declarations) concerned.push_back(declaration_json(d, display));
+            bool warning = finding.severity == SignatureFinding::Severity::warning;
+            ++(warning ? warnings : errors);
             findings.push_back({{"kind", to_string(finding.kind)},
+                                {"severity", warning ? "warning" : "error"},
                                 {"module", kernel.module},
                                 {"kernel", kernel.name},
                                 {"message", finding.message},
                                 {"declarations", concerned}});
         }
     }
-    return {{"ok", findings.empty()},
+    return {{"ok", errors == 0},
             {"summary",
              {{"kernels", kernels.size()},
               {"match", counts["match"]},
               {"mismatch", counts["mismatch"]},
               {"unreadable", counts["unreadable"]},
-              {"nothing_to_compare", counts["-"]}}},
+              {"nothing_to_compare", counts["-"]},
+              {"warnings", warnings}}},
             {"kernels", rows},
             {"findings", findings}};
 }

@@ -34,11 +34,18 @@ struct Signature {
 /// One problem of one kernel.
 struct SignatureFinding {
     enum class Kind {
-        mismatch,        ///< two declarations take different names
-        unreadable,      ///< a declaration is missing or cannot be read
-        unreadable_file, ///< a source file cannot be read at all (permissions, a folder)
+        mismatch,           ///< two declarations take different names
+        unreadable,         ///< a declaration is missing or cannot be read
+        unreadable_file,    ///< a source file cannot be read at all (permissions, a folder)
+        cunumpy_unreadable, ///< warning: cunumpy's own reader cannot read the CUDA declaration
+        cunumpy_mismatch,   ///< warning: cunumpy's reader reads another declaration, with other names
     };
+    /// Errors fail the check; warnings are reported and fail it only when
+    /// asked (`--warnings-as-errors`). The cunumpy kinds are warnings: the
+    /// declarations agree, but a program loading them with cunumpy fails.
+    enum class Severity { error, warning };
     Kind kind = Kind::mismatch;
+    Severity severity = Severity::error;
     /// cunumpy's wording: "kernel 'push': the host kernel takes (x, v, dt, n),
     /// the CUDA kernel (x, v, n, dt)"; for the others "kernel 'push': cannot
     /// read the CUDA kernel: <reason>".
@@ -66,15 +73,25 @@ struct KernelSignatures {
     std::vector<SignatureFinding> findings;  ///< every problem, not just the first
 
     /// mismatch when any finding is one, else unreadable when any declaration
-    /// could not be read, else match, or nothing_to_compare for a host kernel alone.
+    /// could not be read, else match, or nothing_to_compare for a host kernel
+    /// alone. Warnings do not change it.
     SignatureAgreement agreement() const;
 };
+
+/// cunumpy's version as the program's Python would load it, asked only when
+/// a cunumpy finding is worded; "" when unknown (the messages then name
+/// signatures::cunumpy_reference_version, the release the model follows).
+using CunumpyVersion = std::function<std::string()>;
 
 /// Reads and compares the declarations of `kernel`: the host kernel is its
 /// first host implementation (cunumpy's order: pyccel, numba, numpy); the
 /// CUDA kernel, the other host files, and the stub of each Pyccel module are
 /// compared with it. A kernel with nothing but a host module is not read.
-/// Never throws: unreadable files are findings.
-KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config);
+/// A CUDA declaration that reads well is also read as cunumpy's own reader
+/// reads it (cunumpy_readability.hpp, with `template-args` of `config`): a
+/// warning when cunumpy cannot read it or reads other names. Never throws:
+/// unreadable files are findings.
+KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config,
+                                         const CunumpyVersion& cunumpy_version = {});
 
 }  // namespace ck

@@ -67,7 +67,8 @@ def test_every_mismatch_is_listed_not_just_the_first(run, example):
         "kernel 'deposit': the host kernel takes (x, w, rho, dx, n, n_cells), the CUDA kernel (x, w, density, dx, n, n_cells)",
         "kernel 'push': the host kernel takes (x, v, e, dt, length, n), the CUDA kernel (x, v, e, length, dt, n)",
     ]
-    assert report["summary"] == {"kernels": 3, "match": 0, "mismatch": 2, "unreadable": 0, "nothing_to_compare": 1}
+    assert report["summary"] == {"kernels": 3, "match": 0, "mismatch": 2, "unreadable": 0, "nothing_to_compare": 1,
+                                 "warnings": 0}
     push = report["findings"][1]["declarations"]
     assert [d["role"] for d in push] == ["host kernel", "CUDA kernel"]
     assert push[1]["line"] == line_of(example / PUSH_CUDA, "void push(")
@@ -153,3 +154,43 @@ def test_an_unreadable_declaration_is_reported_with_its_reason(run, example):
 
 def test_usage_errors_exit_2(run, example):
     run("check-signatures", "--format", "xml", example, check=2)
+
+
+def test_a_kernel_macro_from_a_project_header_is_read(run, tmp_path):
+    # `#define KERNEL extern "C" __global__` in a header of the source root, and
+    # one in a configured include folder: both read as `build` finds them.
+    root = tmp_path / "tree"
+    folder = root / "pkg" / "kernels" / "push"
+    folder.mkdir(parents=True)
+    for package in (root / "pkg", root / "pkg" / "kernels"):
+        (package / "__init__.py").write_text("")
+    (root / "pkg" / "common.cuh").write_text('#pragma once\n#include "qualifiers.cuh"\n#define KERNEL EXTERN_C __global__\n')
+    (root / "include").mkdir()
+    (root / "include" / "qualifiers.cuh").write_text('#define EXTERN_C extern "C"\n#define RESTRICT __restrict__\n')
+    (root / "pyproject.toml").write_text('[tool.cunumpy-kernels]\ninclude-dirs = ["include"]\n')
+    (folder / "push_kernels.py").write_text("def push(x, n):\n    pass\n")
+    (folder / "push_cuda.cu").write_text('#include "pkg/common.cuh"\nKERNEL void push(double* RESTRICT x, int n) {}\n')
+    report = json.loads(run("check-signatures", "--format", "json", root / "pkg", check=0).stdout)
+    assert report["kernels"][0]["agreement"] == "match"
+    assert report["kernels"][0]["declarations"][1]["parameters"] == ["x", "n"]
+    # cunumpy itself does not expand it: a warning, not an error.
+    assert [f["kind"] for f in report["findings"]] == ["cunumpy-unreadable"]
+    (folder / "push_kernels.py").write_text("def push(n, x):\n    pass\n")
+    result = run("check-signatures", root / "pkg", cwd=root, check=1)
+    assert "pkg/kernels/push/push_cuda.cu:2: error: kernel 'push': the host kernel takes (n, x), the CUDA kernel (x, n)" \
+        in result.stdout
+
+
+def test_a_prototype_with_other_names_does_not_count_once_the_definition_is_seen(run, example):
+    cuda = example / PUSH_CUDA
+    text = cuda.read_text()
+    definition = text.index('extern "C"')
+    cuda.write_text(text[:definition] + 'extern "C" __global__ void push(double* a, double* b, double* c, double d,'
+                    " double e, long long f);\n" + text[definition:])
+    report = json.loads(run("check-signatures", "--format", "json", example, check=0).stdout)
+    push = next(k for k in report["kernels"] if k["kernel"] == "push")
+    assert push["agreement"] == "match"
+    # cunumpy reads the prototype first and would compare its names: said as a warning.
+    (warning,) = [f for f in report["findings"] if f["kernel"] == "push"]
+    assert warning["kind"] == "cunumpy-mismatch" and warning["severity"] == "warning"
+    assert "takes (a, b, c, d, e, f), not (x, v, e, dt, length, n)" in warning["message"]

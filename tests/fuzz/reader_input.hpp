@@ -4,6 +4,7 @@
 // unit test that replays every corpus and regression file (g++).
 #pragma once
 
+#include "signatures/cunumpy_readability.hpp"
 #include "signatures/signatures.hpp"
 
 #include <string>
@@ -57,10 +58,25 @@ inline std::string violation(const SignatureRead& read, std::string_view source)
     return "";
 }
 
+/// The model of cunumpy's reader on the same input: the line lies within
+/// the source, a failure has a reason and no names, a reading no reason.
+inline std::string cunumpy_violation(const signatures::CunumpyReading& reading, std::string_view source)
+{
+    int lines = 1;
+    for (char c : source) lines += c == '\n' ? 1 : 0;
+    if (reading.line < 0 || reading.line > lines) return "cunumpy model: line " + std::to_string(reading.line) + " outside the source";
+    if (reading.raises && (reading.why.empty() || !reading.names.empty())) return "cunumpy model: a failure without reason, or with names";
+    if (!reading.raises && !reading.why.empty()) return "cunumpy model: a reading with a reason";
+    return "";
+}
+
 inline std::string check_cuda(std::string_view data)
 {
     ReaderInput input = split_input(data);
-    return violation(read_cuda_signature(input.source, input.name), input.source);
+    SignatureRead read = read_cuda_signature(input.source, input.name);
+    std::string first = violation(read, input.source);
+    if (!first.empty()) return first;
+    return cunumpy_violation(signatures::read_as_cunumpy(input.source, input.name, nullptr, read.line), input.source);
 }
 
 inline std::string check_python(std::string_view data)

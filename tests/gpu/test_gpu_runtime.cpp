@@ -312,6 +312,32 @@ TEST_CASE("a miss is built with NVRTC, published, and found by the next catalog"
     CHECK_FALSE(memory["scale"].load_info()->published);
 }
 
+TEST_CASE("a template kernel is built, loaded and launched as the instantiation template-args names")
+{
+    GpuPackage package;
+    package.add("axpy_t", "a, x, y, n",
+                "template <typename T>\n__global__ void axpy_t(T a, const T* x, T* y, int n)\n"
+                "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] += a * x[i];\n}\n");
+    package.config.template_args["axpy_t"] = {"float"};
+    REQUIRE(package.build({"sm_90"}, false).ok());
+    {
+        auto catalog = package.catalog();
+        DeviceVector<float> dx(std::vector<float>(1000, 2.0f)), dy(std::vector<float>(1000, 1.0f));
+        catalog["axpy_t"](3.0f, dx.view(), dy.view(), 1000);
+        auto y = dy.read();
+        CHECK(y[0] == 7.0f);
+        CHECK(y[999] == 7.0f);
+        CHECK(catalog["axpy_t"].load_info()->how == "cubin");
+    }
+    // Other arguments: the runtime's NVRTC build on the miss instantiates them.
+    package.config.template_args["axpy_t"] = {"double"};
+    auto catalog = package.catalog();
+    DeviceVector<double> dx(std::vector<double>(10, 2.0)), dy(ramp(10));
+    catalog["axpy_t"](0.5, dx.view(), dy.view(), 10);
+    CHECK(dy.read()[9] == 10.0);
+    CHECK(catalog["axpy_t"].load_info()->how == "nvrtc");
+}
+
 TEST_CASE("launches from several threads share one module and all run")
 {
     GpuPackage package;

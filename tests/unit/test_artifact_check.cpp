@@ -69,7 +69,7 @@ CudaCompileOutput nvrtc_compile(const std::string& source, const std::string& ta
     test::TempTree tree;
     auto file = tree.write("k/push_cuda.cu", source);
     NvrtcCompiler nvrtc(cuda_root_of(Config{}), nullptr);
-    auto output = nvrtc.compile(CudaCompileRequest{file, source, "push", target, std::move(options), {}, {}, {}, {}});
+    auto output = nvrtc.compile(CudaCompileRequest{file, source, "push", target, std::move(options), {}, {}, {}, {}, {}});
     REQUIRE_MESSAGE(output.ok, output.log);
     return output;
 }

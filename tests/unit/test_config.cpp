@@ -94,6 +94,33 @@ TEST_CASE("an unknown key is an error naming the file, line and key")
     }
 }
 
+TEST_CASE("template-args maps kernels to their template arguments; a bad value names the file, line and kernel")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\n"
+                                 "template-args = { scale = [\"double\", \"3\"], \"sim.kernels.push\" = [\"Pair<int, 2>\"] }\n");
+    Config config = load_config(tree.root());
+    CHECK(config.template_args.at("scale") == std::vector<std::string>{"double", "3"});
+    CHECK(config.template_args.at("sim.kernels.push") == std::vector<std::string>{"Pair<int, 2>"});
+    auto error_of = [&](const std::string& table) -> std::string {
+        tree.write("pyproject.toml", "[tool.cunumpy-kernels]\n\n" + table + "\n");
+        try {
+            load_config(tree.root());
+        } catch (const ConfigError& error) {
+            return error.what();
+        }
+        return "";
+    };
+    std::string file = (tree / "pyproject.toml").string();
+    CHECK(error_of("template-args = [\"double\"]").find(file + ":3: [tool.cunumpy-kernels] template-args: expected a table") == 0);
+    CHECK(error_of("template-args = { scale = [] }").find("scale: expected at least one template argument") != std::string::npos);
+    CHECK(error_of("template-args = { scale = \"double\" }").find("expected an array of strings") != std::string::npos);
+    CHECK(error_of("template-args = { scale = [\"double, int\"] }").find("scale: 'double, int' is not a C++ template argument") !=
+          std::string::npos);
+    CHECK(error_of("template-args = { scale = [\"x; int y\"] }").find("is not a C++ template argument") != std::string::npos);
+    CHECK(error_of("template-args = { scale = [\"Pair<int\"] }").find("is not a C++ template argument") != std::string::npos);
+}
+
 TEST_CASE("umask is three octal digits; in-place and in-place-modules are read")
 {
     test::TempTree tree;

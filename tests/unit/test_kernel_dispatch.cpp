@@ -145,6 +145,42 @@ TEST_CASE_FIXTURE(Fixture, "on the CUDA backend the CUDA kernel is loaded from t
     CHECK(driver->loads == 1);
 }
 
+TEST_CASE("a template kernel is launched by the lowered name of its instantiation, typed with its arguments")
+{
+    RuntimePackage package;
+    package.tree.write("src/sim/kernels/scale/scale_cuda.cu",
+                       "template <typename T>\n__global__ void scale(T* y, T factor, int n)\n"
+                       "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] *= factor;\n}\n");
+    package.config.template_args["scale"] = {"float"};
+    BuildReport report = package.build({"sm_90"}, false);
+    for (const auto& job : report.jobs) REQUIRE_MESSAGE(job.state == JobState::built, job.log);
+    auto driver = std::make_shared<FakeCudaDriver>();
+    // The driver's layout of the instantiation: checked against the substituted types.
+    driver->functions["_Z5scaleIfEvPT_S0_i"].param_sizes = std::vector<std::size_t>{8, 4, 4};
+    driver->functions["_Z5scaleIdEvPT_S0_i"].param_sizes = std::vector<std::size_t>{8, 8, 4};
+    auto c = KernelCatalog::from_package(package.package(), package.options(driver));
+    auto gpu = GpuAccess::over(driver);
+    CudaBackend cuda;
+    DeviceBuffer dy = gpu->allocate(16);
+    c["scale"](dy.view<float>({4}), 2.0f, 4);
+    auto launches = driver->launches();
+    REQUIRE(launches.size() == 1);
+    CHECK(launches[0].symbol == "_Z5scaleIfEvPT_S0_i");
+    CHECK(FakeCudaDriver::param<float>(launches[0], 1) == 2.0f);
+    // T is float: a double array is refused before the launch.
+    DeviceBuffer dd = gpu->allocate(32);
+    CHECK_THROWS_AS(c["scale"](dd.view<double>({4}), 2.0f, 4), ArgumentError);
+    // Other arguments, another key: the float entry does not serve double, and
+    // the entry the runtime builds by NVRTC on the miss is the double one.
+    package.config.template_args["scale"] = {"double"};
+    auto d = KernelCatalog::from_package(package.package(), package.options(driver));
+    d["scale"](dd.view<double>({4}), 2.0, 4);
+    CHECK(driver->launches().back().symbol == "_Z5scaleIdEvPT_S0_i");
+    auto info = d["scale"].load_info();
+    REQUIRE(info);
+    CHECK(info->how == "nvrtc");
+}
+
 TEST_CASE_FIXTURE(Fixture, "dispatch by arrays: device arrays run CUDA, host arrays the host kernel, whatever the backend")
 {
     auto options = package.options(driver);

@@ -130,6 +130,35 @@ TEST_CASE("paths: folders are walked, files stand for their kernel, other files 
     CHECK_THROWS_AS(kernels_of_paths({tree / "missing.py"}, Config{}), UsageError);
 }
 
+TEST_CASE("a declaration cunumpy cannot read is a warning: the kernel still agrees")
+{
+    test::TempTree tree;
+    tree.write("pkg/push/push_kernels.py", "def push(x, n):\n    pass\n");
+    tree.write("pkg/push/push_cuda.cu", "__global__ void __launch_bounds__(128) push(double* x, int n) {}\n");
+    auto kernels = find_kernels({tree / "pkg/push"}, Config{});
+    REQUIRE(kernels.size() == 1);
+    KernelSignatures result = check_kernel_signatures(kernels[0], Config{}, [] { return std::string("9.9"); });
+    REQUIRE(result.findings.size() == 1);
+    const SignatureFinding& finding = result.findings[0];
+    CHECK(finding.kind == Kind::cunumpy_unreadable);
+    CHECK(finding.severity == SignatureFinding::Severity::warning);
+    CHECK(finding.message.find("kernel 'push': cunumpy 9.9 cannot read this declaration: it finds no `__global__ void push(`") == 0);
+    CHECK(result.agreement() == SignatureAgreement::match);
+    // Without a version, the release the model follows.
+    CHECK(check(tree / "pkg/push").findings.at(0).message.find("cunumpy 0.7.1 cannot read") != std::string::npos);
+    nlohmann::json report = to_json({result}, [](const fs::path& p) { return p.string(); });
+    CHECK(report["ok"] == true);
+    CHECK(report["summary"]["warnings"] == 1);
+    CHECK(report["findings"][0]["kind"] == "cunumpy-unreadable");
+    CHECK(report["findings"][0]["severity"] == "warning");
+    // With the template's arguments configured, cunumpy reads a template kernel too.
+    tree.write("pkg/push/push_cuda.cu", "template <typename T>\n__global__ void push(T* x, int n) {}\n");
+    CHECK(check(tree / "pkg/push").findings.at(0).kind == Kind::cunumpy_unreadable);
+    Config config;
+    config.template_args["push"] = {"double"};
+    CHECK(check_kernel_signatures(kernels[0], config).findings.empty());
+}
+
 TEST_CASE("the JSON report lists every kernel and every finding")
 {
     test::TempTree tree;

@@ -1,0 +1,45 @@
+#include "signatures/project_headers.hpp"
+
+#include <fstream>
+#include <iterator>
+
+namespace ck::signatures {
+
+namespace fs = std::filesystem;
+
+ProjectHeaders::ProjectHeaders(fs::path main_file, std::vector<fs::path> dirs)
+    : main_dir_(main_file.parent_path()), dirs_(std::move(dirs))
+{
+}
+
+std::optional<IncludedFile> ProjectHeaders::open(const std::string& spelled, const fs::path& includer)
+{
+    if (spelled.size() < 3 || opened_ >= max_headers) return std::nullopt;
+    bool quoted = spelled.front() == '"';
+    std::string name = spelled.substr(1, spelled.size() - 2);
+    if (name.empty() || fs::path(name).is_absolute()) return std::nullopt;
+    std::vector<fs::path> candidates;
+    if (quoted) candidates.push_back((includer.empty() ? main_dir_ : includer.parent_path()) / name);
+    for (const auto& dir : dirs_) candidates.push_back(dir / name);
+    for (const auto& candidate : candidates) {
+        std::error_code error;
+        if (!fs::is_regular_file(candidate, error)) continue;
+        fs::path path = fs::canonical(candidate, error);
+        auto size = fs::file_size(candidate, error);
+        if (error || size > max_bytes - bytes_) return std::nullopt;
+        std::ifstream in(path, std::ios::binary);
+        std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        if (!in.good() && !in.eof()) return std::nullopt;
+        ++opened_;
+        bytes_ += text.size();
+        return IncludedFile{path, std::move(text)};
+    }
+    return std::nullopt;
+}
+
+ProjectHeaders project_headers_of(const KernelSource& kernel, const Config& config)
+{
+    return ProjectHeaders(kernel.cuda_file.value_or(kernel.folder / "none.cu"), kernel.include_dirs(config));
+}
+
+}  // namespace ck::signatures

@@ -1,0 +1,59 @@
+// The project headers a CUDA source includes, for the declaration reader:
+// `#include "common.cuh"` found in the including file's folder or on the
+// build's include path (the kernel's folder, the source root, the
+// configured include folders: KernelSource::include_dirs), never in system
+// folders or cunumpy's header folder, so that a `KERNEL` macro defined in
+// a project header reads as the compiler reads it. Bounded in depth, count
+// and size; never throws.
+#pragma once
+
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/package.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace ck::signatures {
+
+/// One header's text, found.
+struct IncludedFile {
+    std::filesystem::path path;  ///< canonical
+    std::string text;
+};
+
+/// Where the preprocessor gets included files (a seam: tests give others).
+class IncludeSource {
+public:
+    virtual ~IncludeSource() = default;
+    /// The header `spelled` (the header name with its delimiters, `"a.cuh"`
+    /// or `<a.cuh>`) included from `includer` (a canonical path; empty: the
+    /// main file); nothing when it is not a project header, cannot be read,
+    /// or a bound is reached.
+    virtual std::optional<IncludedFile> open(const std::string& spelled, const std::filesystem::path& includer) = 0;
+};
+
+/// Headers on disk: quoted names first in the includer's folder (the main
+/// file's for the main file), then in `dirs`; angle names only in `dirs`.
+class ProjectHeaders : public IncludeSource {
+public:
+    static constexpr std::size_t max_headers = 64;              ///< opened per reading
+    static constexpr std::size_t max_bytes = 4 * 1024 * 1024;   ///< read per reading, all headers together
+
+    ProjectHeaders(std::filesystem::path main_file, std::vector<std::filesystem::path> dirs);
+
+    std::optional<IncludedFile> open(const std::string& spelled, const std::filesystem::path& includer) override;
+
+private:
+    std::filesystem::path main_dir_;
+    std::vector<std::filesystem::path> dirs_;
+    std::size_t opened_ = 0;
+    std::size_t bytes_ = 0;
+};
+
+/// The headers of `kernel`'s CUDA source as `build` searches them.
+ProjectHeaders project_headers_of(const KernelSource& kernel, const Config& config);
+
+}  // namespace ck::signatures
