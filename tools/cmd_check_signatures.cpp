@@ -105,6 +105,21 @@ std::string github_report(const std::vector<KernelSignatures>& kernels)
     return out;
 }
 
+// The walk's warnings (a folder whose module binds no function of its name,
+// a name too long for Pyccel) start with the file or folder they concern.
+std::string github_walk_warnings(const std::vector<std::string>& warnings)
+{
+    std::string out;
+    for (const auto& warning : warnings) {
+        std::size_t colon = warning.find(": ");
+        std::string properties;
+        if (!warning.empty() && warning[0] == '/' && colon != std::string::npos)
+            properties = " file=" + github_escape(report_path(warning.substr(0, colon), true), true);
+        out += "::warning" + properties + "::" + github_escape(warning, false) + "\n";
+    }
+    return out;
+}
+
 std::string summary(const std::vector<KernelSignatures>& kernels)
 {
     std::size_t compared = 0, mismatched = 0, unreadable = 0, warnings = 0;
@@ -163,7 +178,7 @@ std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, Termina
 // as `build` of that tree would read it: in a monorepo the packages'
 // suffixes may differ.
 std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::vector<fs::path>& paths,
-                                          bool& warnings_as_errors)
+                                          bool& warnings_as_errors, std::vector<std::string>& walk_warnings)
 {
     warnings_as_errors = flags.warnings_as_errors;
     std::map<fs::path, std::vector<fs::path>> by_config;
@@ -175,7 +190,7 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
         warnings_as_errors = warnings_as_errors || config.warnings_as_errors;
         std::vector<KernelSource> kernels;
         try {
-            kernels = kernels_of_paths(group, config, [](const std::string& w) { spdlog::warn("{}", w); });
+            kernels = kernels_of_paths(group, config, [&](const std::string& w) { walk_warnings.push_back(w); });
         } catch (const SourceError& error) {
             throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
         }
@@ -193,16 +208,22 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         if (paths.empty()) return 0;
     }
     bool warnings_as_errors = false;
-    std::vector<KernelSignatures> results = check_paths(flags, paths, warnings_as_errors);
+    std::vector<std::string> walk_warnings;
+    std::vector<KernelSignatures> results = check_paths(flags, paths, warnings_as_errors, walk_warnings);
+    if (flags.format != "github")
+        for (const auto& warning : walk_warnings) spdlog::warn("{}", warning);
     if (flags.format == "json") {
-        terminal.result(to_json(results, display_path).dump(2) + "\n");
+        nlohmann::json report = to_json(results, display_path);
+        report["walk_warnings"] = walk_warnings;
+        terminal.result(report.dump(2) + "\n");
     } else if (flags.format == "github") {
-        terminal.result(github_report(results));
+        terminal.result(github_walk_warnings(walk_warnings) + github_report(results));
     } else {
         terminal.result(text_report(results, terminal));
         terminal.note(summary(results));
     }
-    return exit_code(results, warnings_as_errors);
+    int code = exit_code(results, warnings_as_errors);
+    return code == 0 && warnings_as_errors && !walk_warnings.empty() ? exit_mismatch : code;
 }
 
 }  // namespace

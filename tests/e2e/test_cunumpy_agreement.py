@@ -195,8 +195,14 @@ def test_a_folder_without_its_function_is_a_finding_where_cunumpy_raises_for_the
     assert expected["error"].startswith("AttributeError") and "'cuboid'" in expected["error"]
     report, result = tool_report(run, src)
     assert [k["kernel"] for k in report["kernels"]] == ["good"]
-    assert re.search(r"cuboid_kernels\.py: defines no function 'cuboid', so this folder is not a kernel",
-                     result.stderr), result.stderr
+    # A finding of the walk: in the JSON report, as a GitHub annotation on the module, and fatal on request.
+    [warning] = report["walk_warnings"]
+    assert re.search(r"cuboid_kernels\.py: defines no function 'cuboid', so this folder is not a kernel", warning)
+    assert result.returncode == 0
+    github = run("check-signatures", "--format", "github", src, cwd=src, env={"GITHUB_WORKSPACE": str(tmp_path)},
+                 check=0).stdout
+    assert github.startswith("::warning file=src/broken/kernels/cuboid/cuboid_kernels.py::"), github
+    run("check-signatures", "--warnings-as-errors", src, cwd=src, check=1)
     # Without the folder, cunumpy agrees with the tool's walk.
     (kernels / "cuboid" / "cuboid_kernels.py").unlink()
     assert cunumpy_report(src, "broken.kernels")["kernels"] == ["good"]
