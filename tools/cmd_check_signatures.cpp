@@ -112,17 +112,19 @@ std::string github_walk_warnings(const std::vector<std::string>& warnings)
     std::string out;
     for (const auto& warning : warnings) {
         std::size_t colon = warning.find(": ");
-        std::string properties;
-        if (!warning.empty() && warning[0] == '/' && colon != std::string::npos)
+        std::string properties, message = warning;
+        if (!warning.empty() && warning[0] == '/' && colon != std::string::npos) {
             properties = " file=" + github_escape(report_path(warning.substr(0, colon), true), true);
-        out += "::warning" + properties + "::" + github_escape(warning, false) + "\n";
+            message = warning.substr(colon + 2);  // the annotation names the file
+        }
+        out += "::warning" + properties + "::" + github_escape(message, false) + "\n";
     }
     return out;
 }
 
-std::string summary(const std::vector<KernelSignatures>& kernels)
+std::string summary(const std::vector<KernelSignatures>& kernels, std::size_t walk_warnings)
 {
-    std::size_t compared = 0, mismatched = 0, unreadable = 0, warnings = 0;
+    std::size_t compared = 0, mismatched = 0, unreadable = 0, warnings = walk_warnings;
     for (const auto& kernel : kernels) {
         SignatureAgreement agreement = kernel.agreement();
         compared += agreement != SignatureAgreement::nothing_to_compare ? 1 : 0;
@@ -220,7 +222,7 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         terminal.result(github_walk_warnings(walk_warnings) + github_report(results));
     } else {
         terminal.result(text_report(results, terminal));
-        terminal.note(summary(results));
+        terminal.note(summary(results, walk_warnings.size()));
     }
     int code = exit_code(results, warnings_as_errors);
     return code == 0 && warnings_as_errors && !walk_warnings.empty() ? exit_mismatch : code;

@@ -24,7 +24,7 @@ inline const std::vector<std::string> default_architectures = {"sm_80", "sm_90"}
 /// `[tool.cunumpy-kernels]`; man/cunumpy-kernels.5.scd documents them all.
 struct Config {
     std::string host_suffix = "_kernels";           ///< host-suffix: `<name><suffix>.py` is the host kernel
-    std::string cuda_suffix = "_cuda.cu";            ///< cuda-suffix: `<name><suffix>` is the CUDA kernel (`_cuda` means `_cuda.cu`)
+    std::string cuda_suffix = "_cuda.cu";            ///< cuda-suffix: `<name><suffix>` is the CUDA kernel, as cunumpy's cuda_suffix
     std::vector<std::string> architectures = default_architectures;  ///< arch: `sm_XX` cubin targets
     bool ptx = true;                                 ///< ptx: also emit PTX of the newest arch
     CudaCompilerKind compiler = CudaCompilerKind::nvrtc;  ///< compiler: "nvrtc" or "nvcc"

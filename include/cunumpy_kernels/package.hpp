@@ -36,6 +36,10 @@ struct CK_API KernelSource {
     std::string module;                        ///< dotted name of the folder, e.g. my_sim.kernels.push
     std::vector<HostImplementation> host;      ///< in cunumpy's preference order: pyccel, numba, numpy
     std::optional<std::filesystem::path> cuda_file;  ///< cuda_file_name(), when ported
+    /// `<name><cuda_suffix>.cu` when it exists and cuda_file does not: a suffix
+    /// spelled without its extension (`_cuda`), which cunumpy would not find.
+    /// The walk warns; it is not the CUDA kernel.
+    std::optional<std::filesystem::path> misspelled_cuda_file;
 
     /// The include search path of the CUDA kernel, in order: the kernel's own
     /// folder, the source root, then `config.include_dirs`. cunumpy's header
@@ -57,9 +61,8 @@ CK_API std::size_t max_kernel_name_length(const std::string& host_suffix);
 /// with other Unicode letters; their host build is skipped.
 CK_API bool pyccel_can_build(const std::string& name);
 
-/// The CUDA source's file name: `<name><cuda_suffix>`, as cunumpy spells the
-/// suffix (`_cuda.cu`); a suffix without an extension (this tool's older
-/// spelling, `_cuda`) gets `.cu`.
+/// The CUDA source's file name: `<name><cuda_suffix>`, literally, as cunumpy's
+/// from_folder builds it (default `_cuda.cu`).
 CK_API std::string cuda_file_name(const std::string& name, const Config& config);
 
 /// Called for each problem that does not stop the walk (a long name, a symlink
@@ -91,8 +94,11 @@ CK_API std::optional<KernelSource> kernel_of_file(const std::filesystem::path& f
 /// The kernels that `paths` name, as `check-signatures` and pre-commit give them: a folder
 /// is walked as find_kernels walks it; a file stands for the kernel it
 /// belongs to (a host module, a CUDA source, a stub in `__pyccel__/`, any
-/// file of a kernel folder), and a file that belongs to no kernel is
-/// skipped. Each kernel once, sorted by module.
+/// file of a kernel folder), a header (`.cuh`, `.h`, `.hpp`, ...) for every
+/// kernel of its tree (its pyproject.toml's folder, else its package's source
+/// root) whose CUDA source includes it, directly or through other headers,
+/// and a file that belongs to no kernel is skipped. Each kernel once, sorted
+/// by module.
 ///
 /// Throws UsageError when a path does not exist.
 CK_API std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths,

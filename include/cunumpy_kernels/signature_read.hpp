@@ -21,6 +21,9 @@ struct SignatureRead {
     int line = 0;  ///< 1-based line of the function's name (found), or of what blocks reading; 0: none
     std::vector<std::string> parameters;  ///< found: the positional parameter names, in order
     std::string reason;                   ///< not_found, unreadable: why, in words
+    /// unreadable because the function is bound differently in branches of a
+    /// module-level `if` or `try`: the names depend on how the module runs.
+    bool conditional = false;
 };
 
 /// Reads the parameter names of `__global__ ... <name>(...)` in CUDA C++
@@ -50,17 +53,26 @@ enum class PythonDefinition {
 };
 
 /// Reads the positional parameter names (positional-only and ordinary; not
-/// `*args`, keyword-only or `**kwargs`, as cunumpy compares them) of the
-/// top-level function `<name>` in Python `source`: a `def` (or `async def`)
-/// that starts a logical line in column 0. Decorators (with arguments),
-/// annotations as strings or expressions (`'float[:,:]'`), defaults (lambdas
-/// too), `/` and `*` markers, type parameters (`def f[T](...)`), comments and
-/// any line layout are read as Python reads them; methods and nested
-/// functions of the same name are not the host kernel and are ignored.
+/// `*args`, keyword-only or `**kwargs`, as cunumpy compares them through
+/// inspect.signature) of the function a module binds to `<name>`, the one
+/// `getattr(module, name)` gives (cunumpy's from_folder): the last
+/// module-level binding, which may be a `def` (or `async def`), an alias
+/// (`name = _impl`, followed through chains) or a wrapper of the function
+/// itself (`name = njit(name)`, which keeps its parameters as functools.wraps
+/// does). Defs in module-level `if`/`try` blocks bind too; methods and nested
+/// functions do not. Decorators (with arguments), annotations as strings or
+/// expressions (`'float[:,:]'`), defaults (lambdas too), `/` and `*` markers,
+/// type parameters (`def f[T](...)`), comments and any line layout are read
+/// as Python reads them. A decorator that replaces the function without
+/// functools.wraps changes what inspect.signature sees; the def is read.
 ///
-/// Not found, with a reason naming the line, when the name is only imported,
-/// assigned, or defined indented. Unreadable for a parameter list that does
-/// not parse. Never throws; linear in the input's size.
+/// With PythonDefinition::first (a stub), the first `def` in column 0.
+///
+/// Not found, with a reason naming the line, when no module-level binding
+/// exists. Unreadable for a parameter list that does not parse, a name bound
+/// by an import or another assignment, and (with `conditional` set) a name
+/// bound with different parameters in branches of a module-level `if`/`try`.
+/// Never throws; linear in the input's size.
 CK_API SignatureRead read_python_signature(std::string_view source, std::string_view name,
                                            PythonDefinition which = PythonDefinition::last);
 

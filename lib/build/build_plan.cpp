@@ -13,6 +13,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "package/module_scan.hpp"
 #include "plan/input_change.hpp"
+#include "util/subprocess.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -240,10 +241,14 @@ private:
         for (const auto& name : job.inputs.value("unresolved_includes", nlohmann::json::array())) {
             if (cunumpy_warned_ || name.get<std::string>().rfind("cunumpy/", 0) != 0) continue;
             cunumpy_warned_ = true;
+            bool no_python = util::find_in_path(config().python).empty();
+            std::string remedy = no_python ? "there is no Python interpreter '" + config().python +
+                                                 "' to ask: pass --python with one that has cunumpy, or "
+                                                 "--cunumpy-include-dir"
+                                           : "install cunumpy for " + config().python +
+                                                 " (pip install cunumpy), or pass --python or --cunumpy-include-dir";
             plan_.warnings.push_back(kernel.cuda_file->string() + " includes " + name.get<std::string>() +
-                                     " but cunumpy's CUDA headers were not found: install cunumpy for " +
-                                     config().python + " (pip install cunumpy), or pass --python or "
-                                     "--cunumpy-include-dir");
+                                     " but cunumpy's CUDA headers were not found: " + remedy);
         }
     }
 

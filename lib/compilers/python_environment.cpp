@@ -133,10 +133,15 @@ std::optional<PythonFacts> find_python_facts(const std::string& python, const To
     if (!why) why = &ignored;
     fs::path interpreter = util::find_in_path(python);
     if (interpreter.empty()) {
-        bool hidden = python.find('/') != std::string::npos && ::access(python.c_str(), F_OK) != 0 && errno == EACCES;
-        *why = hidden ? "interpreter not accessible: " + python + ": " + util::errno_message(EACCES) +
-                            " (a folder on its path may not be searched by this user)"
-                      : "no Python interpreter '" + python + "' (PATH or path)";
+        *why = "no Python interpreter '" + python + "' (PATH or path)";
+        if (python.find('/') != std::string::npos) {
+            bool present = ::access(python.c_str(), F_OK) == 0;
+            if (!present && errno == EACCES)
+                *why = "interpreter not accessible: " + python + ": " + util::errno_message(EACCES) +
+                       " (a folder on its path may not be searched by this user)";
+            else if (present)
+                *why = "'" + python + "' is not an executable file: pass --python with the interpreter itself";
+        }
         return std::nullopt;
     }
     std::string path_record = probe.answer(interpreter, path_question_for(interpreter), [] { return std::string(); });

@@ -77,6 +77,7 @@ std::optional<KernelSource> kernel_in(const fs::path& folder, const Config& conf
     kernel.folder = folder;
     fs::path cuda = folder / cuda_file_name(kernel.name, config);
     if (is_file(cuda)) kernel.cuda_file = cuda;
+    else if (is_file(cuda.string() + ".cu")) kernel.misspelled_cuda_file = cuda.string() + ".cu";
     locate_package(kernel);
     return kernel;
 }
@@ -170,6 +171,11 @@ private:
             if (warn_) warn_(why);
             return;
         }
+        if (kernel.misspelled_cuda_file && warn_)
+            warn_(kernel.misspelled_cuda_file->string() + ": not taken as the CUDA kernel: cunumpy reads <name> + "
+                  "cuda_suffix literally, here '" + kernel.name + config_.cuda_suffix + "'; set cuda-suffix = \"" +
+                  config_.cuda_suffix + ".cu\" (or --cuda-suffix " + config_.cuda_suffix + ".cu), as from_package's "
+                  "cuda_suffix must be too");
         if (!pyccel_can_build(kernel.name) && warn_)
             warn_(kernel.folder.string() + ": kernel name '" + kernel.name + "' is not ASCII: cunumpy imports it, "
                   "but Pyccel cannot build it, so its host build is skipped and cunumpy runs the uncompiled Python "
@@ -209,8 +215,7 @@ std::size_t max_kernel_name_length(const std::string& host_suffix)
 
 std::string cuda_file_name(const std::string& name, const Config& config)
 {
-    bool has_extension = config.cuda_suffix.find('.') != std::string::npos;
-    return name + config.cuda_suffix + (has_extension ? "" : ".cu");
+    return name + config.cuda_suffix;
 }
 
 std::vector<fs::path> KernelSource::include_dirs(const Config& config) const

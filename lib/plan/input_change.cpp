@@ -130,10 +130,11 @@ std::string describe_input_change(const json& before, const json& after)
         return describe_environment(before.value("environment", json::object()), after.value("environment", json::object()));
     if (before.value("options", json::array()) != after.value("options", json::array()))
         return describe_options(before.value("options", json::array()), after.value("options", json::array()));
-    if (before.value("nvcc_profile", json()) != after.value("nvcc_profile", json()))
-        return "nvcc.profile changed";
+    // The compiler first: moving from NVRTC to nvcc also brings nvcc.profile in.
     if (before.value("compiler", json()) != after.value("compiler", json()))
         return describe_compiler(before.value("compiler", json()), after.value("compiler", json()));
+    if (before.value("nvcc_profile", json()) != after.value("nvcc_profile", json()))
+        return "nvcc.profile changed";
     for (const auto& [name, value] : after.items()) {
         json old = before.value(name, json());
         if (old != value) return name + ": " + short_value(old) + " -> " + short_value(value);

@@ -481,7 +481,7 @@ std::string no_match_why(std::string_view source, const Code& code, std::string_
         return base + ": it removes comments without seeing strings, so a `/*` or `//` inside a string or character "
                       "literal hides this declaration (up to the next `*/`); split the literal (\"/\" \"*\") or move it";
     if (text.find("__launch_bounds__") != npos)
-        return base + ": launch bounds stand between `void` and the name; write them first "
+        return base + ": `__launch_bounds__(...)` stands between `__global__`, `void` and the name; write it first "
                       "(`__launch_bounds__(256) __global__ void " + std::string(name) + "(...)`)";
     if (text.find("__global__") == npos)
         return base + ": `__global__` comes from a macro, which it does not expand; write `" + pattern + "` out";

@@ -167,6 +167,37 @@ SignatureRead read_binding(const std::vector<PythonToken>& tokens, std::string_v
     return make(Status::unreadable, 0, chain + ": too many names for one function");
 }
 
+// A binding in a module-level `if` or `try` block may or may not run. When
+// several bindings can be the one Python keeps and they take different
+// parameters, which one cunumpy calls depends on how the module runs: that is
+// said, not guessed.
+SignatureRead read_module(const std::vector<PythonToken>& tokens, std::string_view name)
+{
+    std::vector<const PythonBinding*> candidates;
+    auto bindings = signatures::python_bindings(tokens, name);
+    for (const auto& binding : bindings) {
+        if (!binding.module_level) continue;
+        if (binding.column == 0) candidates.clear();  // runs whatever came before
+        candidates.push_back(&binding);
+    }
+    SignatureRead kept = read_binding(tokens, name, tokens.size());
+    if (candidates.size() < 2) return kept;
+    bool agree = kept.status == Status::found;
+    std::string lines;
+    for (const PythonBinding* candidate : candidates) {
+        SignatureRead read = read_binding(tokens, name, candidate->name_token + 1);
+        agree = agree && read.status == Status::found && read.parameters == kept.parameters;
+        lines += (lines.empty() ? "" : ", ") + std::to_string(candidate->line);
+    }
+    if (agree) return kept;
+    SignatureRead conditional = make(Status::unreadable, candidates.front()->line,
+                                     quoted(name) + " is bound at lines " + lines + ", in branches of a module-level "
+                                     "if or try with different parameters: which one cunumpy calls depends on how the "
+                                     "module runs. Define it once, or give every branch the same parameters");
+    conditional.conditional = true;
+    return conditional;
+}
+
 // A stub lists each function once; cunumpy's reader takes the first
 // top-level def of the name.
 SignatureRead read_stub(const std::vector<PythonToken>& tokens, std::string_view name)
@@ -183,7 +214,7 @@ SignatureRead read_python_signature(std::string_view source, std::string_view na
 {
     std::vector<PythonToken> tokens = signatures::lex_python(source);
     if (which == PythonDefinition::first) return read_stub(tokens, name);
-    return read_binding(tokens, name, tokens.size());
+    return read_module(tokens, name);
 }
 
 }  // namespace ck

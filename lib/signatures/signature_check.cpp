@@ -96,7 +96,9 @@ private:
         signature.read = read_source(source, text, kernel_, config_);
         result_.declarations.push_back(signature);
         if (signature.read.status != SignatureRead::Status::found) {
-            add(Kind::unreadable, prefix_ + "cannot read the " + source.role + ": " + signature.read.reason, {signature});
+            // Which branch runs is the program's business: said, not called a mismatch.
+            Kind kind = signature.read.conditional ? Kind::conditional : Kind::unreadable;
+            add(kind, prefix_ + "cannot read the " + source.role + ": " + signature.read.reason, {signature});
             return;
         }
         if (source.language == Source::Language::cuda) check_cunumpy_reading(signature, text);
@@ -111,7 +113,7 @@ private:
 
     void add(Kind kind, std::string message, std::vector<Signature> declarations)
     {
-        bool warning = kind == Kind::cunumpy_unreadable || kind == Kind::cunumpy_mismatch;
+        bool warning = kind == Kind::cunumpy_unreadable || kind == Kind::cunumpy_mismatch || kind == Kind::conditional;
         result_.findings.push_back({kind, warning ? SignatureFinding::Severity::warning : SignatureFinding::Severity::error,
                                     std::move(message), std::move(declarations)});
     }
@@ -173,7 +175,8 @@ SignatureAgreement KernelSignatures::agreement() const
         return std::any_of(findings.begin(), findings.end(), [kind](const SignatureFinding& f) { return f.kind == kind; });
     };
     if (has(Kind::mismatch)) return SignatureAgreement::mismatch;
-    if (has(Kind::unreadable) || has(Kind::unreadable_file)) return SignatureAgreement::unreadable;
+    if (has(Kind::unreadable) || has(Kind::unreadable_file) || has(Kind::conditional))
+        return SignatureAgreement::unreadable;
     return declarations.size() < 2 ? SignatureAgreement::nothing_to_compare : SignatureAgreement::match;
 }
 

@@ -31,6 +31,7 @@ const char* to_string(Kind kind)
     case Kind::unreadable_file: return "unreadable-file";
     case Kind::cunumpy_unreadable: return "cunumpy-unreadable";
     case Kind::cunumpy_mismatch: return "cunumpy-mismatch";
+    case Kind::conditional: return "conditional";
     }
     return "?";
 }

@@ -18,7 +18,7 @@ namespace ck {
 /// [{"module", "kernel", "agreement", "declarations": [{"role", "file",
 /// "line", "parameters" | "reason"}]}], "findings": [{"kind": "mismatch" |
 /// "unreadable" | "unreadable-file" | "cunumpy-unreadable" |
-/// "cunumpy-mismatch", "severity": "error" | "warning", "module", "kernel",
+/// "cunumpy-mismatch" | "conditional", "severity": "error" | "warning", "module", "kernel",
 /// "message", "declarations": [...]}]}. Paths are written as `display`
 /// returns them.
 nlohmann::json to_json(const std::vector<KernelSignatures>& kernels,

@@ -39,6 +39,7 @@ struct SignatureFinding {
         unreadable_file,    ///< a source file cannot be read at all (permissions, a folder)
         cunumpy_unreadable, ///< warning: cunumpy's own reader cannot read the CUDA declaration
         cunumpy_mismatch,   ///< warning: cunumpy's reader reads another declaration, with other names
+        conditional,        ///< warning: the function is bound differently in branches of an `if`/`try`
     };
     /// Errors fail the check; warnings are reported and fail it only when
     /// asked (`--warnings-as-errors`). The cunumpy kinds are warnings: the

@@ -28,10 +28,18 @@ std::string kind_of(const Job& job)
         return "cuda";
 }
 
+// The first line that says something: Pyccel's log starts with a blank one.
 std::string first_line(const std::string& text)
 {
-    auto end = text.find('\n');
-    return end == std::string::npos ? text : text.substr(0, end);
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        std::string line = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (line.find_first_not_of(" \t\r") != std::string::npos) return line;
+        if (end == std::string::npos) break;
+        start = end + 1;
+    }
+    return "(no message)";
 }
 
 class CacheReader {
@@ -138,9 +146,22 @@ bool StatusReport::all_built() const
            std::all_of(modules.begin(), modules.end(), [&](const ModuleStatus& m) { return built(m.artifact); });
 }
 
+namespace {
+
+// Warnings (cunumpy cannot read a declaration that agrees) are check-signatures'
+// to report; the gate is about declarations that disagree or cannot be read.
+bool has_errors(const KernelSignatures& signatures)
+{
+    return std::any_of(signatures.findings.begin(), signatures.findings.end(), [](const SignatureFinding& f) {
+        return f.severity == SignatureFinding::Severity::error;
+    });
+}
+
+}  // namespace
+
 bool StatusReport::signatures_agree() const
 {
-    return std::all_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) { return k.signatures.findings.empty(); });
+    return std::none_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) { return has_errors(k.signatures); });
 }
 
 StatusReport read_status(const StatusRequest& request)
@@ -181,7 +202,7 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
         for (const auto& a : k.artifacts)
             if (a.state != ArtifactState::built)
                 unbuilt.push_back(k.kernel.module + " [" + a.target + "] " + to_string(a.state));
-        if (!k.signatures.findings.empty()) disagreeing.push_back(k.kernel.module);
+        if (has_errors(k.signatures)) disagreeing.push_back(k.kernel.module);
     }
     for (const auto& m : report.modules)
         if (m.artifact.state != ArtifactState::built)

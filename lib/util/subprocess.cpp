@@ -180,7 +180,8 @@ fs::path find_in_path(const std::string& program)
     // canonical, because a virtual environment's python is known by its link.
     if (program.find('/') != std::string::npos) {
         std::error_code error;  // a folder we may not search reads as not there
-        return fs::exists(program, error) ? fs::absolute(program).lexically_normal() : fs::path();
+        bool runnable = fs::is_regular_file(program, error) && ::access(program.c_str(), X_OK) == 0;
+        return runnable ? fs::absolute(program).lexically_normal() : fs::path();
     }
     const char* path = std::getenv("PATH");
     std::istringstream dirs(path ? path : "/usr/bin:/bin");

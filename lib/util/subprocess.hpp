@@ -34,8 +34,9 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
 void terminate_children();
 
 /// Searches PATH for `program` (a name holding a slash is taken as a path);
-/// returns an absolute path, empty when not found or not accessible (a
-/// folder on its path that this user may not search). Never throws.
+/// returns an absolute path, empty when not found, not an executable file, or
+/// not accessible (a folder on its path that this user may not search).
+/// Never throws.
 std::filesystem::path find_in_path(const std::string& program);
 
 }  // namespace ck::util

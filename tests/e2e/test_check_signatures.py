@@ -194,3 +194,24 @@ def test_a_prototype_with_other_names_does_not_count_once_the_definition_is_seen
     (warning,) = [f for f in report["findings"] if f["kernel"] == "push"]
     assert warning["kind"] == "cunumpy-mismatch" and warning["severity"] == "warning"
     assert "takes (a, b, c, d, e, f), not (x, v, e, dt, length, n)" in warning["message"]
+
+
+def test_a_header_path_stands_for_the_kernels_that_include_it_and_only_those(run, tmp_path):
+    src = tmp_path / "src"
+    kernels = src / "hdr" / "kernels"
+    for init in (src / "hdr", kernels):
+        init.mkdir(parents=True, exist_ok=True)
+        (init / "__init__.py").write_text("")
+    (kernels / "args.cuh").write_text('#include "inner.cuh"\n')
+    (kernels / "inner.cuh").write_text("#define PUSH_ARGS double* x, int m\n")
+    for name, cuda in (("push", '#include "hdr/kernels/args.cuh"\nextern "C" __global__ void push(PUSH_ARGS) {}\n'),
+                       ("other", 'extern "C" __global__ void other(double* y, int k) {}\n')):
+        (kernels / name).mkdir()
+        (kernels / name / f"{name}_kernels.py").write_text(f"def {name}(x, n):\n    pass\n")
+        (kernels / name / f"{name}_cuda.cu").write_text(cuda)
+    # inner.cuh reaches push through args.cuh; `other` disagrees too but does not include it.
+    result = run("check-signatures", "--format", "json", kernels / "inner.cuh", cwd=tmp_path, check=1)
+    report = json.loads(result.stdout)
+    assert [k["kernel"] for k in report["kernels"]] == ["push"]
+    errors = [f["message"] for f in report["findings"] if f["severity"] == "error"]
+    assert errors == ["kernel 'push': the host kernel takes (x, n), the CUDA kernel (x, m)"]

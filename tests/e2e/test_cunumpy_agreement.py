@@ -104,6 +104,9 @@ def forms_package(root):
     kernel(kernels, "guarded", "try:\n    import not_installed_module\nexcept ImportError:\n"
            "    def guarded(p, q):\n        pass\n", cuda_kernel("guarded", ["p", "q"]))
     kernel(kernels, "swapped", "def swapped(x, v, n):\n    pass\n", cuda_kernel("swapped", ["v", "x", "n"]))
+    # Which branch runs decides what cunumpy calls: a warning, not a mismatch (cunumpy passes, NOPE being unset).
+    kernel(kernels, "branches", "import os\n\nif os.environ.get('NOPE'):\n    def branches(z):\n        pass\n"
+           "else:\n    def branches(a, b):\n        pass\n", cuda_kernel("branches", ["a", "b"]))
     # A host kernel alone, and one with a NumPy version that cunumpy compares.
     kernel(kernels, "host_only", "def host_only(x):\n    pass\n")
     kernel(kernels, "with_numpy", "def with_numpy(x, n):\n    pass\n")
@@ -173,13 +176,16 @@ def test_every_parameter_form_and_binding_reads_as_cunumpy_reads_it(run, tmp_pat
     tool_kernels = sorted(k["kernel"] for k in report["kernels"])
     assert tool_kernels == expected["kernels"]
     for kernel in report["kernels"]:
-        if kernel["declarations"]:
+        if kernel["declarations"] and "parameters" in kernel["declarations"][0]:
             host = kernel["declarations"][0]
             assert host["parameters"] == expected["host_parameters"][kernel["kernel"]], kernel["kernel"]
     for name, (_, names) in PARAMETER_FORMS.items():
         assert expected["host_parameters"][name] == names, f"the table is wrong about {name}"
     mismatched = sorted(k["kernel"] for k in report["kernels"] if k["agreement"] == "mismatch")
     assert mismatched == expected["mismatched"] == ["alias_mismatch", "swapped", "with_numpy"]
+    [branches] = [f for f in report["findings"] if f["kernel"] == "branches"]
+    assert branches["kind"] == "conditional" and branches["severity"] == "warning"
+    assert "which one cunumpy calls depends on how the module runs" in branches["message"]
     assert result.returncode == 1
     assert tool_summary(run, src, tmp_path) == expected["summary"]
     assert "café" in result.stderr and "Pyccel cannot build it" in result.stderr

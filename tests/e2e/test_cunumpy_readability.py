@@ -110,7 +110,8 @@ def test_a_warning_in_each_format_and_the_exit_status(run, tmp_path):
     version = cunumpy_version()
     assert text.stdout.splitlines() == [
         f"pkg/kernels/push/push_cuda.cu:1: warning: kernel 'push': cunumpy {version} cannot read this declaration: "
-        "it finds no `__global__ void push(`: launch bounds stand between `void` and the name; write them first "
+        "it finds no `__global__ void push(`: `__launch_bounds__(...)` stands between `__global__`, `void` and "
+        "the name; write it first "
         "(`__launch_bounds__(256) __global__ void push(...)`)"
     ]
     assert "all agree, 1 warning" in text.stderr

@@ -135,3 +135,30 @@ def test_as_a_hook_deleted_paths_are_skipped_and_each_package_uses_its_own_pypro
     assert hook.returncode == 0, hook.stdout + hook.stderr
     assert "does not exist (deleted or renamed): skipped" in hook.stdout + hook.stderr
     assert "1 kernel, 1 with more than one implementation: all agree" in hook.stdout + hook.stderr
+
+
+def test_a_header_change_is_checked_against_the_kernels_that_include_it(tmp_path, env, hook_repository):
+    pre_commit = find_pre_commit()
+    project = tmp_path / "headers"
+    folder = one_kernel_project(project, "_kernels")
+    package = project / "src" / "headers"
+    (package / "__init__.py").write_text("")
+    (package / "kernels" / "__init__.py").write_text("")
+    (package / "kernels" / "common.cuh").write_text("#define SCALE_ARGS double* x, double a, int n\n")
+    (folder / "scale_cuda.cu").write_text('#include "headers/kernels/common.cuh"\n'
+                                          'extern "C" __global__ void scale(SCALE_ARGS) {}\n')
+    repo, rev = hook_repository
+    (project / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {repo}\n    rev: {rev}\n    hooks:\n      - id: check-signatures\n")
+    git(project, "init", "-q", env=env)
+    subprocess.run([pre_commit, "install"], cwd=project, env=env, check=True, capture_output=True, timeout=300)
+    git(project, "add", ".", env=env)
+    first = git(project, "commit", "-m", "a kernel whose parameters come from a header", env=env, check=False)
+    assert first.returncode == 0, first.stdout + first.stderr
+
+    (package / "kernels" / "common.cuh").write_text("#define SCALE_ARGS double* x, double b, int n\n")
+    git(project, "add", ".", env=env)
+    refused = git(project, "commit", "-m", "rename a in the header only", env=env, check=False)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert "kernel 'scale': the host kernel takes (x, a, n), the CUDA kernel (x, b, n)" in output

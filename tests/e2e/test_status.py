@@ -135,3 +135,22 @@ def test_only_host_or_only_cuda_reports_those_artifacts_as_build_only_builds_the
     host = rows(run("status", "--only", "host", *common, check=0).stdout)["particles.kernels.push"]
     assert host.endswith(": host") and "sm_90" not in host
     assert rows(run("status", "--only", "host", *common, check=0).stdout)["particles.kernels.sort"].endswith(": host")
+
+
+def test_the_signature_gate_fails_on_errors_not_on_warnings(run, tmp_path):
+    folder = tmp_path / "src" / "gate" / "kernels" / "push"
+    folder.mkdir(parents=True)
+    for init in (tmp_path / "src" / "gate", folder.parent):
+        (init / "__init__.py").write_text("")
+    (folder / "push_kernels.py").write_text("def push(x, n):\n    pass\n")
+    # The compiler and the tool read it; cunumpy 0.7.1 does not (launch bounds before the name): a warning.
+    (folder / "push_cuda.cu").write_text(
+        'extern "C" __global__ void __launch_bounds__(256) push(double* x, int n) {}\n')
+    common = ["--cache-dir", tmp_path / "cache", tmp_path / "src"]
+    checked = run("check-signatures", tmp_path / "src", check=0)
+    assert "warning:" in checked.stdout
+    run("status", "--check-signatures", *common, check=0)
+    run("check-signatures", "--warnings-as-errors", tmp_path / "src", check=1)
+    (folder / "push_cuda.cu").write_text('extern "C" __global__ void push(double* x, int m) {}\n')
+    result = run("status", "--check-signatures", *common, check=1)
+    assert "--check-signatures: 1 kernel" in result.stderr

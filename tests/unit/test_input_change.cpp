@@ -30,6 +30,13 @@ TEST_SUITE("input_change")
         after = before;
         after["nvcc_profile"] = "q";
         CHECK(describe_input_change(before, after) == "nvcc.profile changed");
+        // From NVRTC to nvcc the profile appears too; the compiler is the change to name.
+        json nvrtc = before;
+        nvrtc.erase("nvcc_profile");
+        nvrtc["compiler"] = "nvrtc 13.0";
+        after = before;
+        after["compiler"] = "nvcc 13.0";
+        CHECK(describe_input_change(nvrtc, after) == "compiler: nvrtc 13.0 -> nvcc 13.0");
         after = before;
         after["absent"] = {"tune.cuh"};
         after["headers"] = {{"<kernel>/tune.cuh", "1"}};

@@ -105,7 +105,7 @@ TEST_CASE("suffixes are configurable")
     tree.write("pkg/kernels/push/push_gpu.cu", "__global__ void push(double* x) {}\n");
     Config config;
     config.host_suffix = "_host";
-    config.cuda_suffix = "_gpu";
+    config.cuda_suffix = "_gpu.cu";
     auto kernels = find_kernels({tree / "pkg"}, config);
     REQUIRE(kernels.size() == 1);
     CHECK(kernels[0].cuda_file);
@@ -279,17 +279,27 @@ TEST_CASE("the name-length warning follows the host suffix, as cunumpy's")
     CHECK(max_kernel_name_length("_kernels") == 48);
 }
 
-TEST_CASE("the CUDA suffix is spelled as cunumpy spells it, or without .cu as before")
+TEST_CASE("the CUDA suffix is taken literally, as cunumpy takes it; one without its extension is warned about")
 {
     test::TempTree tree;
     tree.kernel("pkg/kernels", "push", "__global__ void push(double* x) {}\n");
-    for (const char* suffix : {"_cuda.cu", "_cuda"}) {
-        Config config;
-        config.cuda_suffix = suffix;
-        auto kernels = find_kernels({tree / "pkg"}, config);
-        REQUIRE(kernels.size() == 1);
-        CHECK(kernels[0].cuda_file);
-    }
+    std::vector<std::string> warnings;
+    auto warn = [&](const std::string& w) { warnings.push_back(w); };
+    Config config;
+    auto kernels = find_kernels({tree / "pkg"}, config, warn);
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].cuda_file == tree / "pkg/kernels/push/push_cuda.cu");
+    CHECK(warnings.empty());
+    config.cuda_suffix = "_cuda";  // cunumpy's cuda_suffix="_cuda" reads the file push_cuda
+    kernels = find_kernels({tree / "pkg"}, config, warn);
+    REQUIRE(kernels.size() == 1);
+    CHECK_FALSE(kernels[0].cuda_file);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("push_cuda.cu: not taken as the CUDA kernel") != std::string::npos);
+    CHECK(warnings[0].find("set cuda-suffix = \"_cuda.cu\"") != std::string::npos);
+    tree.write("pkg/kernels/push/push_cuda", "__global__ void push(double* y) {}\n");
+    kernels = find_kernels({tree / "pkg"}, config, warn);
+    CHECK(kernels[0].cuda_file == tree / "pkg/kernels/push/push_cuda");
 }
 
 TEST_SUITE_END();

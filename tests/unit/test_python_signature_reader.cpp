@@ -121,7 +121,18 @@ TEST_CASE("the binding Python keeps is read: an alias to another function of the
 TEST_CASE("a def in a module-level if or try block binds the module's name")
 {
     check_found("try:\n    from numba import njit\nexcept ImportError:\n    def push(a, b): pass\n", {"a", "b"}, 4);
-    check_found("if HAVE_X:\n    def push(a): pass\nelse:\n    def push(b): pass\n", {"b"}, 4);
+    check_found("if HAVE_X:\n    def push(a): pass\nelse:\n    def push(a): pass\n", {"a"}, 4);
+    // Branches that differ: which one runs is the program's business, so it is said, not guessed.
+    SignatureRead branches = read_python_signature("if HAVE_X:\n    def push(a): pass\nelse:\n    def push(b): pass\n",
+                                                   "push");
+    CHECK(branches.status == Status::unreadable);
+    CHECK(branches.conditional);
+    CHECK(branches.line == 2);
+    CHECK(branches.reason.find("lines 2, 4") != std::string::npos);
+    SignatureRead maybe = read_python_signature("def push(x, n): pass\nif FAST:\n    push = _fast\n", "push");
+    CHECK(maybe.conditional);
+    // A later unconditional def settles it.
+    check_found("if FAST:\n    def push(a): pass\ndef push(z): pass\n", {"z"}, 3);
     SignatureRead in_class = read_python_signature("if X:\n    class K:\n        def push(self): pass\n", "push");
     CHECK(in_class.status == Status::not_found);
 }
