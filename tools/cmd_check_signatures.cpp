@@ -106,6 +106,16 @@ std::string github_report(const std::vector<KernelSignatures>& kernels)
 }
 
 // The walk's warnings (a folder whose module binds no function of its name,
+// a name too long for Pyccel) start with the absolute path they concern;
+// reports name it as they name every file.
+std::string displayed_warning(const std::string& warning)
+{
+    std::size_t colon = warning.find(": ");
+    if (warning.empty() || warning[0] != '/' || colon == std::string::npos) return warning;
+    return display_path(warning.substr(0, colon)) + warning.substr(colon);
+}
+
+// The walk's warnings (a folder whose module binds no function of its name,
 // a name too long for Pyccel) start with the file or folder they concern.
 std::string github_walk_warnings(const std::vector<std::string>& warnings)
 {
@@ -129,7 +139,9 @@ std::string summary(const std::vector<KernelSignatures>& kernels, std::size_t wa
         SignatureAgreement agreement = kernel.agreement();
         compared += agreement != SignatureAgreement::nothing_to_compare ? 1 : 0;
         mismatched += agreement == SignatureAgreement::mismatch ? 1 : 0;
-        unreadable += agreement == SignatureAgreement::unreadable ? 1 : 0;
+        bool error = std::any_of(kernel.findings.begin(), kernel.findings.end(),
+                                 [](const SignatureFinding& f) { return !is_warning(f); });
+        unreadable += agreement == SignatureAgreement::unreadable && error ? 1 : 0;
         warnings += static_cast<std::size_t>(std::count_if(kernel.findings.begin(), kernel.findings.end(), is_warning));
     }
     std::string warned = warnings ? ", " + counted(warnings, "warning") : "";
@@ -214,9 +226,14 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
     std::vector<KernelSignatures> results = check_paths(flags, paths, warnings_as_errors, walk_warnings);
     if (flags.format != "github")
         for (const auto& warning : walk_warnings) spdlog::warn("{}", warning);
+    int code = exit_code(results, warnings_as_errors);
+    if (code == 0 && warnings_as_errors && !walk_warnings.empty()) code = exit_mismatch;
     if (flags.format == "json") {
         nlohmann::json report = to_json(results, display_path);
-        report["walk_warnings"] = walk_warnings;
+        for (auto& warning : walk_warnings) report["walk_warnings"].push_back(displayed_warning(warning));
+        if (walk_warnings.empty()) report["walk_warnings"] = nlohmann::json::array();
+        report["summary"]["warnings"] = report["summary"]["warnings"].get<std::size_t>() + walk_warnings.size();
+        report["ok"] = code == 0;  // as the exit status says, --warnings-as-errors included
         terminal.result(report.dump(2) + "\n");
     } else if (flags.format == "github") {
         terminal.result(github_walk_warnings(walk_warnings) + github_report(results));
@@ -224,8 +241,7 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         terminal.result(text_report(results, terminal));
         terminal.note(summary(results, walk_warnings.size()));
     }
-    int code = exit_code(results, warnings_as_errors);
-    return code == 0 && warnings_as_errors && !walk_warnings.empty() ? exit_mismatch : code;
+    return code;
 }
 
 }  // namespace

@@ -242,9 +242,9 @@ private:
             if (cunumpy_warned_ || name.get<std::string>().rfind("cunumpy/", 0) != 0) continue;
             cunumpy_warned_ = true;
             bool no_python = util::find_in_path(config().python).empty();
-            std::string remedy = no_python ? "there is no Python interpreter '" + config().python +
-                                                 "' to ask: pass --python with one that has cunumpy, or "
-                                                 "--cunumpy-include-dir"
+            std::string remedy = no_python ? "'" + config().python +
+                                                 "' is no Python interpreter to ask: pass --python with one that "
+                                                 "has cunumpy, or --cunumpy-include-dir"
                                            : "install cunumpy for " + config().python +
                                                  " (pip install cunumpy), or pass --python or --cunumpy-include-dir";
             plan_.warnings.push_back(kernel.cuda_file->string() + " includes " + name.get<std::string>() +

@@ -133,7 +133,8 @@ std::optional<PythonFacts> find_python_facts(const std::string& python, const To
     if (!why) why = &ignored;
     fs::path interpreter = util::find_in_path(python);
     if (interpreter.empty()) {
-        *why = "no Python interpreter '" + python + "' (PATH or path)";
+        *why = python.find('/') == std::string::npos ? "no Python interpreter '" + python + "' on PATH"
+                                                      : "no Python interpreter at " + python;
         if (python.find('/') != std::string::npos) {
             bool present = ::access(python.c_str(), F_OK) == 0;
             if (!present && errno == EACCES)

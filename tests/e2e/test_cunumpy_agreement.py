@@ -208,7 +208,12 @@ def test_a_folder_without_its_function_is_a_finding_where_cunumpy_raises_for_the
     github = run("check-signatures", "--format", "github", src, cwd=src, env={"GITHUB_WORKSPACE": str(tmp_path)},
                  check=0).stdout
     assert github.startswith("::warning file=src/broken/kernels/cuboid/cuboid_kernels.py::"), github
-    run("check-signatures", "--warnings-as-errors", src, cwd=src, check=1)
+    strict = run("check-signatures", "--warnings-as-errors", src, cwd=src, check=1)
+    assert "all agree, 1 warning" in strict.stderr
+    strict = json.loads(run("check-signatures", "--warnings-as-errors", "--format", "json", src, cwd=src,
+                            check=1).stdout)
+    assert strict["ok"] is False and strict["summary"]["warnings"] == 1
+    assert strict["walk_warnings"][0].startswith("broken/kernels/cuboid/cuboid_kernels.py: defines no function")
     # Without the folder, cunumpy agrees with the tool's walk.
     (kernels / "cuboid" / "cuboid_kernels.py").unlink()
     assert cunumpy_report(src, "broken.kernels")["kernels"] == ["good"]
