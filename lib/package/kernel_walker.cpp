@@ -183,7 +183,7 @@ private:
         std::size_t limit = max_kernel_name_length(config_.host_suffix);
         if (config_.check_name_length && kernel.name.size() > limit && warn_) {
             std::string wrapper = "bind_c_" + kernel.name + config_.host_suffix;
-            warn_(kernel.folder.string() + ": kernel name '" + kernel.name + "' gives Pyccel's Fortran wrapper "
+            warn_(kernel.host.front().file.string() + ": kernel name '" + kernel.name + "' gives Pyccel's Fortran wrapper "
                   "module '" + wrapper + "' (" + std::to_string(wrapper.size()) + " characters), longer than "
                   "Fortran's limit of " + std::to_string(fortran_name_limit) + "; shorten the name to at most " +
                   std::to_string(limit) + " characters, or set check-name-length = false when you build with the "

@@ -480,9 +480,13 @@ std::string no_match_why(std::string_view source, const Code& code, std::string_
     if (text.find(name) != npos && kept.find(name) == npos)
         return base + ": it removes comments without seeing strings, so a `/*` or `//` inside a string or character "
                       "literal hides this declaration (up to the next `*/`); split the literal (\"/\" \"*\") or move it";
-    if (text.find("__launch_bounds__") != npos)
+    if (std::size_t at = text.find("__launch_bounds__"); at != npos) {
+        // The fix-it keeps the user's own bounds: `(256, 2)` stays `(256, 2)`.
+        std::size_t close = text.find(')', at);
+        std::string bounds = close == npos ? "__launch_bounds__(...)" : text.substr(at, close + 1 - at);
         return base + ": `__launch_bounds__(...)` stands between `__global__`, `void` and the name; write it first "
-                      "(`__launch_bounds__(256) __global__ void " + std::string(name) + "(...)`)";
+                      "(`" + bounds + " __global__ void " + std::string(name) + "(...)`)";
+    }
     if (text.find("__global__") == npos)
         return base + ": `__global__` comes from a macro, which it does not expand; write `" + pattern + "` out";
     return base + ": it needs exactly `__global__ void <name>(`, nothing between the words";

@@ -49,6 +49,8 @@ TEST_CASE("what cunumpy reads: the first `__global__ void push(`, comments remov
 TEST_CASE("the forms it cannot read, each with why and what to write instead")
 {
     check_raises("__global__ void __launch_bounds__(256) push(double* x) {}\n", "`__launch_bounds__(...)` stands between `__global__`, `void` and the name");
+    check_raises("__global__ __launch_bounds__(128, 4) void push(double* x) {}\n",
+                 "write it first (`__launch_bounds__(128, 4) __global__ void push(...)`)");
     check_raises("#define KERNEL extern \"C\" __global__\nKERNEL void push(double* x) {}\n",
                  "`__global__` comes from a macro", 2);
     check_raises("const char* s = \"/*\";\n__global__ void push(double* x) {}\n// */\n",
