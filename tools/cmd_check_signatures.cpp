@@ -106,28 +106,34 @@ std::string github_report(const std::vector<KernelSignatures>& kernels)
 }
 
 // The walk's warnings (a folder whose module binds no function of its name,
-// a name too long for Pyccel) start with the absolute path they concern;
-// reports name it as they name every file.
-std::string displayed_warning(const std::string& warning)
+// a name too long for Pyccel) start with the absolute path they concern:
+// split off, so that each report names it as it names every file.
+struct LocatedWarning {
+    std::string path;     ///< empty when the warning names no path
+    std::string message;  ///< the rest, after "<path>: "
+};
+
+LocatedWarning split_walk_warning(const std::string& warning)
 {
     std::size_t colon = warning.find(": ");
-    if (warning.empty() || warning[0] != '/' || colon == std::string::npos) return warning;
-    return display_path(warning.substr(0, colon)) + warning.substr(colon);
+    if (warning.empty() || warning[0] != '/' || colon == std::string::npos) return {"", warning};
+    return {warning.substr(0, colon), warning.substr(colon + 2)};
 }
 
-// The walk's warnings (a folder whose module binds no function of its name,
-// a name too long for Pyccel) start with the file or folder they concern.
+std::string displayed_warning(const std::string& warning)
+{
+    LocatedWarning split = split_walk_warning(warning);
+    return split.path.empty() ? warning : display_path(split.path) + ": " + split.message;
+}
+
 std::string github_walk_warnings(const std::vector<std::string>& warnings)
 {
     std::string out;
     for (const auto& warning : warnings) {
-        std::size_t colon = warning.find(": ");
-        std::string properties, message = warning;
-        if (!warning.empty() && warning[0] == '/' && colon != std::string::npos) {
-            properties = " file=" + github_escape(report_path(warning.substr(0, colon), true), true);
-            message = warning.substr(colon + 2);  // the annotation names the file
-        }
-        out += "::warning" + properties + "::" + github_escape(message, false) + "\n";
+        LocatedWarning split = split_walk_warning(warning);
+        std::string properties =
+            split.path.empty() ? "" : " file=" + github_escape(report_path(split.path, true), true);
+        out += "::warning" + properties + "::" + github_escape(split.message, false) + "\n";  // the file is named once
     }
     return out;
 }
