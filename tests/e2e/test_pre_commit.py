@@ -54,17 +54,22 @@ def hook_repository(tmp_path, env):
     return repo, git(repo, "rev-parse", "HEAD", env=env).stdout.strip()
 
 
-def test_a_commit_that_breaks_a_signature_is_refused_and_the_fix_passes(tmp_path, env, example, hook_repository):
-    pre_commit = find_pre_commit()
-    project = example.parent
+def commit_with_hook(project, env, hook_repository, message):
+    """Makes `project` a git repository whose pre-commit runs the hook, commits everything; returns the commit's result."""
     repo, rev = hook_repository
     (project / ".pre-commit-config.yaml").write_text(
         f"repos:\n  - repo: {repo}\n    rev: {rev}\n    hooks:\n      - id: check-signatures\n")
     git(project, "init", "-q", env=env)
-    install = subprocess.run([pre_commit, "install"], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    install = subprocess.run([find_pre_commit(), "install"], cwd=project, env=env, capture_output=True, text=True,
+                             timeout=300)
     assert install.returncode == 0, install.stderr
     git(project, "add", ".", env=env)
-    first = git(project, "commit", "-m", "the example package", env=env, check=False)
+    return git(project, "commit", "-m", message, env=env, check=False)
+
+
+def test_a_commit_that_breaks_a_signature_is_refused_and_the_fix_passes(tmp_path, env, example, hook_repository):
+    project = example.parent
+    first = commit_with_hook(project, env, hook_repository, "the example package")
     assert first.returncode == 0, first.stdout + first.stderr
     assert "Passed" in first.stdout + first.stderr
 
@@ -104,13 +109,7 @@ def test_as_a_hook_deleted_paths_are_skipped_and_each_package_uses_its_own_pypro
     project.mkdir()
     alpha = one_kernel_project(project / "alpha", "_kernels")
     beta = one_kernel_project(project / "beta", "_host")
-    repo, rev = hook_repository
-    (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {repo}\n    rev: {rev}\n    hooks:\n      - id: check-signatures\n")
-    git(project, "init", "-q", env=env)
-    subprocess.run([pre_commit, "install"], cwd=project, env=env, check=True, capture_output=True, timeout=300)
-    git(project, "add", ".", env=env)
-    first = git(project, "commit", "-m", "two packages", env=env, check=False)
+    first = commit_with_hook(project, env, hook_repository, "two packages")
     assert first.returncode == 0, first.stdout + first.stderr
 
     # beta's kernel is read with beta's suffix: a swap there is found, whatever alpha's config says.
@@ -138,7 +137,6 @@ def test_as_a_hook_deleted_paths_are_skipped_and_each_package_uses_its_own_pypro
 
 
 def test_a_header_change_is_checked_against_the_kernels_that_include_it(tmp_path, env, hook_repository):
-    pre_commit = find_pre_commit()
     project = tmp_path / "headers"
     folder = one_kernel_project(project, "_kernels")
     package = project / "src" / "headers"
@@ -147,13 +145,7 @@ def test_a_header_change_is_checked_against_the_kernels_that_include_it(tmp_path
     (package / "kernels" / "common.cuh").write_text("#define SCALE_ARGS double* x, double a, int n\n")
     (folder / "scale_cuda.cu").write_text('#include "headers/kernels/common.cuh"\n'
                                           'extern "C" __global__ void scale(SCALE_ARGS) {}\n')
-    repo, rev = hook_repository
-    (project / ".pre-commit-config.yaml").write_text(
-        f"repos:\n  - repo: {repo}\n    rev: {rev}\n    hooks:\n      - id: check-signatures\n")
-    git(project, "init", "-q", env=env)
-    subprocess.run([pre_commit, "install"], cwd=project, env=env, check=True, capture_output=True, timeout=300)
-    git(project, "add", ".", env=env)
-    first = git(project, "commit", "-m", "a kernel whose parameters come from a header", env=env, check=False)
+    first = commit_with_hook(project, env, hook_repository, "a kernel whose parameters come from a header")
     assert first.returncode == 0, first.stdout + first.stderr
 
     (package / "kernels" / "common.cuh").write_text("#define SCALE_ARGS double* x, double b, int n\n")
