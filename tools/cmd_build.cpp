@@ -28,6 +28,8 @@ struct BuildFlags {
     bool json = false;
     std::optional<std::string> only;
     bool replace_foreign = false;
+    bool cupy_cache = false;
+    std::optional<std::string> cupy_cache_dir;
 };
 
 Config build_config(const BuildFlags& flags)
@@ -43,7 +45,7 @@ Config build_config(const BuildFlags& flags)
 
 std::string label(const JobResult& job)
 {
-    return job.module + " [" + job.target + "]";
+    return job.module + " [" + (job.kind == "cupy" ? "cupy:" : "") + job.target + "]";
 }
 
 // Progress: a live line on a terminal, one line per finished compile off it.
@@ -66,6 +68,7 @@ public:
     void finished(const JobResult& job) override
     {
         ++done_;
+        total_ = std::max(total_, done_);  // CuPy's jobs are known only once its child reports
         switch (job.state) {
         case JobState::hit:
             terminal_.note(fmt::format("cached  {}", label(job)), 1);
@@ -118,6 +121,14 @@ void print_summary(Terminal& terminal, const BuildReport& report)
     std::string line = fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
                                    counted(report.kernels.size(), "kernel"), ported, host_part, report.count(JobState::built),
                                    report.count(JobState::hit), report.count(JobState::failed), report.seconds);
+    if (!report.cupy_cache.empty()) {
+        auto cupy = [&](JobState state) {
+            return std::count_if(report.jobs.begin(), report.jobs.end(),
+                                 [&](const JobResult& job) { return job.kind == "cupy" && job.state == state; });
+        };
+        line += fmt::format("CuPy's kernel cache ({}): {} built, {} cached, {} failed\n", report.cupy_cache,
+                            cupy(JobState::built), cupy(JobState::hit), cupy(JobState::failed));
+    }
     if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
 }
 
@@ -131,6 +142,8 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     request.dry_run = flags.dry_run;
     request.host = flags.only.value_or("host") == "host";
     request.cuda = flags.only.value_or("cuda") == "cuda";
+    request.cupy = flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy";
+    if (flags.cupy_cache_dir) request.cupy_cache_dir = std::filesystem::path(*flags.cupy_cache_dir);
     request.replace_foreign = flags.replace_foreign;
     if (flags.replace_foreign && !request.config.in_place)
         throw UsageError("--replace-foreign replaces in-place builds of other tools: add --in-place");
@@ -158,8 +171,15 @@ CommandRunner setup_build(CLI::App& command)
     flags->targets.add_to(command);
     command.add_flag("-n,--dry-run", flags->dry_run, "List what would compile and why; compile nothing");
     command.add_flag("--json", flags->json, "Print one JSON report on stdout");
-    command.add_option("--only", flags->only, "Build only the host (Pyccel) or only the CUDA kernels")
-        ->check(CLI::IsMember({"host", "cuda"}));
+    command.add_option("--only", flags->only,
+                       "Build only the host (Pyccel) kernels, only the CUDA kernels, or only CuPy's cache entries (cupy)")
+        ->check(CLI::IsMember({"host", "cuda", "cupy"}));
+    command.add_flag("--cupy-cache", flags->cupy_cache,
+                     "Also fill CuPy's kernel cache as cunumpy's first call of each CUDA kernel would (needs CuPy and "
+                     "cunumpy in --python; no GPU)");
+    command.add_option("--cupy-cache-dir", flags->cupy_cache_dir,
+                       "CuPy's cache folder to fill (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
+                       "~/.cupy/kernel_cache)");
     command.add_flag("--replace-foreign", flags->replace_foreign,
                      "With --in-place: also rebuild in-place modules another tool built, even when newer than their sources");
     return [flags](Terminal& terminal) { return run_build_command(*flags, terminal); };

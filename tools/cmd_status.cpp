@@ -23,6 +23,8 @@ struct StatusFlags {
     StatusGates gates;
     bool json = false;
     std::optional<std::string> only;
+    bool cupy_cache = false;
+    std::optional<std::string> cupy_cache_dir;
 };
 
 std::string host_kinds(const KernelSource& kernel)
@@ -129,6 +131,8 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
     StatusRequest request{flags.tree.path_list(), flags.tree.resolve()};
     request.host = flags.only.value_or("host") == "host";
     request.cuda = flags.only.value_or("cuda") == "cuda";
+    request.cupy = flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy";
+    if (flags.cupy_cache_dir) request.cupy_cache_dir = std::filesystem::path(*flags.cupy_cache_dir);
     flags.targets.apply(request.config);
     StatusReport report = read_status(request);
     for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
@@ -153,8 +157,15 @@ CommandRunner setup_status(CLI::App& command)
     flags->tree.add_to(command);
     flags->targets.add_to(command);
     command.add_flag("--json", flags->json, "Print one JSON document on stdout");
-    command.add_option("--only", flags->only, "Report only the host (Pyccel) or only the CUDA artifacts, as build --only")
-        ->check(CLI::IsMember({"host", "cuda"}));
+    command.add_option("--only", flags->only,
+                       "Report only the host (Pyccel), only the CUDA artifacts, or only CuPy's cache (cupy), as build --only")
+        ->check(CLI::IsMember({"host", "cuda", "cupy"}));
+    command.add_flag("--cupy-cache", flags->cupy_cache,
+                     "Also report whether CuPy's kernel cache holds each CUDA kernel (starts --python with CuPy; "
+                     "compiles nothing)");
+    command.add_option("--cupy-cache-dir", flags->cupy_cache_dir,
+                       "CuPy's cache folder to read (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
+                       "~/.cupy/kernel_cache)");
     command.add_flag("--require-cuda", flags->gates.require_cuda, "Exit 1 unless every kernel has a CUDA version");
     command.add_flag("--require-built", flags->gates.require_built,
                      "Exit 1 unless every artifact is in the cache for the current configuration");

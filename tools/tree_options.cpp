@@ -14,7 +14,7 @@ void TreeOptions::add_to(CLI::App& command)
     command.add_option("--cache-dir", cache_dir, "Cache root, instead of cunumpy's ~/.cache/<name>/kernels");
     command.add_option("--cache-name", cache_name, "PyccelCache name (default: the top-level package)");
     command.add_option("-I,--include-dir", include_dirs, "Extra CUDA include folder (repeatable)")->allow_extra_args(false);
-    command.add_option("--python", python, "Python interpreter that locates cunumpy's headers (default python3)");
+    command.add_option("--python", python, "Python interpreter that locates cunumpy's headers and runs CuPy for --cupy-cache (default python3)");
     command.add_option("--cunumpy-include-dir", cunumpy_include_dir, "cunumpy's CUDA header folder (skips the Python probe)");
     command.add_option("--cuda-root", cuda_root, "CUDA toolkit folder (default $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
     command.add_flag("--no-name-check", no_name_check, "Do not warn about kernel names too long for Pyccel's Fortran wrapper (bind_c_<name><host suffix>, 63 characters)");

@@ -7,6 +7,7 @@
 #include "cunumpy_kernels/package.hpp"
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,6 +79,12 @@ struct BuildRequest {
     /// built (Pyccel, `struphy compile`) even when they are newer than their
     /// sources. Without it such builds are kept, and reported (JobResult::foreign).
     bool replace_foreign = false;
+    /// Also fill CuPy's kernel cache as cunumpy's CUDA path would (see
+    /// build/cupy_fill.hpp), through `config.python`; with dry_run, look its
+    /// entries up instead. Jobs of kind "cupy" join the report.
+    bool cupy = false;
+    /// CUPY_CACHE_DIR for that; unset: CuPy's own (`$CUPY_CACHE_DIR`, else `~/.cupy/kernel_cache`).
+    std::optional<std::filesystem::path> cupy_cache_dir{};
 };
 
 /// The whole run.
@@ -86,8 +93,10 @@ struct BuildReport {
     std::vector<JobResult> jobs;         ///< sorted by module, then target
     std::vector<std::string> warnings;   ///< walk and cache warnings
     double seconds = 0;
+    std::string cupy_cache;              ///< with BuildRequest::cupy: CuPy's version, NVRTC's and the cache folder
+    std::string cupy_unavailable;        ///< with BuildRequest::cupy: why CuPy could not be used; empty when it was
 
-    bool ok() const;                     ///< no job failed
+    bool ok() const;                     ///< no job failed, and CuPy could be used when asked
     std::size_t count(JobState state) const;
 };
 

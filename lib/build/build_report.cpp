@@ -18,7 +18,7 @@ const char* to_string(JobState state)
 
 bool BuildReport::ok() const
 {
-    return count(JobState::failed) == 0;
+    return count(JobState::failed) == 0 && cupy_unavailable.empty();
 }
 
 std::size_t BuildReport::count(JobState state) const
@@ -55,7 +55,7 @@ nlohmann::json to_json(const BuildReport& report)
         }
         jobs.push_back(std::move(entry));
     }
-    return {{"ok", report.ok()},
+    json result = {{"ok", report.ok()},
             {"seconds", report.seconds},
             {"summary",
              {{"kernels", report.kernels.size()},
@@ -66,6 +66,9 @@ nlohmann::json to_json(const BuildReport& report)
             {"warnings", report.warnings},
             {"kernels", kernels},
             {"jobs", jobs}};
+    if (!report.cupy_cache.empty() || !report.cupy_unavailable.empty())
+        result["cupy"] = {{"cache", report.cupy_cache}, {"unavailable", report.cupy_unavailable}};
+    return result;
 }
 
 }  // namespace ck

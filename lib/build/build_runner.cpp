@@ -4,6 +4,7 @@
 #include "build/build.hpp"
 
 #include "build/build_plan.hpp"
+#include "build/cupy_fill.hpp"
 #include "build/cuda_build.hpp"
 #include "build/host_job.hpp"
 #include "build/in_place_job.hpp"
@@ -178,6 +179,28 @@ private:
     std::mutex mutex_;
 };
 
+// After the tool's own jobs: CuPy's compiles are NVRTC's as well, and the
+// two would only compete for the same cores.
+void add_cupy_jobs(const BuildRequest& request, BuildReport& report, BuildObserver* observer)
+{
+    if (observer && !request.dry_run) {
+        JobResult phase;
+        phase.module = "CuPy's kernel cache";
+        phase.kind = "cupy";
+        phase.target = "all";
+        observer->started(phase);
+    }
+    CupyFill fill = fill_cupy_cache(report.kernels, request.config, request.cupy_cache_dir, request.dry_run);
+    report.cupy_cache = fill.description;
+    report.cupy_unavailable = fill.unavailable;
+    if (!fill.unavailable.empty()) report.warnings.push_back("CuPy's kernel cache was not filled: " + fill.unavailable);
+    for (auto& job : fill.jobs) {
+        if (observer) observer->finished(job);
+        report.jobs.push_back(std::move(job));
+    }
+    sort_jobs(report);
+}
+
 }  // namespace
 
 void stop_compiler_processes() noexcept
@@ -200,6 +223,7 @@ BuildReport run_build(const BuildRequest& request, BuildObserver* observer)
     } else {
         report = BuildRunner(std::move(plan), observer).run();
     }
+    if (request.cupy) add_cupy_jobs(request, report, observer);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;
 }

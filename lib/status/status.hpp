@@ -3,7 +3,8 @@
 // and the state of every artifact in the cache for the current configuration.
 //
 // Reads sources and the cache only: it starts no compiler and no Python (see
-// BuildRequest::start_tools), so it runs where neither exists.
+// BuildRequest::start_tools), so it runs where neither exists; except that
+// asking for CuPy's cache (StatusRequest::cupy) starts the Python with CuPy.
 #pragma once
 
 #include "build/build.hpp"
@@ -15,6 +16,7 @@
 
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +68,11 @@ struct StatusRequest {
     Config config;
     bool host = true;  ///< report host (Pyccel) builds, as BuildRequest::host
     bool cuda = true;  ///< report CUDA artifacts, as BuildRequest::cuda
+    /// Also report CuPy's kernel cache (artifacts of kind "cupy", one per
+    /// compute capability): starts `config.python` with CuPy, which compiles
+    /// nothing (build/cupy_fill.hpp).
+    bool cupy = false;
+    std::optional<std::filesystem::path> cupy_cache_dir{};  ///< CUPY_CACHE_DIR; unset: CuPy's own
 };
 
 struct StatusReport {

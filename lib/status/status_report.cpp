@@ -3,6 +3,8 @@
 #include "status/status.hpp"
 
 #include "build/build_plan.hpp"
+#include "build/cupy_fill.hpp"
+#include "compilers/cupy_cache.hpp"
 #include "package/porting_summary.hpp"
 #include "util/text.hpp"
 
@@ -166,8 +168,20 @@ bool StatusReport::signatures_agree() const
 
 StatusReport read_status(const StatusRequest& request)
 {
-    BuildRequest plan{request.paths, request.config, true, false, request.host, request.cuda};
+    BuildRequest plan;
+    plan.paths = request.paths;
+    plan.config = request.config;
+    plan.dry_run = true;
+    plan.start_tools = false;
+    plan.host = request.host;
+    plan.cuda = request.cuda;
     BuildReport build = preview_build(plan_build(plan));
+    std::string cupy_unavailable;
+    if (request.cupy) {
+        CupyFill fill = fill_cupy_cache(build.kernels, request.config, request.cupy_cache_dir, true);
+        cupy_unavailable = fill.unavailable;
+        for (auto& job : fill.jobs) build.jobs.push_back(std::move(job));
+    }
     std::multimap<std::string, const JobResult*> jobs;
     for (const auto& job : build.jobs) jobs.emplace(job.module, &job);
     CacheReader cache(request.config);
@@ -180,6 +194,9 @@ StatusReport read_status(const StatusRequest& request)
         if (first_cache_name.empty() && pyccel_can_build(kernel.name)) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);
         for (auto it = begin; it != end; ++it) status.artifacts.push_back(cache.artifact(cache_name, *it->second));
+        if (!cupy_unavailable.empty() && kernel.cuda_file)
+            for (const auto& architecture : cupy_architectures(request.config.architectures))
+                status.artifacts.push_back({"cupy", "sm_" + architecture, ArtifactState::unknown, cupy_unavailable, ""});
         report.kernels.push_back(std::move(status));
     }
     // In place, the modules kernels import are built beside their sources too; one
