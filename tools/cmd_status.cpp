@@ -143,7 +143,8 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
         j["failed_gates"] = failures;
         terminal.result(j.dump(2) + "\n");
     } else {
-        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal));
+        std::string cupy = report.cupy_cache.empty() ? "" : "\nCuPy's kernel cache: " + report.cupy_cache + "\n";
+        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy);
     }
     for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
     return failures.empty() ? 0 : 1;

@@ -89,7 +89,9 @@ CupyFill fill_cupy_cache(const std::vector<KernelSource>& kernels, const Config&
         fill.unavailable = run.unavailable;
         return fill;
     }
-    fill.description = "CuPy " + run.cupy_version + ", NVRTC " + run.nvrtc_version + ", " + run.cache_dir.string();
+    if (run.entries.empty()) return fill;
+    fill.description = "CuPy " + run.cupy_version + " in " + run.cupy_dir.string() + ", NVRTC " + run.nvrtc_version +
+                       "; " + run.cache_dir.string();
     for (const auto& entry : run.entries) fill.jobs.push_back(result_of(*sources[entry.kernel], entry, run.cache_dir));
     return fill;
 }

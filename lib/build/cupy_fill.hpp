@@ -18,7 +18,8 @@ struct CupyFill {
     std::vector<JobResult> jobs;  ///< one per CUDA kernel and compute capability; target `sm_90`
     /// Why CuPy could not be used (no CuPy in the interpreter, ...); empty when it ran. No jobs then.
     std::string unavailable;
-    /// "CuPy 14.2.0, NVRTC 13.0, /home/u/.cupy/kernel_cache", for reports.
+    /// "CuPy 14.2.0 in <its folder>, NVRTC 13.0; /home/u/.cupy/kernel_cache",
+    /// for reports; empty when there was no CUDA kernel to put through CuPy.
     std::string description;
 };
 

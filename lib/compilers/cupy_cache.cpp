@@ -75,6 +75,7 @@ void read_share(const Share& share, const fs::path& python, CupyCacheRun& run)
     }
     if (report.contains("unavailable")) run.unavailable = report["unavailable"].get<std::string>();
     if (report.contains("cupy_version")) run.cupy_version = report["cupy_version"].get<std::string>();
+    if (report.contains("cupy_dir")) run.cupy_dir = report["cupy_dir"].get<std::string>();
     if (report.contains("nvrtc_version")) run.nvrtc_version = report["nvrtc_version"].get<std::string>();
     if (report.contains("cache_dir")) run.cache_dir = report["cache_dir"].get<std::string>();
     for (const auto& result : report.value("results", json::array())) {

@@ -46,6 +46,9 @@ struct CupyCacheRun {
     /// unsupported CuPy, CUPY_CACHE_IN_MEMORY); empty when it ran.
     std::string unavailable;
     std::string cupy_version;     ///< "14.2.0"
+    /// CuPy's package folder. Its key holds `-I` folders inside it (and CUDA's
+    /// include folder): a filled cache serves processes whose CuPy lives here.
+    std::filesystem::path cupy_dir;
     std::string nvrtc_version;    ///< NVRTC as CuPy loads it: "13.0"
     std::filesystem::path cache_dir;  ///< the folder CuPy read and wrote
     std::vector<CupyEntry> entries;   ///< kernels x architectures, kernel-major, in the order given

@@ -47,6 +47,8 @@ except ImportError as error:
     finish(unavailable=f"CuPy cannot be imported ({error}); install the CuPy of your CUDA "
            "(pip install cupy-cuda13x) in this Python")
 report["cupy_version"] = cupy.__version__
+# CuPy's key holds -I folders of its own installation: where it lives matters.
+report["cupy_dir"] = os.path.dirname(cupy.__file__)
 
 # The CuPy internals this relies on; CuPy 14 has them all.
 get_raw_module = getattr(getattr(raw, "_get_raw_module", None), "__wrapped__", None)

@@ -79,6 +79,7 @@ struct StatusReport {
     std::vector<KernelStatus> kernels;  ///< sorted by module
     std::vector<std::string> warnings;  ///< from walking the trees and locating caches
     std::vector<ModuleStatus> modules;  ///< in place (Config::in_place) only: the other modules built, by name
+    std::string cupy_cache;             ///< StatusRequest::cupy: CuPy's version and folder, NVRTC's, the cache folder
 
     std::string summary(std::size_t max_missing = 10) const;  ///< porting_summary of the kernels
     bool all_ported() const;        ///< every kernel has a CUDA version
@@ -104,7 +105,8 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
 /// "kernels": [{"module", "name", "folder", "host": [kinds], "cuda": file |
 /// null, "signatures": agreement, "findings": [messages], "artifacts":
 /// [{"kind", "target", "state", "reason", "key"}]}], "modules": [{"module",
-/// "kind", "target", "state", "reason", "key"}] (in place), "warnings"}. Paths are
+/// "kind", "target", "state", "reason", "key"}] (in place), "warnings",
+/// "cupy_cache" (StatusRequest::cupy only)}. Paths are
 /// written as `display` returns them.
 nlohmann::json to_json(const StatusReport& report,
                               const std::function<std::string(const std::filesystem::path&)>& display);

@@ -177,15 +177,16 @@ StatusReport read_status(const StatusRequest& request)
     plan.cuda = request.cuda;
     BuildReport build = preview_build(plan_build(plan));
     std::string cupy_unavailable;
+    StatusReport report;
     if (request.cupy) {
         CupyFill fill = fill_cupy_cache(build.kernels, request.config, request.cupy_cache_dir, true);
         cupy_unavailable = fill.unavailable;
+        report.cupy_cache = fill.description;
         for (auto& job : fill.jobs) build.jobs.push_back(std::move(job));
     }
     std::multimap<std::string, const JobResult*> jobs;
     for (const auto& job : build.jobs) jobs.emplace(job.module, &job);
     CacheReader cache(request.config);
-    StatusReport report;
     report.warnings = build.warnings;
     std::string first_cache_name;
     for (auto& kernel : build.kernels) {
@@ -272,13 +273,15 @@ nlohmann::json to_json(const StatusReport& report, const std::function<std::stri
         modules.push_back({{"module", m.module}, {"kind", m.artifact.kind}, {"target", m.artifact.target},
                            {"state", to_string(m.artifact.state)}, {"reason", m.artifact.reason}, {"key", m.artifact.key}});
     }
-    return {{"summary", report.summary()},
+    json result = {{"summary", report.summary()},
             {"with_cuda", with},
             {"without_cuda", without},
             {"counts", {{"kernels", report.kernels.size()}, {"artifacts", artifact_counts}, {"signatures", signature_counts}}},
             {"kernels", kernels},
             {"modules", modules},
             {"warnings", report.warnings}};
+    if (!report.cupy_cache.empty()) result["cupy_cache"] = report.cupy_cache;
+    return result;
 }
 
 }  // namespace ck

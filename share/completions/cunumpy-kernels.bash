@@ -21,12 +21,12 @@ _cunumpy_kernels() {
   COMPREPLY=()
 
   case $prev in
-    --only) mapfile -t COMPREPLY < <(compgen -W "host cuda" -- "$cur"); return ;;
+    --only) mapfile -t COMPREPLY < <(compgen -W "host cuda cupy" -- "$cur"); return ;;
     --language) mapfile -t COMPREPLY < <(compgen -W "c fortran" -- "$cur"); return ;;
     --compiler) mapfile -t COMPREPLY < <(compgen -W "nvrtc nvcc" -- "$cur"); return ;;
     --color) mapfile -t COMPREPLY < <(compgen -W "auto always never" -- "$cur"); return ;;
     --format) mapfile -t COMPREPLY < <(compgen -W "text json github" -- "$cur"); return ;;
-    --cache-dir | --cuda-root | --cunumpy-include-dir | -I | --include-dir | --tree)
+    --cache-dir | --cupy-cache-dir | --cuda-root | --cunumpy-include-dir | -I | --include-dir | --tree)
       mapfile -t COMPREPLY < <(compgen -d -- "$cur"); return ;;
     -j | --jobs | --arch | --compiler-option | --cache-name | --host-suffix | --cuda-suffix | --max-age | --max-size)
       return ;;

@@ -25,7 +25,7 @@ def complete(line):
     ("-q st", ["status"]),
     ("cache v", ["verify"]),
     ("build --on", ["--only"]),
-    ("build --only ", ["host", "cuda"]),
+    ("build --only ", ["host", "cuda", "cupy"]),
     ("build --language f", ["fortran"]),
     ("status --require-c", ["--require-cuda"]),
     ("check-signatures --format ", ["text", "json", "github"]),

@@ -22,5 +22,27 @@ for b in "$out"/bin/* "$out/lib/libcunumpy-kernels.so.0"; do ldd "$b"; done | aw
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 cp -r share/examples/particles "$out/src-root/share/examples/"
 cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
-cp bench/cupy_rawkernel_launch.py tests/gpu/run.sh "$out/"
+cp bench/cupy_rawkernel_launch.py tests/gpu/run.sh tests/gpu/cupy_cache_proof.py tests/gpu/cupy_cache_proof.sh "$out/"
+
+# The CuPy cache proof (cupy_cache_proof.sh): cunumpy and Struphy at paths the
+# GPU machine recreates, CuPy's cache filled here, on a machine without a GPU,
+# with the CuPy of .venv.
+proof=/tmp/ckproof
+rm -rf "$proof" && mkdir -p "$proof/site" "$out/wheels"
+.venv/bin/pip download -q --no-deps -d "$out/wheels" cunumpy==0.7.1 array-api-compat==1.16.0 maybempi==0.1.2 struphy==3.5.0
+for w in "$out"/wheels/*.whl; do
+  case $w in *struphy*) .venv/bin/python -m zipfile -e "$w" "$proof/struphy-root" ;;
+             *) .venv/bin/python -m zipfile -e "$w" "$proof/site" ;; esac
+done
+cp -r share/examples/particles/src "$proof/particles-src"
+for tree in particles-src/particles struphy-root/struphy; do
+  PYTHONPATH="$proof/site" "$build/tools/cunumpy-kernels" build --only cupy --arch sm_90 --no-ptx \
+    --python "$PWD/.venv/bin/python" --cupy-cache-dir "$proof/cupy-here" "$proof/$tree" 2>/dev/null | tail -1
+done
+# Within the 64 MiB a device run carries: CuPy's entries compressed, and of
+# Struphy only what the walk and the CUDA compiles read.
+tar czf "$out/cupy-here.tgz" -C "$proof" cupy-here
+(cd "$proof/struphy-root" && find struphy \( -name "__init__.py" -o -name "*_kernels.py" -o -name "*.cu" -o -name "*.cuh" \)) |
+  tar czf "$out/struphy-kernels.tgz" -C "$proof/struphy-root" -T -
+rm "$out"/wheels/struphy-*.whl
 du -sh "$out"
