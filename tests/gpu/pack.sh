@@ -22,7 +22,8 @@ for b in "$out"/bin/* "$out/lib/libcunumpy-kernels.so.0"; do ldd "$b"; done | aw
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 cp -r share/examples/particles "$out/src-root/share/examples/"
 cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
-cp bench/cupy_rawkernel_launch.py tests/gpu/run.sh tests/gpu/cupy_cache_proof.py tests/gpu/cupy_cache_proof.sh "$out/"
+cp bench/cupy_rawkernel_launch.py tests/gpu/run.sh tests/gpu/cupy_cache_proof.py tests/gpu/cupy_cache_proof.sh \
+  tests/gpu/cupy_cache_gpu.py "$out/"
 
 # The CuPy cache proof (cupy_cache_proof.sh): cunumpy and Struphy at paths the
 # GPU machine recreates, CuPy's cache filled here, on a machine without a GPU,

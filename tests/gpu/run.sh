@@ -34,4 +34,8 @@ src="$CK_SOURCE_ROOT/share/examples/particles/src"
   echo "== CuPy reference"
   cubin=$(find "$cache" -name 'push.sm_90.cubin' | head -1)
   python3 "$here/cupy_rawkernel_launch.py" "$cubin" "$CK_SOURCE_ROOT"
+  echo "== CuPy's cache as cunumpy reads it (meson test gpu_cupy_cache)"
+  mkdir -p "$work/site" && for w in "$here"/wheels/*.whl; do python3 -m zipfile -e "$w" "$work/site"; done
+  PYTHONPATH="$work/site" python3 "$here/cupy_cache_gpu.py" "$here/bin/cunumpy-kernels" "$CK_SOURCE_ROOT"
+  echo "cupy_cache_gpu exit status: $?"
 } 2>&1 | tee "$out/gpu-run.log"

@@ -48,6 +48,15 @@ std::string stand_in_python(const test::TempTree& tree, const std::string& body)
     return path.string();
 }
 
+// A request to the stand-in child for sm_90 alone.
+CupyCacheRequest stand_in_request(const test::TempTree& tree, const std::string& body = stand_in_child)
+{
+    CupyCacheRequest request;
+    request.python = stand_in_python(tree, body);
+    request.architectures = {"90"};
+    return request;
+}
+
 std::vector<std::string> lines_of(const std::filesystem::path& file)
 {
     std::vector<std::string> lines;
@@ -75,8 +84,7 @@ TEST_CASE("every kernel and architecture is one entry, kernel-major, shared amon
 {
     test::TempTree tree;
     test::ScopedEnv runs("CK_TEST_RUNS", (tree / "runs").string());
-    CupyCacheRequest request;
-    request.python = stand_in_python(tree, stand_in_child);
+    CupyCacheRequest request = stand_in_request(tree);
     request.architectures = {"80", "90"};
     request.processes = 2;
     request.cache_dir = tree / "cupy";
@@ -108,9 +116,7 @@ TEST_CASE("never more children than entries; a probe asks for lookups only")
 {
     test::TempTree tree;
     test::ScopedEnv runs("CK_TEST_RUNS", (tree / "runs").string());
-    CupyCacheRequest request;
-    request.python = stand_in_python(tree, stand_in_child);
-    request.architectures = {"90"};
+    CupyCacheRequest request = stand_in_request(tree);
     request.processes = 16;
     request.probe = true;
     CupyCacheRun run = run_cupy_cache(request, two_kernels());
@@ -122,9 +128,7 @@ TEST_CASE("a kernel the child could not compile fails alone, with the child's me
 {
     test::TempTree tree;
     test::ScopedEnv runs("CK_TEST_RUNS", (tree / "runs").string());
-    CupyCacheRequest request;
-    request.python = stand_in_python(tree, stand_in_child);
-    request.architectures = {"90"};
+    CupyCacheRequest request = stand_in_request(tree);
     auto kernels = two_kernels();
     kernels[0].name = "bad";
     CupyCacheRun run = run_cupy_cache(request, kernels);
@@ -136,9 +140,7 @@ TEST_CASE("a kernel the child could not compile fails alone, with the child's me
 TEST_CASE("a child that dies before reporting fails its entries with what it printed")
 {
     test::TempTree tree;
-    CupyCacheRequest request;
-    request.python = stand_in_python(tree, "import sys\nprint('Traceback: boom')\nsys.exit(3)\n");
-    request.architectures = {"90"};
+    CupyCacheRequest request = stand_in_request(tree, "import sys\nprint('Traceback: boom')\nsys.exit(3)\n");
     CupyCacheRun run = run_cupy_cache(request, two_kernels());
     CHECK(run.unavailable.empty());
     for (const auto& entry : run.entries) {
@@ -151,9 +153,7 @@ TEST_CASE("a child that dies before reporting fails its entries with what it pri
 TEST_CASE("no CuPy, or no interpreter at all: unavailable says why, and no entry is claimed")
 {
     test::TempTree tree;
-    CupyCacheRequest request;
-    request.architectures = {"90"};
-    request.python = stand_in_python(
+    CupyCacheRequest request = stand_in_request(
         tree, "import json, sys\njson.dump({'unavailable': 'CuPy cannot be imported'}, open(sys.argv[2], 'w'))\n");
     CupyCacheRun run = run_cupy_cache(request, two_kernels());
     CHECK(run.unavailable == "CuPy cannot be imported");
