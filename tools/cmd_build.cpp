@@ -107,7 +107,9 @@ void print_dry_run(Terminal& terminal, const BuildReport& report)
     std::string out;
     for (const auto& job : report.jobs)
         if (job.state == JobState::would_build) out += fmt::format("would build {}: {}\n", label(job), job.reason);
-    out += fmt::format("{} to build, {} cached\n", report.count(JobState::would_build), report.count(JobState::hit));
+    out += fmt::format("{} to build, {} cached", report.count(JobState::would_build), report.count(JobState::hit));
+    if (std::size_t failed = report.count(JobState::failed)) out += fmt::format(", {} failed", failed);
+    out += "\n";
     terminal.result(out);
 }
 
@@ -121,12 +123,12 @@ void print_summary(Terminal& terminal, const BuildReport& report)
     std::string line = fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
                                    counted(report.kernels.size(), "kernel"), ported, host_part, report.count(JobState::built),
                                    report.count(JobState::hit), report.count(JobState::failed), report.seconds);
-    if (!report.cupy_cache.empty()) {
+    if (report.cupy && !report.cupy->description().empty()) {
         auto cupy = [&](JobState state) {
             return std::count_if(report.jobs.begin(), report.jobs.end(),
                                  [&](const JobResult& job) { return job.kind == "cupy" && job.state == state; });
         };
-        line += fmt::format("CuPy's kernel cache ({}): {} built, {} cached, {} failed\n", report.cupy_cache,
+        line += fmt::format("CuPy's kernel cache ({}): {} built, {} cached, {} failed\n", report.cupy->description(),
                             cupy(JobState::built), cupy(JobState::hit), cupy(JobState::failed));
     }
     if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
@@ -172,7 +174,8 @@ CommandRunner setup_build(CLI::App& command)
     command.add_flag("-n,--dry-run", flags->dry_run, "List what would compile and why; compile nothing");
     command.add_flag("--json", flags->json, "Print one JSON report on stdout");
     command.add_option("--only", flags->only,
-                       "Build only the host (Pyccel) kernels, only the CUDA kernels, or only CuPy's cache entries (cupy)")
+                       "Build only the host (Pyccel) kernels, only the CUDA kernels, or only CuPy's cache entries (cupy); "
+                       "--cupy-cache adds CuPy's to host or cuda")
         ->check(CLI::IsMember({"host", "cuda", "cupy"}));
     command.add_flag("--cupy-cache", flags->cupy_cache,
                      "Also fill CuPy's kernel cache as cunumpy's first call of each CUDA kernel would (needs CuPy and "

@@ -143,7 +143,9 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
         j["failed_gates"] = failures;
         terminal.result(j.dump(2) + "\n");
     } else {
-        std::string cupy = report.cupy_cache.empty() ? "" : "\nCuPy's kernel cache: " + report.cupy_cache + "\n";
+        std::string cupy = report.cupy && !report.cupy->description().empty()
+                               ? "\nCuPy's kernel cache: " + report.cupy->description() + "\n"
+                               : "";
         terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy);
     }
     for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
@@ -163,7 +165,7 @@ CommandRunner setup_status(CLI::App& command)
         ->check(CLI::IsMember({"host", "cuda", "cupy"}));
     command.add_flag("--cupy-cache", flags->cupy_cache,
                      "Also report whether CuPy's kernel cache holds each CUDA kernel (starts --python with CuPy; "
-                     "compiles nothing)");
+                     "compiles no kernel)");
     command.add_option("--cupy-cache-dir", flags->cupy_cache_dir,
                        "CuPy's cache folder to read (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
                        "~/.cupy/kernel_cache)");

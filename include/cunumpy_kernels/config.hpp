@@ -28,7 +28,11 @@ struct Config {
     std::vector<std::string> architectures = default_architectures;  ///< arch: `sm_XX` cubin targets
     bool ptx = true;                                 ///< ptx: also emit PTX of the newest arch
     CudaCompilerKind compiler = CudaCompilerKind::nvrtc;  ///< compiler: "nvrtc" or "nvcc"
-    std::vector<std::string> options;                ///< options: extra compiler options (`-D...`, `-std=...`)
+    std::vector<std::string> options;                ///< options: extra compiler options (`-D...`, `-std=...`), include paths made absolute
+    /// The same options exactly as written (pyproject.toml, then
+    /// --compiler-option): what an application passes to cunumpy's
+    /// `options=`, and so what CuPy's key holds (`build --cupy-cache`).
+    std::vector<std::string> options_as_written;
     std::vector<std::filesystem::path> include_dirs; ///< include-dirs: searched after the package's own
     std::optional<std::filesystem::path> cache_dir;  ///< cache-dir: the cache root, overriding cunumpy's
     std::optional<std::string> cache_name;           ///< cache-name: PyccelCache name; default: top-level package

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "cache/cache.hpp"
+#include "compilers/cupy_cache.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 
@@ -93,8 +94,7 @@ struct BuildReport {
     std::vector<JobResult> jobs;         ///< sorted by module, then target
     std::vector<std::string> warnings;   ///< walk and cache warnings
     double seconds = 0;
-    std::string cupy_cache;              ///< with BuildRequest::cupy: CuPy's version, NVRTC's and the cache folder
-    std::string cupy_unavailable;        ///< with BuildRequest::cupy: why CuPy could not be used; empty when it was
+    std::optional<CupyInstallation> cupy;  ///< with BuildRequest::cupy: which CuPy ran, or why none could
 
     bool ok() const;                     ///< no job failed, and CuPy could be used when asked
     std::size_t count(JobState state) const;
@@ -127,7 +127,8 @@ void stop_compiler_processes() noexcept;
 std::vector<std::filesystem::path> clean_in_place(const std::vector<std::filesystem::path>& folders,
                                                          bool dry_run);
 
-/// The JSON report of `--json`: {"ok", "seconds", "kernels": [...], "jobs": [...]}.
+/// The JSON report of `--json`: {"ok", "seconds", "kernels": [...], "jobs":
+/// [...]}, and "cupy" (CupyInstallation's JSON) when CuPy's cache was asked for.
 nlohmann::json to_json(const BuildReport& report);
 
 }  // namespace ck

@@ -18,7 +18,7 @@ const char* to_string(JobState state)
 
 bool BuildReport::ok() const
 {
-    return count(JobState::failed) == 0 && cupy_unavailable.empty();
+    return count(JobState::failed) == 0 && (!cupy || cupy->unavailable.empty());
 }
 
 std::size_t BuildReport::count(JobState state) const
@@ -66,8 +66,7 @@ nlohmann::json to_json(const BuildReport& report)
             {"warnings", report.warnings},
             {"kernels", kernels},
             {"jobs", jobs}};
-    if (!report.cupy_cache.empty() || !report.cupy_unavailable.empty())
-        result["cupy"] = {{"cache", report.cupy_cache}, {"unavailable", report.cupy_unavailable}};
+    if (report.cupy) result["cupy"] = to_json(*report.cupy);
     return result;
 }
 

@@ -191,9 +191,9 @@ void add_cupy_jobs(const BuildRequest& request, BuildReport& report, BuildObserv
         observer->started(phase);
     }
     CupyFill fill = fill_cupy_cache(report.kernels, request.config, request.cupy_cache_dir, request.dry_run);
-    report.cupy_cache = fill.description;
-    report.cupy_unavailable = fill.unavailable;
-    if (!fill.unavailable.empty()) report.warnings.push_back("CuPy's kernel cache was not filled: " + fill.unavailable);
+    report.cupy = fill.installation;
+    if (!fill.installation.unavailable.empty())
+        report.warnings.push_back("CuPy's kernel cache was not filled: " + fill.installation.unavailable);
     for (auto& job : fill.jobs) {
         if (observer) observer->finished(job);
         report.jobs.push_back(std::move(job));

@@ -51,6 +51,20 @@ JobResult result_of(const KernelSource& kernel, const CupyEntry& entry, const fs
     return job;
 }
 
+// Failures go where the tool's own are kept, so that status, which compiles
+// nothing, can tell a kernel NVRTC rejected from one never filled. A cache
+// that cannot be written only loses that record.
+void remember_outcome(const KernelSource& kernel, const Config& config, const JobResult& job)
+{
+    if (job.key.empty()) return;
+    try {
+        EntryStore store(resolve_cache_location(cache_name_of(config, kernel.top_package), config.cache_dir, false).root);
+        if (job.state == JobState::failed) store.remember_failure("cupy", job.module, job.target, job.key, job.log);
+        else store.forget_failure("cupy", job.module, job.target);
+    } catch (const Error&) {
+    }
+}
+
 }  // namespace
 
 CupyFill fill_cupy_cache(const std::vector<KernelSource>& kernels, const Config& config,
@@ -63,12 +77,15 @@ CupyFill fill_cupy_cache(const std::vector<KernelSource>& kernels, const Config&
     request.probe = probe;
     request.processes = config.jobs.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
 
+    std::error_code error;
+    if (cache_dir && fs::exists(*cache_dir, error) && !fs::is_directory(*cache_dir, error))
+        throw UsageError("--cupy-cache-dir " + cache_dir->string() + " is not a folder");
     CupyFill fill;
     std::vector<const KernelSource*> sources;
     std::vector<CupyKernel> cupy_kernels;
     for (const auto& kernel : kernels) {
         if (!kernel.cuda_file) continue;
-        CupyKernel cupy{kernel.module, kernel.name, *kernel.cuda_file, {kernel.source_root}, config.options, {}};
+        CupyKernel cupy{kernel.module, kernel.name, *kernel.cuda_file, {kernel.source_root}, config.options_as_written, {}};
         cupy.include_dirs.insert(cupy.include_dirs.end(), config.include_dirs.begin(), config.include_dirs.end());
         try {
             cupy.template_args = kernel_entry(kernel, config, util::read_file(*kernel.cuda_file)).template_args;
@@ -84,15 +101,15 @@ CupyFill fill_cupy_cache(const std::vector<KernelSource>& kernels, const Config&
     }
 
     CupyCacheRun run = run_cupy_cache(request, cupy_kernels);
-    if (!run.unavailable.empty()) {
+    fill.installation = run.installation;
+    if (!run.installation.unavailable.empty()) {
         fill.jobs.clear();
-        fill.unavailable = run.unavailable;
         return fill;
     }
-    if (run.entries.empty()) return fill;
-    fill.description = "CuPy " + run.cupy_version + " in " + run.cupy_dir.string() + ", NVRTC " + run.nvrtc_version +
-                       "; " + run.cache_dir.string();
-    for (const auto& entry : run.entries) fill.jobs.push_back(result_of(*sources[entry.kernel], entry, run.cache_dir));
+    for (const auto& entry : run.entries) {
+        fill.jobs.push_back(result_of(*sources[entry.kernel], entry, run.installation.cache_dir));
+        if (!probe) remember_outcome(*sources[entry.kernel], config, fill.jobs.back());
+    }
     return fill;
 }
 

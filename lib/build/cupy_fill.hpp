@@ -5,6 +5,7 @@
 #pragma once
 
 #include "build/build.hpp"
+#include "compilers/cupy_cache.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -16,11 +17,8 @@ namespace ck {
 /// CuPy's cache, as one run of `--cupy-cache` found it.
 struct CupyFill {
     std::vector<JobResult> jobs;  ///< one per CUDA kernel and compute capability; target `sm_90`
-    /// Why CuPy could not be used (no CuPy in the interpreter, ...); empty when it ran. No jobs then.
-    std::string unavailable;
-    /// "CuPy 14.2.0 in <its folder>, NVRTC 13.0; /home/u/.cupy/kernel_cache",
-    /// for reports; empty when there was no CUDA kernel to put through CuPy.
-    std::string description;
+    /// Which CuPy ran; when it could not (`unavailable`), there are no jobs.
+    CupyInstallation installation;
 };
 
 /// Fills CuPy's cache for every kernel of `kernels` with a CUDA file, for the
@@ -31,7 +29,10 @@ struct CupyFill {
 /// `Kernel.from_folder` makes it by default: include_dirs the source root
 /// and then `include-dirs`, options `options`, template arguments as the
 /// build takes them. `cache_dir` sets CUPY_CACHE_DIR; unset, CuPy's own
-/// choice holds. Never throws for a kernel: its jobs fail with the message.
+/// choice holds. A failed job is remembered in the tool's cache (as a
+/// failed build is), so that status can say `failed`; a later success
+/// forgets it. Never throws for a kernel: its jobs fail with the message.
+/// Throws UsageError when `cache_dir` exists and is not a folder.
 CupyFill fill_cupy_cache(const std::vector<KernelSource>& kernels, const Config& config,
                          const std::optional<std::filesystem::path>& cache_dir, bool probe);
 

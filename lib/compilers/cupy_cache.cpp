@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <thread>
 
 namespace ck {
@@ -73,11 +74,12 @@ void read_share(const Share& share, const fs::path& python, CupyCacheRun& run)
         for (std::size_t job : share.jobs) run.entries[job].message = child_failure(share, python);
         return;
     }
-    if (report.contains("unavailable")) run.unavailable = report["unavailable"].get<std::string>();
-    if (report.contains("cupy_version")) run.cupy_version = report["cupy_version"].get<std::string>();
-    if (report.contains("cupy_dir")) run.cupy_dir = report["cupy_dir"].get<std::string>();
-    if (report.contains("nvrtc_version")) run.nvrtc_version = report["nvrtc_version"].get<std::string>();
-    if (report.contains("cache_dir")) run.cache_dir = report["cache_dir"].get<std::string>();
+    CupyInstallation& installation = run.installation;
+    installation.unavailable = report.value("unavailable", installation.unavailable);
+    installation.cupy_version = report.value("cupy_version", installation.cupy_version);
+    installation.cupy_dir = report.value("cupy_dir", installation.cupy_dir.string());
+    installation.nvrtc_version = report.value("nvrtc_version", installation.nvrtc_version);
+    installation.cache_dir = report.value("cache_dir", installation.cache_dir.string());
     for (const auto& result : report.value("results", json::array())) {
         std::size_t job = result.at("job").get<std::size_t>();
         if (job >= run.entries.size()) continue;
@@ -91,13 +93,31 @@ void read_share(const Share& share, const fs::path& python, CupyCacheRun& run)
 
 }  // namespace
 
+std::string CupyInstallation::description() const
+{
+    if (cupy_version.empty()) return "";
+    return "CuPy " + cupy_version + " in " + cupy_dir.string() + ", NVRTC " + nvrtc_version + "; " + cache_dir.string();
+}
+
+json to_json(const CupyInstallation& installation)
+{
+    return {{"unavailable", installation.unavailable},
+            {"cupy_version", installation.cupy_version},
+            {"cupy_dir", installation.cupy_dir.string()},
+            {"nvrtc_version", installation.nvrtc_version},
+            {"cache_dir", installation.cache_dir.string()}};
+}
+
 std::vector<std::string> cupy_architectures(const std::vector<std::string>& targets)
 {
     std::vector<std::string> architectures;
     for (const auto& target : targets) {
         auto underscore = target.find('_');
         if (underscore == std::string::npos) continue;
+        // sm_90a and sm_100f build for the device of capability 90 and 100: CuPy's number.
         std::string capability = target.substr(underscore + 1);
+        while (!capability.empty() && !std::isdigit(static_cast<unsigned char>(capability.back()))) capability.pop_back();
+        if (capability.empty()) continue;
         if (std::find(architectures.begin(), architectures.end(), capability) == architectures.end())
             architectures.push_back(capability);
     }
@@ -117,7 +137,7 @@ CupyCacheRun run_cupy_cache(const CupyCacheRequest& request, const std::vector<C
     if (run.entries.empty()) return run;
     fs::path python = util::find_in_path(request.python);
     if (python.empty()) {
-        run.unavailable = "no Python interpreter '" + request.python +
+        run.installation.unavailable = "no Python interpreter '" + request.python +
                           "' (set --python or the `python` key to the one with CuPy and cunumpy)";
         return run;
     }

@@ -4,6 +4,8 @@
 // own key, for explicit architectures and without a GPU.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -19,7 +21,7 @@ struct CupyKernel {
     std::string name;                               ///< the `__global__` function
     std::filesystem::path cuda_file;                ///< absolute
     std::vector<std::filesystem::path> include_dirs;  ///< from_folder's include_dirs: the source root, then include-dirs
-    std::vector<std::string> options;               ///< the user's compiler options (`options`)
+    std::vector<std::string> options;               ///< the user's compiler options (`options`), as written
     std::vector<std::string> template_args;         ///< cunumpy's template_args; empty for a plain kernel
 };
 
@@ -40,17 +42,28 @@ struct CupyEntry {
     std::string message;        ///< failed: the error, NVRTC's log included
 };
 
-/// One run over the kernels.
-struct CupyCacheRun {
+/// The CuPy a run used, for reports.
+struct CupyInstallation {
     /// Why CuPy could not be used at all (no Python, no CuPy, no NVRTC, an
     /// unsupported CuPy, CUPY_CACHE_IN_MEMORY); empty when it ran.
     std::string unavailable;
-    std::string cupy_version;     ///< "14.2.0"
+    std::string cupy_version;     ///< "14.2.0"; empty when no child reported
     /// CuPy's package folder. Its key holds `-I` folders inside it (and CUDA's
     /// include folder): a filled cache serves processes whose CuPy lives here.
     std::filesystem::path cupy_dir;
     std::string nvrtc_version;    ///< NVRTC as CuPy loads it: "13.0"
     std::filesystem::path cache_dir;  ///< the folder CuPy read and wrote
+
+    /// "CuPy 14.2.0 in <folder>, NVRTC 13.0; <cache folder>"; empty when no child reported.
+    std::string description() const;
+};
+
+/// {"unavailable", "cupy_version", "cupy_dir", "nvrtc_version", "cache_dir"}.
+nlohmann::json to_json(const CupyInstallation& installation);
+
+/// One run over the kernels.
+struct CupyCacheRun {
+    CupyInstallation installation;
     std::vector<CupyEntry> entries;   ///< kernels x architectures, kernel-major, in the order given
 };
 
@@ -62,9 +75,9 @@ struct CupyCacheRequest {
     int processes = 1;                        ///< child processes that share the work
 };
 
-/// The compute capabilities CuPy compiles for, from build targets: `sm_90`
-/// and `compute_90` both give "90" (CuPy compiles for the device's own
-/// capability), in first-seen order, once each.
+/// The compute capabilities CuPy compiles for, from build targets: `sm_90`,
+/// `sm_90a` and `compute_90` all give "90" (CuPy compiles for the device's
+/// own capability), in first-seen order, once each.
 std::vector<std::string> cupy_architectures(const std::vector<std::string>& targets);
 
 /// Compiles (or, with `request.probe`, looks up) every kernel for every
@@ -72,7 +85,7 @@ std::vector<std::string> cupy_architectures(const std::vector<std::string>& targ
 /// device of that compute capability, in `request.processes` children.
 /// CuPy writes each entry atomically (a temporary file, then a rename).
 /// Never throws for what the child reports: a kernel NVRTC rejects is a
-/// failed entry, a Python without CuPy makes `unavailable` say so. Throws
+/// failed entry, a Python without CuPy makes `installation.unavailable` say so. Throws
 /// ToolchainError only when the scratch folder cannot be made.
 CupyCacheRun run_cupy_cache(const CupyCacheRequest& request, const std::vector<CupyKernel>& kernels);
 

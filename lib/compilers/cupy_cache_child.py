@@ -14,6 +14,7 @@
 # after CuPy has saved its entry, which is all this needs.
 import json
 import os
+import re
 import sys
 import time
 
@@ -46,6 +47,9 @@ try:
 except ImportError as error:
     finish(unavailable=f"CuPy cannot be imported ({error}); install the CuPy of your CUDA "
            "(pip install cupy-cuda13x) in this Python")
+except Exception as error:  # CuPy makes its cache folder on import: a file in the way, no permission
+    finish(unavailable=f"CuPy failed while importing ({type(error).__name__}: {error}); "
+           f"CUPY_CACHE_DIR is {os.environ.get('CUPY_CACHE_DIR', '~/.cupy/kernel_cache')}")
 report["cupy_version"] = cupy.__version__
 # CuPy's key holds -I folders of its own installation: where it lives matters.
 report["cupy_dir"] = os.path.dirname(cupy.__file__)
@@ -59,11 +63,12 @@ missing = [name for name, found in [
     ("cupy.cuda.compiler._get_arch", getattr(compiler, "_get_arch", None)),
     ("cupy.cuda.compiler._get_max_compute_capability", getattr(compiler, "_get_max_compute_capability", None)),
     ("cupy.cuda.compiler._kernel_cache_backend", getattr(compiler, "_kernel_cache_backend", None)),
+    ("cupy.cuda.compiler._get_bool_env_variable", getattr(compiler, "_get_bool_env_variable", None)),
 ] if found is None]
 if missing:
     finish(unavailable=f"CuPy {cupy.__version__} is not supported (it lacks {', '.join(missing)}); "
            "CuPy 14 is, see the README")
-if os.environ.get("CUPY_CACHE_IN_MEMORY", "0") not in ("", "0"):
+if compiler._get_bool_env_variable("CUPY_CACHE_IN_MEMORY", False):
     finish(unavailable="CUPY_CACHE_IN_MEMORY is set: CuPy keeps no kernel cache on disk to fill")
 try:
     major, minor = nvrtc.getVersion()
@@ -144,6 +149,8 @@ def compile_one(job, probe):
         pass
     except Exception as error:  # after a save, this is the module load that needs a driver
         message = f"{type(error).__name__}: {error}"
+        if recorder.name:  # NVRTC names CuPy's temporary copy of the source: name the kernel's file
+            message = re.sub(r"[^\s(]*" + re.escape(recorder.name) + r"\.cu", lambda _: kernel["cuda_file"], message)
     finally:
         compiler._kernel_cache_backend = backend
     result["seconds"] = time.monotonic() - start

@@ -136,6 +136,7 @@ const std::map<std::string, KeyHandler>& key_handlers()
          [](Config& c, const KeyContext& k) {
              try {
                  c.options = resolve_compiler_options(k.strings(), k.file.parent_path(), "options");
+                 c.options_as_written = k.strings();
              } catch (const UsageError& error) {
                  std::string message = error.what();
                  k.fail(message.substr(message.find(": ") + 2));

@@ -22,6 +22,7 @@ void TargetFlags::apply(Config& config) const
     if (compiler) config.compiler = parse_compiler_kind(*compiler, "--compiler");
     auto checked = resolve_compiler_options(options, std::filesystem::current_path(), "--compiler-option");
     config.options.insert(config.options.end(), checked.begin(), checked.end());
+    config.options_as_written.insert(config.options_as_written.end(), options.begin(), options.end());
 }
 
 void select_one_target(Config& config, const std::string& target, const std::string& flag)

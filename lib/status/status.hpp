@@ -8,6 +8,7 @@
 #pragma once
 
 #include "build/build.hpp"
+#include "compilers/cupy_cache.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "signatures/signatures.hpp"
@@ -79,7 +80,7 @@ struct StatusReport {
     std::vector<KernelStatus> kernels;  ///< sorted by module
     std::vector<std::string> warnings;  ///< from walking the trees and locating caches
     std::vector<ModuleStatus> modules;  ///< in place (Config::in_place) only: the other modules built, by name
-    std::string cupy_cache;             ///< StatusRequest::cupy: CuPy's version and folder, NVRTC's, the cache folder
+    std::optional<CupyInstallation> cupy;  ///< StatusRequest::cupy: which CuPy looked, or why none could
 
     std::string summary(std::size_t max_missing = 10) const;  ///< porting_summary of the kernels
     bool all_ported() const;        ///< every kernel has a CUDA version
@@ -106,7 +107,7 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
 /// null, "signatures": agreement, "findings": [messages], "artifacts":
 /// [{"kind", "target", "state", "reason", "key"}]}], "modules": [{"module",
 /// "kind", "target", "state", "reason", "key"}] (in place), "warnings",
-/// "cupy_cache" (StatusRequest::cupy only)}. Paths are
+/// "cupy" (StatusRequest::cupy only: CupyInstallation's JSON)}. Paths are
 /// written as `display` returns them.
 nlohmann::json to_json(const StatusReport& report,
                               const std::function<std::string(const std::filesystem::path&)>& display);

@@ -180,8 +180,8 @@ StatusReport read_status(const StatusRequest& request)
     StatusReport report;
     if (request.cupy) {
         CupyFill fill = fill_cupy_cache(build.kernels, request.config, request.cupy_cache_dir, true);
-        cupy_unavailable = fill.unavailable;
-        report.cupy_cache = fill.description;
+        cupy_unavailable = fill.installation.unavailable;
+        report.cupy = fill.installation;
         for (auto& job : fill.jobs) build.jobs.push_back(std::move(job));
     }
     std::multimap<std::string, const JobResult*> jobs;
@@ -219,7 +219,8 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
         if (!k.kernel.cuda_file) unported.push_back(k.kernel.module);
         for (const auto& a : k.artifacts)
             if (a.state != ArtifactState::built)
-                unbuilt.push_back(k.kernel.module + " [" + a.target + "] " + to_string(a.state));
+                unbuilt.push_back(k.kernel.module + " [" + (a.kind == "cupy" ? "cupy:" : "") + a.target + "] " +
+                                  to_string(a.state));
         if (has_errors(k.signatures)) disagreeing.push_back(k.kernel.module);
     }
     for (const auto& m : report.modules)
@@ -280,7 +281,7 @@ nlohmann::json to_json(const StatusReport& report, const std::function<std::stri
             {"kernels", kernels},
             {"modules", modules},
             {"warnings", report.warnings}};
-    if (!report.cupy_cache.empty()) result["cupy_cache"] = report.cupy_cache;
+    if (report.cupy) result["cupy"] = to_json(*report.cupy);
     return result;
 }
 

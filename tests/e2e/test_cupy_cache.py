@@ -42,7 +42,7 @@ def test_each_cuda_kernel_gets_one_valid_cupy_entry_per_compute_capability(run, 
     built = cupy_jobs(report, "built")
     assert sorted((j["kernel"], j["target"]) for j in built) == [
         ("deposit", "sm_80"), ("deposit", "sm_90"), ("push", "sm_80"), ("push", "sm_90")]
-    assert report["cupy"]["cache"].startswith("CuPy 14.")
+    assert report["cupy"]["cupy_version"].startswith("14.") and report["cupy"]["cache_dir"] == str(cupy_dir)
     files = sorted(p.name for p in cupy_dir.iterdir())
     assert files == sorted(Path(j["artifacts"][0]).name for j in built)
     for job in built:
@@ -112,9 +112,61 @@ def test_a_kernel_nvrtc_rejects_fails_alone_with_its_log(run, example, tmp_path)
     report, result = fill(run, example, cupy_dir, check=1)
     (failed,) = cupy_jobs(report, "failed")
     assert failed["kernel"] == "push"
-    assert "error" in failed["log"] and "CompileException" in failed["log"]
+    # NVRTC's message names the kernel's own file, not CuPy's temporary copy
+    assert f"{source}(" in failed["log"] and "error" in failed["log"]
     assert [j["kernel"] for j in cupy_jobs(report, "built")] == ["deposit"]
     assert not report["ok"]
+    # status, which compiles nothing, remembers the failure; a fixed source forgets it
+    assert cupy_status(run, example, cupy_dir)["push"] == [("sm_90", "failed")]
+    source.write_text(source.read_text().replace("this is not C++;", ""))
+    fill(run, example, cupy_dir)
+    assert cupy_status(run, example, cupy_dir)["push"] == [("sm_90", "built")]
+
+
+def test_arch_specific_targets_are_the_devices_capability(run, example, tmp_path):
+    report, _ = fill(run, example, tmp_path / "cupy", arch=["--arch", "sm_90a,compute_90", "--no-ptx"])
+    assert sorted(j["target"] for j in cupy_jobs(report, "built")) == ["sm_90", "sm_90"]
+
+
+def cupy_key(source, name, source_root, options):
+    """CuPy's entry name for cunumpy's kernel, worked out here through another CuPy door than the tool's
+    (core.compile_with_cache with an explicit architecture), stopping at the cache lookup."""
+    from cunumpy._cuda_kernel import CudaKernel
+    from cupy._core import core
+    from cupy.cuda import compiler
+
+    kernel = CudaKernel.from_file(source, name, include_dirs=(source_root,), options=options)
+
+    class Asked(Exception):
+        pass
+
+    class Lookup:
+        def load(self, entry):
+            raise Asked(entry)
+
+    saved = compiler._kernel_cache_backend, compiler._get_arch_for_options_for_nvrtc
+    compiler._kernel_cache_backend = Lookup()
+    compiler._get_arch_for_options_for_nvrtc = saved[1].__wrapped__
+    try:
+        core.compile_with_cache(kernel.source, tuple(kernel.compile_options()), arch="90", prepend_cupy_headers=False)
+    except Asked as asked:
+        return str(asked.args[0])
+    finally:
+        compiler._kernel_cache_backend, compiler._get_arch_for_options_for_nvrtc = saved
+    raise AssertionError("CuPy did not look its cache up")
+
+
+def test_options_reach_cunumpy_as_written(run, example, tmp_path):
+    """`options` are what the application passes to cunumpy's options=: CuPy's key holds their words."""
+    (example.parent / "inc").mkdir()
+    pyproject = example.parent / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text().replace(
+        "[tool.cunumpy-kernels]", '[tool.cunumpy-kernels]\noptions = ["-I../inc", "-DX=1"]'))
+    report, _ = fill(run, example, tmp_path / "cupy", "--compiler-option=-I ../inc")
+    push = next(j for j in cupy_jobs(report, "built") if j["kernel"] == "push")
+    source = example / "particles" / "kernels" / "push" / "push_cuda.cu"
+    expected = cupy_key(source, "push", example, ("-I../inc", "-DX=1", "-I ../inc"))
+    assert Path(push["artifacts"][0]).name == expected
 
 
 def test_template_kernels_use_their_name_expression(run, tmp_path):
@@ -148,7 +200,7 @@ def test_without_cupy_the_rest_of_build_proceeds_and_says_why(run, example, tmp_
     assert states == {"unknown"}
 
 
-def test_an_unsupported_cupy_or_an_in_memory_cache_is_named(run, example, tmp_path):
+def test_an_unsupported_cupy_an_in_memory_cache_or_a_file_in_the_way_is_named(run, example, tmp_path):
     fake = tmp_path / "fake"
     for module in ("cupy/__init__.py", "cupy/_core/__init__.py", "cupy/_core/raw.py", "cupy/cuda/__init__.py",
                    "cupy/cuda/compiler.py", "cupy/cuda/nvrtc.py"):
@@ -158,6 +210,17 @@ def test_an_unsupported_cupy_or_an_in_memory_cache_is_named(run, example, tmp_pa
     assert "CuPy 13.0.0 is not supported" in report["cupy"]["unavailable"]
     report, _ = fill(run, example, tmp_path / "cupy", check=1, env={"CUPY_CACHE_IN_MEMORY": "1"})
     assert "CUPY_CACHE_IN_MEMORY" in report["cupy"]["unavailable"]
+    # CuPy reads only "1" as in memory: other values keep its disk cache
+    report, _ = fill(run, example, tmp_path / "cupy", env={"CUPY_CACHE_IN_MEMORY": "false"})
+    assert len(cupy_jobs(report, "built")) == 2
+    in_the_way = tmp_path / "a-file"
+    in_the_way.write_text("")
+    result = run("build", "--only", "cupy", "--cupy-cache-dir", in_the_way, "--python", PYTHON, example,
+                 cwd=example.parent, check=2)
+    assert "is not a folder" in result.stderr
+    result = run("build", "--only", "cupy", "--python", PYTHON, example, cwd=example.parent, check=1,
+                 env={"CUPY_CACHE_DIR": str(in_the_way)})
+    assert "CuPy failed while importing (FileExistsError" in result.stderr and "Traceback" not in result.stderr
 
 
 def test_cupy_cache_dir_defaults_to_cupys_own(run, example, tmp_path):
@@ -165,7 +228,7 @@ def test_cupy_cache_dir_defaults_to_cupys_own(run, example, tmp_path):
     report, _ = run.json("build", "--cupy-cache", "--only", "cuda", *ARCH, "--python", PYTHON, example,
                          cwd=example.parent, check=0)
     home_cache = Path(run.env["HOME"]) / ".cupy" / "kernel_cache"
-    assert report["cupy"]["cache"].endswith(str(home_cache))
+    assert report["cupy"]["cache_dir"] == str(home_cache)
     assert len(list(home_cache.glob("*.cubin"))) == 2
     elsewhere = tmp_path / "elsewhere"
     report, _ = run.json("build", "--only", "cupy", *ARCH, "--python", PYTHON, example, cwd=example.parent, check=0,

@@ -76,6 +76,7 @@ std::vector<CupyKernel> two_kernels()
 TEST_CASE("sm_XX and compute_XX targets give one compute capability each, in order")
 {
     CHECK(cupy_architectures({"sm_80", "sm_90", "compute_90"}) == std::vector<std::string>{"80", "90"});
+    CHECK(cupy_architectures({"sm_90a", "sm_100f", "sm_90"}) == std::vector<std::string>{"90", "100"});
     CHECK(cupy_architectures({"compute_120", "sm_90"}) == std::vector<std::string>{"120", "90"});
     CHECK(cupy_architectures({}).empty());
 }
@@ -90,10 +91,12 @@ TEST_CASE("every kernel and architecture is one entry, kernel-major, shared amon
     request.cache_dir = tree / "cupy";
     CupyCacheRun run = run_cupy_cache(request, two_kernels());
 
-    CHECK(run.unavailable.empty());
-    CHECK(run.cupy_version == "14.2.0");
-    CHECK(run.cupy_dir == "/site/cupy");
-    CHECK(run.cache_dir == "/c");
+    CHECK(run.installation.unavailable.empty());
+    CHECK(run.installation.cupy_version == "14.2.0");
+    CHECK(run.installation.cupy_dir == "/site/cupy");
+    CHECK(run.installation.cache_dir == "/c");
+    CHECK(run.installation.description() == "CuPy 14.2.0 in /site/cupy, NVRTC 13.0; /c");
+    CHECK(to_json(run.installation)["cupy_version"] == "14.2.0");
     REQUIRE(run.entries.size() == 4);
     CHECK(run.entries[0].kernel == 0);
     CHECK(run.entries[0].architecture == "80");
@@ -142,7 +145,7 @@ TEST_CASE("a child that dies before reporting fails its entries with what it pri
     test::TempTree tree;
     CupyCacheRequest request = stand_in_request(tree, "import sys\nprint('Traceback: boom')\nsys.exit(3)\n");
     CupyCacheRun run = run_cupy_cache(request, two_kernels());
-    CHECK(run.unavailable.empty());
+    CHECK(run.installation.unavailable.empty());
     for (const auto& entry : run.entries) {
         CHECK(entry.state == CupyEntryState::failed);
         CHECK(entry.message.find("exit status 3") != std::string::npos);
@@ -156,13 +159,13 @@ TEST_CASE("no CuPy, or no interpreter at all: unavailable says why, and no entry
     CupyCacheRequest request = stand_in_request(
         tree, "import json, sys\njson.dump({'unavailable': 'CuPy cannot be imported'}, open(sys.argv[2], 'w'))\n");
     CupyCacheRun run = run_cupy_cache(request, two_kernels());
-    CHECK(run.unavailable == "CuPy cannot be imported");
+    CHECK(run.installation.unavailable == "CuPy cannot be imported");
     for (const auto& entry : run.entries) CHECK(entry.state == CupyEntryState::failed);
 
     request.python = (tree / "no-such-python").string();
     run = run_cupy_cache(request, two_kernels());
-    CHECK(run.unavailable.find("no-such-python") != std::string::npos);
-    CHECK(run.unavailable.find("--python") != std::string::npos);
+    CHECK(run.installation.unavailable.find("no-such-python") != std::string::npos);
+    CHECK(run.installation.unavailable.find("--python") != std::string::npos);
 }
 
 TEST_CASE("no kernels or no architectures: nothing is started")
@@ -172,5 +175,5 @@ TEST_CASE("no kernels or no architectures: nothing is started")
     request.architectures = {"90"};
     CupyCacheRun run = run_cupy_cache(request, {});
     CHECK(run.entries.empty());
-    CHECK(run.unavailable.empty());
+    CHECK(run.installation.unavailable.empty());
 }
