@@ -182,7 +182,8 @@ CommandRunner setup_build(CLI::App& command)
                      "cunumpy in --python; no GPU)");
     command.add_option("--cupy-cache-dir", flags->cupy_cache_dir,
                        "CuPy's cache folder to fill (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
-                       "~/.cupy/kernel_cache)");
+                       "~/.cupy/kernel_cache)")
+        ->check(non_empty_path());
     command.add_flag("--replace-foreign", flags->replace_foreign,
                      "With --in-place: also rebuild in-place modules another tool built, even when newer than their sources");
     return [flags](Terminal& terminal) { return run_build_command(*flags, terminal); };

@@ -346,9 +346,9 @@ const CacheCommand cache_commands[] = {
 
 void add_location_flags(CLI::App& command, CacheFlags& flags)
 {
-    command.add_option("--cache-dir", flags.cache_dir, "Cache root");
+    command.add_option("--cache-dir", flags.cache_dir, "Cache root")->check(non_empty_path());
     command.add_option("--cache-name", flags.cache_name, "PyccelCache name (root from $<NAME>_KERNEL_CACHE or ~/.cache/<name>/kernels)");
-    command.add_option("--tree", flags.tree, "Kernel tree whose cache is meant (default: .)");
+    command.add_option("--tree", flags.tree, "Kernel tree whose cache is meant (default: .)")->check(non_empty_path());
 }
 
 }  // namespace

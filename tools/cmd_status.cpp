@@ -168,7 +168,8 @@ CommandRunner setup_status(CLI::App& command)
                      "compiles no kernel)");
     command.add_option("--cupy-cache-dir", flags->cupy_cache_dir,
                        "CuPy's cache folder to read (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
-                       "~/.cupy/kernel_cache)");
+                       "~/.cupy/kernel_cache)")
+        ->check(non_empty_path());
     command.add_flag("--require-cuda", flags->gates.require_cuda, "Exit 1 unless every kernel has a CUDA version");
     command.add_flag("--require-built", flags->gates.require_built,
                      "Exit 1 unless every artifact is in the cache for the current configuration");

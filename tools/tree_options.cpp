@@ -6,17 +6,26 @@ namespace ck::cli {
 
 namespace fs = std::filesystem;
 
+CLI::Validator non_empty_path()
+{
+    return CLI::Validator([](std::string& value) { return value.empty() ? std::string("empty path") : std::string(); },
+                          "PATH", "non-empty path");
+}
+
 void TreeOptions::add_to(CLI::App& command)
 {
     command.add_option("paths", paths, "Kernel trees, kernel packages or kernel folders (default: .)");
     command.add_option("--host-suffix", host_suffix, "Host kernel file suffix: <name><suffix>.py (default _kernels)");
     command.add_option("--cuda-suffix", cuda_suffix, "CUDA kernel file suffix: <name><suffix>, as cunumpy's cuda_suffix (default _cuda.cu)");
-    command.add_option("--cache-dir", cache_dir, "Cache root, instead of cunumpy's ~/.cache/<name>/kernels");
+    command.add_option("--cache-dir", cache_dir, "Cache root, instead of cunumpy's ~/.cache/<name>/kernels")
+        ->check(non_empty_path());
     command.add_option("--cache-name", cache_name, "PyccelCache name (default: the top-level package)");
     command.add_option("-I,--include-dir", include_dirs, "Extra CUDA include folder (repeatable)")->allow_extra_args(false);
-    command.add_option("--python", python, "Python interpreter that locates cunumpy's headers and runs CuPy for --cupy-cache (default python3)");
+    command.add_option("--python", python, "Python interpreter that locates cunumpy's headers and runs CuPy for --cupy-cache (default python3)")
+        ->check(non_empty_path());
     command.add_option("--cunumpy-include-dir", cunumpy_include_dir, "cunumpy's CUDA header folder (skips the Python probe)");
-    command.add_option("--cuda-root", cuda_root, "CUDA toolkit folder (default $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)");
+    command.add_option("--cuda-root", cuda_root, "CUDA toolkit folder (default $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)")
+        ->check(non_empty_path());
     command.add_flag("--no-name-check", no_name_check, "Do not warn about kernel names too long for Pyccel's Fortran wrapper (bind_c_<name><host suffix>, 63 characters)");
     command.add_option("--language", language, "Pyccel's language for host kernels: c (default) or fortran");
     auto* with = command.add_flag("--openmp", openmp, "Build host kernels with OpenMP (default: as <NAME>_OPENMP says, on)");

@@ -13,6 +13,10 @@
 
 namespace ck::cli {
 
+/// Refuses an empty value (`--cache-dir ''`), which no path option can mean,
+/// as a usage error naming the flag.
+CLI::Validator non_empty_path();
+
 struct TreeOptions {
     std::vector<std::string> paths;
     std::optional<std::string> host_suffix;

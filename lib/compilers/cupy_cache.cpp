@@ -95,7 +95,7 @@ void read_share(const Share& share, const fs::path& python, CupyCacheRun& run)
 
 std::string CupyInstallation::description() const
 {
-    if (cupy_version.empty()) return "";
+    if (cupy_version.empty() || !unavailable.empty()) return "";
     return "CuPy " + cupy_version + " in " + cupy_dir.string() + ", NVRTC " + nvrtc_version + "; " + cache_dir.string();
 }
 

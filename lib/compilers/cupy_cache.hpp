@@ -54,7 +54,8 @@ struct CupyInstallation {
     std::string nvrtc_version;    ///< NVRTC as CuPy loads it: "13.0"
     std::filesystem::path cache_dir;  ///< the folder CuPy read and wrote
 
-    /// "CuPy 14.2.0 in <folder>, NVRTC 13.0; <cache folder>"; empty when no child reported.
+    /// "CuPy 14.2.0 in <folder>, NVRTC 13.0; <cache folder>"; empty when no
+    /// child reported, or CuPy was unavailable.
     std::string description() const;
 };
 

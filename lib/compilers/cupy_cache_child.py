@@ -46,7 +46,7 @@ try:
     from cupy.cuda import compiler, nvrtc
 except ImportError as error:
     finish(unavailable=f"CuPy cannot be imported ({error}); install the CuPy of your CUDA "
-           "(pip install cupy-cuda13x) in this Python")
+           f"(pip install cupy-cuda13x) in {sys.executable}, or name the Python that has it with --python")
 except Exception as error:  # CuPy makes its cache folder on import: a file in the way, no permission
     finish(unavailable=f"CuPy failed while importing ({type(error).__name__}: {error}); "
            f"CUPY_CACHE_DIR is {os.environ.get('CUPY_CACHE_DIR', '~/.cupy/kernel_cache')}")
@@ -150,7 +150,7 @@ def compile_one(job, probe):
     except Exception as error:  # after a save, this is the module load that needs a driver
         message = f"{type(error).__name__}: {error}"
         if recorder.name:  # NVRTC names CuPy's temporary copy of the source: name the kernel's file
-            message = re.sub(r"[^\s(]*" + re.escape(recorder.name) + r"\.cu", lambda _: kernel["cuda_file"], message)
+            message = re.sub(r"[^\s(\"']*" + re.escape(recorder.name) + r"\.cu", lambda _: kernel["cuda_file"], message)
     finally:
         compiler._kernel_cache_backend = backend
     result["seconds"] = time.monotonic() - start

@@ -114,6 +114,7 @@ def test_a_kernel_nvrtc_rejects_fails_alone_with_its_log(run, example, tmp_path)
     assert failed["kernel"] == "push"
     # NVRTC's message names the kernel's own file, not CuPy's temporary copy
     assert f"{source}(" in failed["log"] and "error" in failed["log"]
+    assert failed["log"].count(f'{source}"') == failed["log"].count(f'"{source}"')  # quotes stay paired
     assert [j["kernel"] for j in cupy_jobs(report, "built")] == ["deposit"]
     assert not report["ok"]
     # status, which compiles nothing, remembers the failure; a fixed source forgets it
@@ -191,7 +192,7 @@ def test_without_cupy_the_rest_of_build_proceeds_and_says_why(run, example, tmp_
                               "--cunumpy-include-dir", headers, example, cwd=example.parent, check=1)
     assert len(jobs_by_state(report, "built")) == 2  # the tool's own cubins
     assert "CuPy cannot be imported" in report["cupy"]["unavailable"]
-    assert "pip install cupy" in result.stderr
+    assert "pip install cupy" in result.stderr and "/usr/bin/python3" in result.stderr
     assert not cupy_dir.exists()
     # status says the same per kernel, as "unknown"
     status, _ = run.json("status", "--only", "cupy", *ARCH, "--cupy-cache-dir", cupy_dir, "--python", base,
@@ -210,6 +211,7 @@ def test_an_unsupported_cupy_an_in_memory_cache_or_a_file_in_the_way_is_named(ru
     assert "CuPy 13.0.0 is not supported" in report["cupy"]["unavailable"]
     report, _ = fill(run, example, tmp_path / "cupy", check=1, env={"CUPY_CACHE_IN_MEMORY": "1"})
     assert "CUPY_CACHE_IN_MEMORY" in report["cupy"]["unavailable"]
+    assert "NVRTC ;" not in result_text(run, example, tmp_path, {"CUPY_CACHE_IN_MEMORY": "1"})
     # CuPy reads only "1" as in memory: other values keep its disk cache
     report, _ = fill(run, example, tmp_path / "cupy", env={"CUPY_CACHE_IN_MEMORY": "false"})
     assert len(cupy_jobs(report, "built")) == 2
@@ -218,9 +220,18 @@ def test_an_unsupported_cupy_an_in_memory_cache_or_a_file_in_the_way_is_named(ru
     result = run("build", "--only", "cupy", "--cupy-cache-dir", in_the_way, "--python", PYTHON, example,
                  cwd=example.parent, check=2)
     assert "is not a folder" in result.stderr
+    for command in ("build", "status"):
+        result = run(command, "--only", "cupy", "--cupy-cache-dir", "", example, cwd=example.parent, check=2)
+        assert "--cupy-cache-dir: empty path" in result.stderr
     result = run("build", "--only", "cupy", "--python", PYTHON, example, cwd=example.parent, check=1,
                  env={"CUPY_CACHE_DIR": str(in_the_way)})
     assert "CuPy failed while importing (FileExistsError" in result.stderr and "Traceback" not in result.stderr
+
+
+def result_text(run, example, tmp_path, env):
+    result = run("build", "--only", "cupy", *ARCH, "--cupy-cache-dir", tmp_path / "cupy", "--python", PYTHON, example,
+                 cwd=example.parent, env=env)
+    return result.stdout + result.stderr
 
 
 def test_cupy_cache_dir_defaults_to_cupys_own(run, example, tmp_path):

@@ -160,6 +160,7 @@ TEST_CASE("no CuPy, or no interpreter at all: unavailable says why, and no entry
         tree, "import json, sys\njson.dump({'unavailable': 'CuPy cannot be imported'}, open(sys.argv[2], 'w'))\n");
     CupyCacheRun run = run_cupy_cache(request, two_kernels());
     CHECK(run.installation.unavailable == "CuPy cannot be imported");
+    CHECK(run.installation.description().empty());
     for (const auto& entry : run.entries) CHECK(entry.state == CupyEntryState::failed);
 
     request.python = (tree / "no-such-python").string();
