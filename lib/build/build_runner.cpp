@@ -11,13 +11,13 @@
 #include "cache/cache_stats.hpp"
 #include "compilers/compiler_scratch.hpp"
 #include "scheduler/job_graph.hpp"
+#include "scheduler/job_pool.hpp"
 #include "util/subprocess.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <map>
 #include <mutex>
-#include <thread>
 
 namespace ck {
 
@@ -87,8 +87,7 @@ private:
     void compile_misses()
     {
         for (const auto& miss : plan_.cuda_misses) ++kernel_targets_[miss.job.kernel].expected;
-        int jobs = config().jobs.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
-        JobGraph(jobs).run(
+        JobGraph(job_count(config().jobs)).run(
             miss_dependencies(),
             [this](std::size_t i) {
                 std::vector<JobResult> results;

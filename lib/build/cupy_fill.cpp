@@ -3,10 +3,8 @@
 #include "compilers/cupy_cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "plan/kernel_entry.hpp"
+#include "scheduler/job_pool.hpp"
 #include "util/file_util.hpp"
-
-#include <algorithm>
-#include <thread>
 
 namespace ck {
 
@@ -75,10 +73,10 @@ CupyFill fill_cupy_cache(const std::vector<KernelSource>& kernels, const Config&
     request.architectures = cupy_architectures(config.architectures);
     request.cache_dir = cache_dir;
     request.probe = probe;
-    request.processes = config.jobs.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    request.processes = job_count(config.jobs);
 
-    std::error_code error;
-    if (cache_dir && fs::exists(*cache_dir, error) && !fs::is_directory(*cache_dir, error))
+    std::error_code io_error;
+    if (cache_dir && fs::exists(*cache_dir, io_error) && !fs::is_directory(*cache_dir, io_error))
         throw UsageError("--cupy-cache-dir " + cache_dir->string() + " is not a folder");
     CupyFill fill;
     std::vector<const KernelSource*> sources;

@@ -31,15 +31,6 @@ def finish(**fields):
     sys.exit(0)
 
 
-def version_of(distribution):
-    import importlib.metadata as metadata
-
-    try:
-        return metadata.version(distribution)
-    except metadata.PackageNotFoundError:
-        return None
-
-
 try:
     import cupy
     from cupy._core import raw
@@ -81,7 +72,6 @@ try:
     from cunumpy._cuda_kernel import CudaKernel
 except ImportError as error:
     finish(unavailable=f"cunumpy's CudaKernel cannot be imported ({error})")
-report["cunumpy_version"] = version_of("cunumpy")
 
 backend = compiler._kernel_cache_backend
 report["cache_dir"] = getattr(backend, "_cache_dir", os.environ.get("CUPY_CACHE_DIR", ""))

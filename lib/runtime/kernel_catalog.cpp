@@ -11,7 +11,6 @@
 
 #include <exception>
 #include <mutex>
-#include <thread>
 
 namespace ck {
 
@@ -128,7 +127,7 @@ std::vector<std::string> KernelCatalog::compile_all(std::optional<int> jobs)
     for (auto& [name, kernel] : kernels_)
         if (kernel.has_cuda()) ported.push_back(&kernel);
     std::vector<std::exception_ptr> errors(ported.size());
-    int workers = jobs.value_or(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    int workers = job_count(jobs);
     // Contexts are per thread: every worker loads into the caller's context.
     std::shared_ptr<Gpu> gpu = gpu_ ? gpu_ : Gpu::system();
     CUcontext context = ported.empty() ? nullptr : GpuAccess::state(*gpu).current_context().context;

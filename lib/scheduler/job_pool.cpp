@@ -7,6 +7,11 @@
 
 namespace ck {
 
+int job_count(std::optional<int> asked)
+{
+    return std::max(1, asked.value_or(static_cast<int>(std::thread::hardware_concurrency())));
+}
+
 JobPool::JobPool(int workers) : workers_(std::max(1, workers)) {}
 
 void JobPool::run(std::size_t count, const std::function<void(std::size_t)>& job) const

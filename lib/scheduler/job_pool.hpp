@@ -4,8 +4,13 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 
 namespace ck {
+
+/// The parallel jobs asked for (`--jobs`, the `jobs` key, an API argument),
+/// else one per core; at least 1.
+int job_count(std::optional<int> asked);
 
 class JobPool {
 public:
