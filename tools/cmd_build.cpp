@@ -87,6 +87,12 @@ public:
         show();
     }
 
+    // Who holds a lock matters to someone watching, not to a log.
+    void waiting(const std::string& message) override
+    {
+        if (terminal_.interactive()) terminal_.note(message);
+    }
+
 private:
     void show()
     {

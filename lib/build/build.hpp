@@ -59,6 +59,9 @@ public:
     virtual void started(const JobResult& /*job*/) {}
     /// A job is done: hit, built, failed, or would_build under --dry-run.
     virtual void finished(const JobResult& /*job*/) {}
+    /// Another builder holds the build lock of a miss: "waiting for
+    /// host:pid (since ...), which builds ...", once per lock.
+    virtual void waiting(const std::string& /*message*/) {}
 };
 
 /// Knobs of one build run beyond the tree's Config.

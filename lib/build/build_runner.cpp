@@ -8,6 +8,7 @@
 #include "build/cuda_build.hpp"
 #include "build/host_job.hpp"
 #include "build/in_place_job.hpp"
+#include "cache/build_lock.hpp"
 #include "cache/cache_stats.hpp"
 #include "compilers/compiler_scratch.hpp"
 #include "scheduler/job_graph.hpp"
@@ -18,10 +19,14 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
+#include <set>
 
 namespace ck {
 
 namespace {
+
+const char* const published_elsewhere = "published by another build while this one waited";
 
 class BuildRunner {
 public:
@@ -46,10 +51,16 @@ public:
     }
 
 private:
-    // The misses of one kernel's targets, compiled so far.
+    // The misses of one kernel's targets, compiled so far, and the build
+    // locks of their keys, held from the first target's start until the
+    // kernel is published.
     struct KernelTargets {
-        std::size_t expected = 0;
+        std::vector<const CudaMiss*> misses;
         std::vector<CompiledCudaJob> compiled;
+        std::vector<JobResult> found;  ///< published by another builder while this one waited
+        std::once_flag locking;
+        std::vector<std::unique_ptr<BuildLock>> locks;
+        std::set<std::string> published_elsewhere;  ///< keys
     };
 
     const Config& config() const { return plan_.request.config; }
@@ -86,7 +97,7 @@ private:
 
     void compile_misses()
     {
-        for (const auto& miss : plan_.cuda_misses) ++kernel_targets_[miss.job.kernel].expected;
+        for (const auto& miss : plan_.cuda_misses) kernel_targets_[miss.job.kernel].misses.push_back(&miss);
         JobGraph(job_count(config().jobs)).run(
             miss_dependencies(),
             [this](std::size_t i) {
@@ -110,19 +121,78 @@ private:
             std::lock_guard lock(mutex_);
             observer_->started(would_build(plan_, miss));
         }
-        CompiledCudaJob compiled = miss.context->read_only.empty()
-                                       ? compile_cuda_job(miss.job, *miss.context->compiler)
-                                       : read_only_failure(miss);
-        compiled.result.reason = miss.reason;
+        KernelTargets& kernel = targets_of(miss);
+        bool writable = miss.context->read_only.empty();
+        if (writable) std::call_once(kernel.locking, [&] { lock_keys(kernel); });
+        std::optional<CompiledCudaJob> compiled;
+        std::optional<JobResult> found;
+        if (!writable) compiled = read_only_failure(miss);
+        else if (kernel.published_elsewhere.count(miss.job.key)) found = found_result(miss);
+        else compiled = compile_cuda_job(miss.job, *miss.context->compiler);
+        if (compiled) compiled->result.reason = miss.reason;
         std::vector<CompiledCudaJob> targets;
+        std::vector<JobResult> results;
+        std::vector<std::unique_ptr<BuildLock>> locks;
         {
             std::lock_guard lock(mutex_);
-            KernelTargets& kernel = kernel_targets_[miss.job.kernel];
-            kernel.compiled.push_back(std::move(compiled));
-            if (kernel.compiled.size() < kernel.expected) return {};
+            if (compiled) kernel.compiled.push_back(std::move(*compiled));
+            if (found) kernel.found.push_back(std::move(*found));
+            if (kernel.compiled.size() + kernel.found.size() < kernel.misses.size()) return {};
             targets = std::move(kernel.compiled);
+            results = std::move(kernel.found);
+            locks = std::move(kernel.locks);
         }
-        return publish_cuda_kernel(std::move(targets), miss.context->store);
+        for (auto& result : publish_cuda_kernel(std::move(targets), miss.context->store))
+            results.push_back(std::move(result));
+        return results;  // the locks go once the entries are published
+    }
+
+    KernelTargets& targets_of(const CudaMiss& miss)
+    {
+        std::lock_guard lock(mutex_);
+        return kernel_targets_.at(miss.job.kernel);
+    }
+
+    // Takes the build lock of each of the kernel's missing keys, in key
+    // order so that two builders missing overlapping sets cannot wait for
+    // each other. A key another builder published meanwhile is not built.
+    void lock_keys(KernelTargets& kernel)
+    {
+        std::vector<const CudaMiss*> misses = kernel.misses;
+        std::sort(misses.begin(), misses.end(), [](auto* a, auto* b) { return a->job.key < b->job.key; });
+        for (const CudaMiss* miss : misses) {
+            const EntryStore& store = miss->context->store;
+            const CudaJob& job = miss->job;
+            auto published = [&] { return store.has_entry("cuda", job.key, {job.artifact_file()}); };
+            auto lock = BuildLock::acquire(store.lock_file("cuda", job.key), published, lock_timing_,
+                                           lock_events("kernel " + job.kernel->module + " for " + job.target));
+            if (lock) kernel.locks.push_back(std::move(lock));
+            else kernel.published_elsewhere.insert(job.key);
+        }
+    }
+
+    LockEvents lock_events(std::string what)
+    {
+        LockEvents events;
+        events.what = std::move(what);
+        // A broken lock is worth a warning in every report; a wait only to someone watching.
+        events.broken = [this](const std::string& message) {
+            std::lock_guard lock(mutex_);
+            report_.warnings.push_back(message);
+        };
+        if (observer_)
+            events.waiting = [this](const std::string& message) {
+                std::lock_guard lock(mutex_);
+                observer_->waiting(message);
+            };
+        return events;
+    }
+
+    JobResult found_result(const CudaMiss& miss) const
+    {
+        JobResult result = hit_result(miss.job, miss.context->store);
+        result.reason = published_elsewhere;
+        return result;
     }
 
     JobResult run_host_miss(const HostMiss& miss)
@@ -138,10 +208,19 @@ private:
             result.log = "not compiled: " + miss.context->read_only + "; run build where the cache can be written";
             return result;
         }
-        JobResult result = config().in_place
-                               ? run_in_place_job(host.plan, miss.module, host.setup.tools, miss.context->store)
-                               : run_host_job(host.plan, miss.module, host.setup.tools, miss.context->store);
-        result.reason = miss.reason;
+        if (config().in_place) {
+            JobResult result = run_in_place_job(host.plan, miss.module, host.setup.tools, miss.context->store);
+            result.reason = miss.reason;
+            return result;
+        }
+        const EntryStore& store = miss.context->store;
+        const std::string& key = host.plan.jobs[miss.module].key;
+        auto published = [&] { return store.find("host", key).has_value(); };
+        auto lock = BuildLock::acquire(store.lock_file("host", key), published, lock_timing_,
+                                       lock_events("host module " + host.plan.modules[miss.module].name));
+        JobResult result = lock ? run_host_job(host.plan, miss.module, host.setup.tools, store)
+                                : host_hit_result(host.plan, miss.module, host.setup.tools, store);
+        result.reason = lock ? miss.reason : published_elsewhere;
         return result;
     }
 
@@ -175,6 +254,7 @@ private:
     BuildObserver* observer_;
     BuildReport report_;
     std::map<const KernelSource*, KernelTargets> kernel_targets_;
+    LockTiming lock_timing_ = LockTiming::from_environment();
     std::mutex mutex_;
 };
 

@@ -6,6 +6,7 @@
 //   CACHEDIR.TAG                      marks the folder for backup tools (bford.info/cachedir)
 //   cuda/<k0k1>/<key>/manifest.json   one entry: key inputs, artifacts, log
 //   cuda/<k0k1>/<key>/<artifact>      cubins and PTX named in the manifest
+//   cuda/<k0k1>/<key>.lock            held while a builder compiles the entry (build_lock.hpp)
 //   cuda-last/<module>@<target>       key of the latest entry of a kernel and target
 //   cuda-used/<key>                   empty; its modification time is the entry's last use (a day's precision)
 //   .cunumpy-kernels-tmp/<host>.<pid>.<n>/   entries being written
@@ -140,6 +141,9 @@ public:
 
     /// The folder of entry `key` of `kind` ("cuda"), whether or not it exists.
     std::filesystem::path entry_dir(const std::string& kind, const std::string& key) const;
+
+    /// The build lock of entry `key` (build_lock.hpp): `<entry>.lock`, beside it.
+    std::filesystem::path lock_file(const std::string& kind, const std::string& key) const;
 
     /// The manifest of entry `key`, or nothing when there is no complete entry.
     /// An entry whose manifest is unreadable or whose artifacts are missing or

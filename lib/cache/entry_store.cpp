@@ -3,6 +3,7 @@
 // temporary folders.
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "cache/build_lock.hpp"
 #include "util/temporary_name.hpp"
 #include "util/file_util.hpp"
 
@@ -37,6 +38,11 @@ EntryStore::EntryStore(fs::path root) : root_(std::move(root)) {}
 fs::path EntryStore::entry_dir(const std::string& kind, const std::string& key) const
 {
     return root_ / kind / key.substr(0, 2) / key;
+}
+
+fs::path EntryStore::lock_file(const std::string& kind, const std::string& key) const
+{
+    return BuildLock::file_of(entry_dir(kind, key));
 }
 
 std::optional<Manifest> EntryStore::find(const std::string& kind, const std::string& key, std::string* problem) const
@@ -184,7 +190,7 @@ std::vector<fs::path> EntryStore::entry_dirs(const std::string& kind) const
     for (fs::directory_iterator shard(root_ / kind, error), end; !error && shard != end; shard.increment(error)) {
         std::error_code inner;
         for (fs::directory_iterator entry(shard->path(), inner); !inner && entry != end; entry.increment(inner))
-            dirs.push_back(entry->path());
+            if (!is_lock_file(entry->path())) dirs.push_back(entry->path());
     }
     std::sort(dirs.begin(), dirs.end());
     return dirs;

@@ -3,6 +3,7 @@
 #include "cunumpy_kernels/error.hpp"
 
 #include "plan/cuda_planner.hpp"
+#include "cache/build_lock.hpp"
 #include "cache/cache_stats.hpp"
 #include "cache/write_access.hpp"
 #include "compilers/artifact_check.hpp"
@@ -263,18 +264,34 @@ bool ArtifactCache::publish(const CudaJob& job, const CudaCompileOutput& output,
     }
 }
 
+std::optional<ModuleImage> ArtifactCache::published_image(const CudaJob& job) const
+{
+    auto manifest = store_.find("cuda", job.key);
+    if (!manifest) return std::nullopt;
+    try {
+        return read(ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), "cubin"});
+    } catch (const ArtifactError&) {
+        return std::nullopt;  // corrupt: built again, in memory if it cannot replace the entry
+    }
+}
+
 ModuleImage ArtifactCache::build(const KernelSource& kernel, int cc_major, int cc_minor)
 {
     std::string target = "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
     CudaJob job = nvrtc_job(kernel, target);
     std::lock_guard lock(build_mutex_);
     // Another thread or process may have published it meanwhile.
-    if (auto manifest = store_.find("cuda", job.key)) {
-        try {
-            return read(ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), "cubin"});
-        } catch (const ArtifactError&) {
-            // Corrupt: build it again below, in memory if it cannot replace the entry.
-        }
+    if (auto image = published_image(job)) return std::move(*image);
+    // Ranks that miss together compile once: the others wait for the entry.
+    std::unique_ptr<BuildLock> build_lock;
+    if (!read_only_) {
+        LockEvents events;
+        events.broken = warn_;
+        build_lock = BuildLock::acquire(store_.lock_file("cuda", job.key),
+                                        [&] { return store_.find("cuda", job.key).has_value(); },
+                                        LockTiming::from_environment(), events);
+        if (!build_lock)
+            if (auto image = published_image(job)) return std::move(*image);
     }
     auto start = std::chrono::steady_clock::now();
     CudaCompileOutput output = nvrtc_->compile(compile_request(job));

@@ -68,7 +68,10 @@ public:
     ModuleImage read(const ArtifactCandidate& candidate) const;
 
     /// Compiles the kernel for `sm_<cc>` with NVRTC and publishes the entry,
-    /// unless the cache is read-only (then the image stays in memory).
+    /// unless the cache is read-only (then the image stays in memory). Holds
+    /// the entry's build lock (build_lock.hpp) while compiling: processes
+    /// that miss the same key together compile it once, the others wait and
+    /// read the published entry.
     /// Throws ArtifactError with the compiler's log when the source does not
     /// compile, ArtifactCheckError (nothing published) when the artifact
     /// fails a check of artifact_check.hpp, ToolchainError when NVRTC cannot
@@ -81,6 +84,7 @@ private:
     std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& problem) const;
     std::vector<std::string> held(const KernelSource& kernel) const;
     CudaJob nvrtc_job(const KernelSource& kernel, const std::string& target);
+    std::optional<ModuleImage> published_image(const CudaJob& job) const;
     bool publish(const CudaJob& job, const CudaCompileOutput& output, double seconds, std::filesystem::path& artifact);
 
     Config config_;

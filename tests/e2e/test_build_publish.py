@@ -34,8 +34,13 @@ def make_tree(root: Path, kernels: int) -> Path:
     return root / "src"
 
 
+def published_entries(cache: Path):
+    # Beside the entries: the build locks (`<key>.lock`) of builders at work or killed.
+    return [entry for entry in (cache / "cuda").glob("*/*") if ".lock" not in entry.name]
+
+
 def assert_every_entry_whole(cache: Path):
-    entries = list((cache / "cuda").glob("*/*"))
+    entries = published_entries(cache)
     for entry in entries:
         manifest = json.loads((entry / "manifest.json").read_text())
         for artifact in manifest["artifacts"]:
@@ -67,7 +72,7 @@ def test_a_build_killed_mid_compile_leaves_only_whole_entries(run, tmp_path):
     args = [CLI, "build", "--only", "cuda", "--jobs", "1", "--arch", "sm_90", "--no-ptx", "--cache-dir", str(cache), str(tree)]
     builder = subprocess.Popen(args, env=run.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
-    while time.time() < deadline and not list((cache / "cuda").glob("*/*")):
+    while time.time() < deadline and not published_entries(cache):
         time.sleep(0.02)
     builder.send_signal(signal.SIGKILL)
     builder.wait()
@@ -78,3 +83,4 @@ def test_a_build_killed_mid_compile_leaves_only_whole_entries(run, tmp_path):
     assert len(jobs_by_state(report, "built")) == 8 - published
     assert assert_every_entry_whole(cache) == 8
     assert not list((cache / ".cunumpy-kernels-tmp").iterdir()), "the dead builder's temporary folder stayed"
+    assert not list(cache.rglob("*.lock*")), "the dead builder's lock stayed"

@@ -1,0 +1,87 @@
+// One builder per cache key, across processes and hosts that share a cache
+// on a network file system (NFS, Lustre), where flock(2) cannot be trusted
+// across nodes.
+//
+// The lock is a file beside the entry, `<kind>/<k0k1>/<key>.lock`, created
+// with O_CREAT|O_EXCL (atomic on NFSv3 and later and on Lustre). It holds the
+// holder's host, process id, start time and a token. While the holder's
+// compiler runs, a thread touches the file's modification time. A waiter
+// polls until the entry is published (then uses it), the lock disappears
+// (then takes it), or the holder is gone, and then breaks the lock:
+//  - same host: the holder's process no longer exists;
+//  - any host: the file's modification time has not changed for the timeout,
+//    as seen by the waiter's own monotonic clock (so clock skew between
+//    nodes does not matter).
+// Hits never take a lock. A lock that cannot be created (a read-only cache)
+// or a wait past the longest wait builds without one: a build never fails
+// because of another builder.
+#pragma once
+
+#include <chrono>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace ck {
+
+/// How long builders wait for each other.
+struct LockTiming {
+    /// A lock whose file has not been touched for this long is broken
+    /// (`CUNUMPY_KERNELS_LOCK_TIMEOUT`, seconds; default 120).
+    std::chrono::milliseconds stale_after{120'000};
+    /// How often the holder touches its file: a sixth of stale_after.
+    std::chrono::milliseconds refresh() const { return stale_after / 6; }
+    /// Past this, a waiter builds without the lock: ten times stale_after.
+    std::chrono::milliseconds longest_wait() const { return stale_after * 10; }
+
+    /// The timing of the environment. Throws UsageError naming
+    /// CUNUMPY_KERNELS_LOCK_TIMEOUT when it is not a positive number.
+    static LockTiming from_environment();
+};
+
+/// What a waiter is told: "waiting for host.example:4242 (since
+/// 2026-12-01T10:00:00Z)" or "broke the lock of ... (process gone)".
+struct LockEvents {
+    std::string what;                                 ///< what the holder builds: "kernel push for sm_90"
+    std::function<void(const std::string&)> waiting;  ///< once per lock waited for
+    std::function<void(const std::string&)> broken;   ///< each lock broken
+};
+
+/// Whether `path` names a build lock or one being broken (`<key>.lock`,
+/// `<key>.lock.broken.*`), which sit among the entries but are none.
+bool is_lock_file(const std::filesystem::path& path);
+
+/// A held lock; destroying it stops the refresh and removes the file, unless
+/// another builder broke it meanwhile.
+class BuildLock {
+public:
+    /// The lock file of entry folder `entry` (`<entry>.lock`).
+    static std::filesystem::path file_of(const std::filesystem::path& entry);
+
+    /// Takes the lock `file`, waiting while another live builder holds it.
+    /// Returns nullptr when `published()` became true first (use the entry),
+    /// else a lock, held or, when the file could not be created or the wait
+    /// passed timing.longest_wait(), not held (build anyway). `published` is
+    /// asked before every attempt, so a hit never creates a file.
+    static std::unique_ptr<BuildLock> acquire(const std::filesystem::path& file, const std::function<bool()>& published,
+                                              const LockTiming& timing, const LockEvents& events = {});
+
+    ~BuildLock();
+    BuildLock(const BuildLock&) = delete;
+    BuildLock& operator=(const BuildLock&) = delete;
+
+    /// Whether this process holds the file (false: building without a lock).
+    bool held() const;
+
+private:
+    struct Refresher;
+    BuildLock(std::filesystem::path file, std::string token, const LockTiming& timing);
+    BuildLock();
+
+    std::filesystem::path file_;
+    std::string token_;
+    std::unique_ptr<Refresher> refresher_;
+};
+
+}  // namespace ck

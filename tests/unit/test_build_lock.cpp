@@ -1,0 +1,260 @@
+// Build locks: one builder per key, waiters that use the published entry,
+// and locks of dead or silent holders broken.
+#include "cache/build_lock.hpp"
+#include "cache/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "scoped_env.hpp"
+#include "temp_tree.hpp"
+#include "util/file_util.hpp"
+#include "util/temporary_name.hpp"
+
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+TEST_SUITE_BEGIN("build_lock");
+
+using namespace ck;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+LockTiming timing_of(std::chrono::milliseconds stale_after)
+{
+    LockTiming timing;
+    timing.stale_after = stale_after;
+    return timing;
+}
+
+auto never = [] { return false; };
+
+// A lock file as another process would have left it.
+void write_holder(const fs::path& file, const std::string& host, long pid)
+{
+    nlohmann::json holder = {{"host", host}, {"pid", pid}, {"started", "2026-12-01T00:00:00Z"}, {"token", "theirs"}};
+    fs::create_directories(file.parent_path());
+    util::replace_file_atomically(file, holder.dump());
+}
+
+long dead_pid()
+{
+    pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    ::waitpid(child, nullptr, 0);
+    return child;
+}
+
+timespec modified(const fs::path& file)
+{
+    struct stat info {};
+    REQUIRE(::stat(file.c_str(), &info) == 0);
+    return info.st_mtim;
+}
+
+}  // namespace
+
+TEST_CASE("a free lock is taken, names its holder, and goes with its owner")
+{
+    test::TempTree tree;
+    fs::path file = BuildLock::file_of(tree / "cuda/ab/abcd");
+    CHECK(file == tree / "cuda/ab/abcd.lock");
+    {
+        auto lock = BuildLock::acquire(file, never, timing_of(60s));
+        REQUIRE(lock);
+        CHECK(lock->held());
+        auto holder = nlohmann::json::parse(util::read_file(file));  // the shard folder was created
+        CHECK(holder.at("host") == host_name());
+        CHECK(holder.at("pid") == static_cast<long>(::getpid()));
+        CHECK(!holder.at("started").get<std::string>().empty());
+    }
+    CHECK(!fs::exists(file));
+}
+
+TEST_CASE("an entry published already takes no lock")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    CHECK(BuildLock::acquire(file, [] { return true; }, timing_of(60s)) == nullptr);
+    CHECK(!fs::exists(file));
+}
+
+TEST_CASE("a waiter uses the entry its holder publishes, and says whom it waits for")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    auto holder = BuildLock::acquire(file, never, timing_of(60s));
+    std::atomic<bool> published{false};
+    std::string waiting;
+    LockEvents events;
+    events.what = "kernel push for sm_90";
+    events.waiting = [&](const std::string& message) { waiting = message; };
+    std::unique_ptr<BuildLock> waited;
+    bool returned = false;
+    std::thread waiter([&] {
+        waited = BuildLock::acquire(file, [&] { return published.load(); }, timing_of(60s), events);
+        returned = true;
+    });
+    std::this_thread::sleep_for(200ms);
+    published = true;
+    holder.reset();
+    waiter.join();
+    CHECK(returned);
+    CHECK(waited == nullptr);
+    CHECK(waiting.find("waiting for " + host_name() + ":" + std::to_string(::getpid())) == 0);
+    CHECK(waiting.find("which builds kernel push for sm_90") != std::string::npos);
+}
+
+TEST_CASE("a lock released without an entry passes to the waiter")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    auto holder = BuildLock::acquire(file, never, timing_of(60s));
+    std::unique_ptr<BuildLock> waited;
+    std::thread waiter([&] { waited = BuildLock::acquire(file, never, timing_of(60s)); });
+    std::this_thread::sleep_for(100ms);
+    holder.reset();
+    waiter.join();
+    REQUIRE(waited);
+    CHECK(waited->held());
+}
+
+TEST_CASE("the holder keeps its lock fresh while it builds, so no waiter breaks it")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    auto holder = BuildLock::acquire(file, never, timing_of(300ms));
+    timespec first = modified(file);
+    std::string broken;
+    LockEvents events;
+    events.broken = [&](const std::string& message) { broken = message; };
+    std::unique_ptr<BuildLock> waited;
+    std::thread waiter([&] { waited = BuildLock::acquire(file, never, timing_of(300ms), events); });
+    std::this_thread::sleep_for(1s);  // more than three times stale_after
+    timespec later = modified(file);
+    CHECK((later.tv_sec != first.tv_sec || later.tv_nsec != first.tv_nsec));
+    holder.reset();
+    waiter.join();
+    CHECK(broken.empty());
+    REQUIRE(waited);
+    CHECK(waited->held());
+}
+
+TEST_CASE("the lock of a process of this host that is gone is broken at once")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    write_holder(file, host_name(), dead_pid());
+    std::string broken;
+    LockEvents events;
+    events.broken = [&](const std::string& message) { broken = message; };
+    auto start = std::chrono::steady_clock::now();
+    auto lock = BuildLock::acquire(file, never, timing_of(60s), events);
+    CHECK(std::chrono::steady_clock::now() - start < 10s);
+    REQUIRE(lock);
+    CHECK(lock->held());
+    CHECK(broken.find("broke the build lock " + file.string()) == 0);
+    CHECK(broken.find("its process is gone") != std::string::npos);
+    CHECK(nlohmann::json::parse(util::read_file(file)).at("pid") == static_cast<long>(::getpid()));
+}
+
+TEST_CASE("another host's lock is broken once it has not been touched for the timeout")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    write_holder(file, "other-node.cluster", 4242);
+    std::string broken;
+    LockEvents events;
+    events.broken = [&](const std::string& message) { broken = message; };
+    auto start = std::chrono::steady_clock::now();
+    auto lock = BuildLock::acquire(file, never, timing_of(300ms), events);
+    auto waited = std::chrono::steady_clock::now() - start;
+    CHECK(waited >= 300ms);
+    REQUIRE(lock);
+    CHECK(lock->held());
+    CHECK(broken.find("of other-node.cluster:4242 (since 2026-12-01T00:00:00Z): untouched for 0.3 s") !=
+          std::string::npos);
+    CHECK(fs::directory_iterator(tree.root()) != fs::directory_iterator());  // only the new lock is left
+    int files = 0;
+    for (const auto& entry : fs::directory_iterator(tree.root())) files += entry.path() == file ? 1 : 100;
+    CHECK(files == 1);
+}
+
+TEST_CASE("a live holder that never finishes is waited for at most ten timeouts")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    auto holder = BuildLock::acquire(file, never, timing_of(50ms));
+    std::string broken;
+    LockEvents events;
+    events.broken = [&](const std::string& message) { broken = message; };
+    auto start = std::chrono::steady_clock::now();
+    auto lock = BuildLock::acquire(file, never, timing_of(50ms), events);
+    CHECK(std::chrono::steady_clock::now() - start >= 500ms);
+    REQUIRE(lock);
+    CHECK(!lock->held());
+    CHECK(broken.find("waited 0.5 s for " + host_name()) == 0);
+    CHECK(broken.find("building it here too") != std::string::npos);
+    CHECK(fs::exists(file));  // still the holder's
+}
+
+TEST_CASE("a lock that cannot be created builds without one")
+{
+    test::TempTree tree;
+    tree.write("file", "");
+    auto lock = BuildLock::acquire(tree / "file/x.lock", never, timing_of(60s));
+    REQUIRE(lock);
+    CHECK(!lock->held());
+}
+
+TEST_CASE("a holder whose lock was broken and taken leaves the new holder's file")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    auto lock = BuildLock::acquire(file, never, timing_of(60s));
+    write_holder(file, "other-node.cluster", 4242);
+    lock.reset();
+    REQUIRE(fs::exists(file));
+    CHECK(nlohmann::json::parse(util::read_file(file)).at("token") == "theirs");
+}
+
+TEST_CASE("lock files are not entries")
+{
+    test::TempTree tree;
+    tree.write("cuda/ab/abcd/manifest.json", "{}");
+    tree.write("cuda/ab/abcd.lock", "{}");
+    tree.write("cuda/ab/abce.lock.broken.host.1.2.3", "{}");
+    CHECK(is_lock_file(tree / "cuda/ab/abcd.lock"));
+    CHECK(!is_lock_file(tree / "cuda/ab/abcd"));
+    EntryStore store(tree.root());
+    CHECK(store.lock_file("cuda", "abcd") == tree / "cuda/ab/abcd.lock");
+    CHECK(store.entry_dirs("cuda") == std::vector<fs::path>{tree / "cuda/ab/abcd"});
+}
+
+TEST_CASE("the timeout comes from CUNUMPY_KERNELS_LOCK_TIMEOUT")
+{
+    {
+        test::ScopedEnv unset("CUNUMPY_KERNELS_LOCK_TIMEOUT", std::nullopt);
+        CHECK(LockTiming::from_environment().stale_after == 120s);
+        CHECK(LockTiming::from_environment().refresh() == 20s);
+        CHECK(LockTiming::from_environment().longest_wait() == 1200s);
+    }
+    {
+        test::ScopedEnv half("CUNUMPY_KERNELS_LOCK_TIMEOUT", "0.5");
+        CHECK(LockTiming::from_environment().stale_after == 500ms);
+    }
+    for (const char* bad : {"abc", "0", "-3", "5s", "nan"}) {
+        test::ScopedEnv set("CUNUMPY_KERNELS_LOCK_TIMEOUT", std::string(bad));
+        std::string expected = "CUNUMPY_KERNELS_LOCK_TIMEOUT=" + std::string(bad);
+        CHECK_THROWS_WITH_AS(LockTiming::from_environment(), doctest::Contains(expected.c_str()), UsageError);
+    }
+}
+
+TEST_SUITE_END();
