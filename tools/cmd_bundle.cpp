@@ -25,13 +25,6 @@ struct BundleFlags {
     bool json = false;
 };
 
-std::string joined(const std::vector<std::string>& words)
-{
-    std::string text;
-    for (const auto& w : words) text += (text.empty() ? "" : ", ") + w;
-    return text.empty() ? "no target" : text;
-}
-
 int run_bundle(const BundleFlags& flags, Terminal& terminal)
 {
     BundleRequest request{flags.tree.path_list(), flags.tree.resolve(), flags.output};
@@ -50,7 +43,7 @@ int run_bundle(const BundleFlags& flags, Terminal& terminal)
     } else if (terminal.verbosity() >= 0) {
         terminal.result(fmt::format("{}: {} ({} with CUDA), {} for {}, {} bytes\n", display_path(summary.output),
                                     counted(summary.kernels, "kernel"), summary.ported,
-                                    counted(summary.artifacts, "artifact"), joined(summary.targets), summary.bytes));
+                                    counted(summary.artifacts, "artifact"), summary.targets.empty() ? "no target" : util::comma_list(summary.targets), summary.bytes));
     }
     return 0;
 }

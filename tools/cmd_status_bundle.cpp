@@ -20,8 +20,7 @@ std::string artifacts_text(const BundleKernelStatus& kernel)
 
 std::string report_text(const BundleStatus& status, const Terminal& terminal)
 {
-    std::string targets;
-    for (const auto& t : status.targets) targets += (targets.empty() ? "" : ", ") + t;
+    std::string targets = util::comma_list(status.targets);
     std::string head = "bundle " + display_path(status.bundle) + " (made " + status.created + ", " +
                        (targets.empty() ? "no target" : targets) + "): ";
     if (status.current()) return head + terminal.green("current") + ", " + counted(status.kernels.size(), "kernel") + "\n";

@@ -104,8 +104,12 @@ BuildRequest planning_request(const BundleRequest& request)
 BundleSummary write_bundle(const BundleRequest& request)
 {
     BuildReport report = preview_build(plan_build(planning_request(request)));
+    // Each kernel's artifacts in the order of the targets, as build names them (sm_80, sm_90, compute_90).
+    std::vector<std::string> targets = cuda_targets(request.config);
     std::map<std::string, std::vector<const JobResult*>> jobs;  // by module
-    for (const auto& job : report.jobs) jobs[job.module].push_back(&job);
+    for (const auto& target : targets)
+        for (const auto& job : report.jobs)
+            if (job.target == target) jobs[job.module].push_back(&job);
     BundleAssembler assembler(request.config);
     BundleSummary summary;
     for (const auto& kernel : report.kernels) {
@@ -119,7 +123,7 @@ BundleSummary write_bundle(const BundleRequest& request)
     catalog.created = util::utc_now();
     for (const auto& path : request.paths) catalog.paths.push_back(util::absolute_normal(path).string());
     if (catalog.paths.empty()) catalog.paths.push_back(util::absolute_normal(fs::current_path()).string());
-    catalog.targets = summary.ported ? cuda_targets(request.config) : std::vector<std::string>{};
+    catalog.targets = summary.ported ? targets : std::vector<std::string>{};
     catalog.compiler = to_string(request.config.compiler);
     catalog.options = request.config.options;
     std::string bytes = encode_bundle(catalog, assembler.data());

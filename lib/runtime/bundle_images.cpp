@@ -3,19 +3,9 @@
 #include "cunumpy_kernels/error.hpp"
 #include "runtime/target_ranking.hpp"
 #include "util/sha256.hpp"
+#include "util/text.hpp"
 
 namespace ck {
-
-namespace {
-
-std::string joined(const std::vector<std::string>& words)
-{
-    std::string text;
-    for (const auto& w : words) text += (text.empty() ? "" : ", ") + w;
-    return text;
-}
-
-}  // namespace
 
 BundleImages::BundleImages(std::shared_ptr<const Bundle> bundle, std::size_t kernel)
     : bundle_(std::move(bundle)), kernel_(kernel)
@@ -33,7 +23,7 @@ std::vector<ImageCandidate> BundleImages::candidates(int cc_major, int cc_minor,
         images.push_back({artifact.target, [this, &artifact, how = std::string(fit.how)] { return read(artifact, how); }});
     }
     if (images.empty())
-        report.push_back("kernel '" + kernel().name + "' for " + (targets.empty() ? "no target" : joined(targets)) +
+        report.push_back("kernel '" + kernel().name + "' for " + (targets.empty() ? "no target" : util::comma_list(targets)) +
                          ", none of which runs on sm_" + std::to_string(cc_major) + std::to_string(cc_minor));
     return images;
 }
