@@ -132,7 +132,8 @@ def test_opening_a_bundle_touches_one_file_and_nothing_of_the_tree_or_cache(run,
     bundle = tmp_path / "kernels.ckb"
     run("bundle", "--output", bundle, *built, example, check=0)
     log = tmp_path / "strace.log"
-    calls = "openat,open,creat,stat,lstat,newfstatat,statx,access,faccessat,faccessat2,readlink,readlinkat,getdents64,execve"
+    calls = ("openat,open,creat,stat,lstat,newfstatat,statx,access,faccessat,faccessat2,readlink,readlinkat,getdents64,"
+             "execve,read")
     result = run_app(run, bundle, prefix=[STRACE, "-f", "-e", f"trace={calls}", "-o", str(log)])
     if result.returncode != 0 and "PTRACE" in result.stderr.upper():
         pytest.skip(f"strace cannot trace here: {result.stderr[-300:]}")
@@ -142,4 +143,5 @@ def test_opening_a_bundle_touches_one_file_and_nothing_of_the_tree_or_cache(run,
     assert [line for line in lines if tree in line or cache in line or "pyproject.toml" in line] == []
     on_bundle = [line for line in lines if f'"{bundle}"' in line]
     assert len(on_bundle) == 1 and "openat(" in on_bundle[0], on_bundle
+    assert len([line for line in lines if 'read(' in line and '"cunumpy-kernels-bundle 1 ' in line]) == 1
     assert len([line for line in lines if "execve(" in line]) == 1  # the app itself: no process started
