@@ -153,6 +153,20 @@ TEST_CASE("a file that is not a bundle, of another version, truncated or corrupt
     CHECK(refused(good) == "accepted");
 }
 
+TEST_CASE("every truncation and every flipped byte of the header is refused; flipped artifact bytes wait for the load")
+{
+    std::string good = encoded_bundle();
+    std::size_t data_offset = decode_bundle(good, "b").data_offset;
+    for (std::size_t length = 0; length < good.size(); ++length)
+        CHECK_THROWS_AS(decode_bundle(good.substr(0, length), "b"), ArtifactError);
+    for (std::size_t at = 0; at < good.size(); ++at) {
+        std::string flipped = good;
+        flipped[at] ^= 0x01;
+        if (at < data_offset) CHECK_THROWS_AS(decode_bundle(flipped, "b"), ArtifactError);
+        else CHECK(decode_bundle(flipped, "b").bytes == flipped);
+    }
+}
+
 TEST_CASE("targets rank as the cache ranks them: exact cubin, compatible cubins, then PTX not newer than the device")
 {
     std::vector<std::string> targets = {"compute_80", "sm_80", "sm_90", "compute_90", "sm_86"};
