@@ -12,6 +12,8 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <memory>
 
 namespace ck::cli {
@@ -29,6 +31,8 @@ int run_bundle(const BundleFlags& flags, Terminal& terminal)
 {
     BundleRequest request{flags.tree.path_list(), flags.tree.resolve(), flags.output};
     flags.targets.apply(request.config);
+    // As build: the config's mask decides the file's mode (a bundle shared by a group); the library never sets it.
+    if (request.config.umask) ::umask(static_cast<mode_t>(*request.config.umask));
     BundleSummary summary = write_bundle(request);
     for (const auto& warning : summary.warnings) spdlog::warn("{}", warning);
     if (flags.json) {
