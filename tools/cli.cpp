@@ -28,6 +28,7 @@ struct CommandSpec {
 const CommandSpec command_table[] = {
     {"build", "Compile every kernel's host (Pyccel) and CUDA builds that the cache lacks", setup_build},
     {"cache", "Inspect, verify, prune, export and import the cache", setup_cache},
+    {"bundle", "Write one file with the catalog and the cached cubins and PTX of a tree, for KernelCatalog::from_bundle", setup_bundle},
     {"status", "Show which kernels have CUDA, whether signatures agree, and the cache state of every artifact", setup_status},
     {"check-signatures", "Check that each kernel's host and CUDA versions take the same parameters (files or trees)", setup_check_signatures},
 };

@@ -2,9 +2,11 @@
 // gates.
 #include "commands.hpp"
 #include "path_display.hpp"
+#include "status_bundle.hpp"
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
+#include "cunumpy_kernels/error.hpp"
 #include "status/status.hpp"
 
 #include <fmt/format.h>
@@ -25,7 +27,20 @@ struct StatusFlags {
     std::optional<std::string> only;
     bool cupy_cache = false;
     std::optional<std::string> cupy_cache_dir;
+    std::optional<std::string> bundle;
 };
+
+// --bundle compares a bundle's keys for the bundle's targets: flags that
+// choose targets or other reports would be silently ignored, so they are refused.
+void refuse_with_bundle(const StatusFlags& flags)
+{
+    const TargetFlags& t = flags.targets;
+    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || flags.only || flags.cupy_cache ||
+                 flags.cupy_cache_dir || flags.gates.require_cuda || flags.gates.check_signatures;
+    if (other)
+        throw UsageError("--bundle: the bundle names its targets and is one gate of its own; --arch, --ptx, --no-ptx, "
+                         "--only, --cupy-cache, --require-cuda and --check-signatures do not apply to it");
+}
 
 std::string host_kinds(const KernelSource& kernel)
 {
@@ -128,6 +143,10 @@ std::string modules_lines(const StatusReport& report, const Terminal& terminal)
 
 int run_status(const StatusFlags& flags, Terminal& terminal)
 {
+    if (flags.bundle) {
+        refuse_with_bundle(flags);
+        return run_status_bundle(*flags.bundle, flags.tree, flags.targets, flags.json, terminal);
+    }
     StatusRequest request{flags.tree.path_list(), flags.tree.resolve()};
     request.host = flags.only.value_or("host") == "host";
     request.cuda = flags.only.value_or("cuda") == "cuda";
@@ -169,6 +188,10 @@ CommandRunner setup_status(CLI::App& command)
     command.add_option("--cupy-cache-dir", flags->cupy_cache_dir,
                        "CuPy's cache folder to read (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
                        "~/.cupy/kernel_cache)")
+        ->check(non_empty_path());
+    command.add_option("--bundle", flags->bundle,
+                       "Say whether this bundle (cunumpy-kernels bundle) is stale for the trees (default: those it was "
+                       "made from): exit 1 when a kernel's key changed or kernels were added or removed")
         ->check(non_empty_path());
     command.add_flag("--require-cuda", flags->gates.require_cuda, "Exit 1 unless every kernel has a CUDA version");
     command.add_flag("--require-built", flags->gates.require_built,

@@ -14,6 +14,7 @@ namespace ck::cli {
 using CommandRunner = std::function<int(Terminal&)>;
 
 CommandRunner setup_build(CLI::App& command);
+CommandRunner setup_bundle(CLI::App& command);
 CommandRunner setup_cache(CLI::App& command);
 CommandRunner setup_check_signatures(CLI::App& command);
 CommandRunner setup_status(CLI::App& command);

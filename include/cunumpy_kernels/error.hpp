@@ -90,7 +90,9 @@ public:
 };
 
 /// No artifact of the cache fits the device and none could be built; the
-/// message names the device, its architecture and what the cache holds.
+/// message names the device, its architecture and what the cache holds. Also
+/// a bundle that cannot be read, is corrupt or of another format version
+/// (KernelCatalog::from_bundle), and a missing artifact when one is bundled.
 class CK_API ArtifactError : public Error {
 public:
     using Error::Error;

@@ -174,10 +174,10 @@ struct CK_API TransferCounts {
 
 /// How a kernel's CUDA module was found for a device.
 struct CudaLoadInfo {
-    std::string how;        ///< "cubin", "compatible cubin", "ptx" (driver JIT) or "nvrtc" (built now)
+    std::string how;        ///< "cubin", "compatible cubin", "ptx" (driver JIT) or "nvrtc" (built now); from a bundle "bundle cubin", "bundle compatible cubin", "bundle ptx"
     std::string target;     ///< the artifact's target: sm_90, compute_90, ...
     std::string key;        ///< its cache key
-    std::filesystem::path artifact;  ///< its file; empty when kept in memory
+    std::filesystem::path artifact;  ///< its file; empty when kept in memory; from a bundle "<bundle file>#<kernel>@<target>"
     bool published = false; ///< an NVRTC build written into the cache now
     std::string device;     ///< "NVIDIA H200 (sm_90)"
     double seconds = 0;     ///< lookup, checksum, build and module load

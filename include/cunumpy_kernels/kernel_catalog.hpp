@@ -16,7 +16,8 @@
 
 namespace ck {
 
-/// Options of KernelCatalog::from_package.
+/// Options of KernelCatalog::from_package (and from_bundle, which uses
+/// `kernel`, `per_kernel` and `load.gpu` only).
 struct CatalogOptions {
     /// Passed to every kernel (missing_cuda, dispatch, launch defaults).
     KernelOptions kernel;
@@ -42,6 +43,35 @@ public:
     /// Throws UsageError for a bad path or two kernels of one name,
     /// ConfigError for a bad pyproject.toml, SourceError for unreadable files.
     static KernelCatalog from_package(const std::filesystem::path& path, CatalogOptions options = {});
+
+    /// Every kernel of the bundle `file` that `cunumpy-kernels bundle` wrote
+    /// (format: lib/runtime/bundle_format.hpp, README "Bundles"), for jobs
+    /// whose ranks must not each walk a tree: opening costs one open and one
+    /// read of `file`, whatever the number of kernels. Nothing else is read:
+    /// no source, header, pyproject.toml or cache; `options.load.config` and
+    /// `options.load.read_only_cache` are not used (the bundle holds every
+    /// kernel's parameter list and artifacts). The kernels behave as
+    /// from_package's (attach_host, dispatch, fallback, argument checks
+    /// against the stored parameters), but host_parameters() is nullopt and
+    /// signature_mismatches() empty (no source to read).
+    ///
+    /// At a kernel's first CUDA load the best artifact for the device is
+    /// taken as from the cache (its cubin, a compatible cubin of the same
+    /// major and a lower minor, then the newest PTX not newer than the
+    /// device), its SHA-256 checked first: a mismatch is never loaded (the
+    /// next candidate is tried, with a warning). A bundle is never compiled
+    /// from: when nothing fits, the call throws ArtifactError naming the
+    /// bundle, the kernel, the device and the targets the bundle holds.
+    /// load_info() says how = "bundle cubin" (or "bundle compatible cubin",
+    /// "bundle ptx"), and artifact = "<file>#<kernel>@<target>".
+    ///
+    /// The bundle is not compared with the tree: `cunumpy-kernels status
+    /// --bundle FILE` says whether it is stale.
+    ///
+    /// Throws ArtifactError naming `file` when it cannot be read, is not a
+    /// bundle, was written in another format version, or is truncated or
+    /// corrupt (its header checksum differs).
+    static KernelCatalog from_bundle(const std::filesystem::path& file, CatalogOptions options = {});
 
     KernelCatalog(KernelCatalog&&) noexcept;
     KernelCatalog& operator=(KernelCatalog&&) noexcept;
@@ -95,7 +125,7 @@ public:
 private:
     std::map<std::string, Kernel, std::less<>> kernels_;
     std::vector<std::string> warnings_;
-    std::shared_ptr<Gpu> gpu_;  ///< of from_package; nullptr: Gpu::system()
+    std::shared_ptr<Gpu> gpu_;  ///< of from_package or from_bundle; nullptr: Gpu::system()
 };
 
 }  // namespace ck

@@ -2,17 +2,13 @@
 
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/cuda_signature_reader.hpp"
+#include "util/text.hpp"
 
 namespace ck {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& args)
-{
-    std::string text;
-    for (const auto& arg : args) text += (text.empty() ? "" : ", ") + arg;
-    return text;
-}
+using util::comma_list;
 
 std::string where(const KernelSource& kernel, int line)
 {
@@ -36,7 +32,7 @@ std::string parameter_names(const std::vector<signatures::TemplateParameter>& pa
 {
     std::vector<std::string> names;
     for (const auto& p : parameters) names.push_back(p.name.empty() ? "?" : p.name);
-    return joined(names);
+    return comma_list(names);
 }
 
 // "double, Pair<int, 3>" -> {"double", "Pair<int, 3>"}: commas at the top level.
@@ -67,7 +63,7 @@ KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::
     const std::vector<std::string>* configured = configured_template_args(kernel, config);
     std::string from_config = "template-args in " + config_file(config);
     auto with = [&](std::vector<std::string> args, std::string origin) {
-        entry.expression = kernel.name + "<" + joined(args) + ">";
+        entry.expression = kernel.name + "<" + comma_list(args) + ">";
         entry.template_args = std::move(args);
         entry.origin = std::move(origin);
         return entry;
@@ -80,7 +76,7 @@ KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::
     if (!declaration.is_template) {
         if (configured)
             throw SourceError(where(kernel, line) + ": __global__ " + kernel.name + " is not a template, but " +
-                              from_config + " gives it template arguments (" + joined(*configured) +
+                              from_config + " gives it template arguments (" + comma_list(*configured) +
                               "); remove its entry from [tool.cunumpy-kernels] template-args");
         return entry;
     }
@@ -90,7 +86,7 @@ KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::
             throw SourceError(where(kernel, line) + ": __global__ " + kernel.name + " is a template with " +
                               std::to_string(parameters.size()) + " parameter" + (parameters.size() == 1 ? "" : "s") +
                               " (" + parameter_names(parameters) + "), but " + from_config + " gives " +
-                              std::to_string(configured->size()) + " (" + joined(*configured) +
+                              std::to_string(configured->size()) + " (" + comma_list(*configured) +
                               "); give one argument per parameter, as cunumpy's template_args");
         return with(*configured, from_config);
     }

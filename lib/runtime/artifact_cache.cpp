@@ -4,6 +4,7 @@
 
 #include "plan/cuda_planner.hpp"
 #include "cache/build_lock.hpp"
+#include "runtime/target_ranking.hpp"
 #include "cache/cache_stats.hpp"
 #include "cache/write_access.hpp"
 #include "compilers/artifact_check.hpp"
@@ -25,20 +26,6 @@ namespace ck {
 namespace fs = std::filesystem;
 
 namespace {
-
-struct Target {
-    bool cubin = false;
-    int number = 0;  ///< 90 for sm_90 and compute_90
-};
-
-Target parse_target(const std::string& target)
-{
-    Target t;
-    t.cubin = target.rfind("sm_", 0) == 0;
-    auto underscore = target.find('_');
-    t.number = underscore == std::string::npos ? 0 : std::atoi(target.c_str() + underscore + 1);
-    return t;
-}
 
 bool same_inputs_but_compiler(nlohmann::json a, nlohmann::json b)
 {
@@ -165,33 +152,21 @@ std::vector<std::string> ArtifactCache::held(const KernelSource& kernel) const
 std::vector<ArtifactCandidate> ArtifactCache::candidates(const KernelSource& kernel, int cc_major, int cc_minor,
                                                          std::vector<std::string>& report)
 {
-    int device = cc_major * 10 + cc_minor;
-    struct Ranked {
-        int rank;  // 0 exact cubin, 1 compatible cubin, 2 PTX
-        int number;
-        const CudaJob* job;
-    };
-    std::vector<Ranked> fitting;
-    for (const auto& job : jobs_of(kernel, cc_major, cc_minor)) {
-        Target t = parse_target(job.target);
-        if (t.cubin && t.number == device) fitting.push_back({0, t.number, &job});
-        else if (t.cubin && t.number / 10 == cc_major && t.number % 10 < cc_minor) fitting.push_back({1, t.number, &job});
-        else if (!t.cubin && t.number <= device) fitting.push_back({2, t.number, &job});
-    }
-    std::sort(fitting.begin(), fitting.end(),
-              [](const Ranked& a, const Ranked& b) { return a.rank != b.rank ? a.rank < b.rank : a.number > b.number; });
-    static const char* const how[] = {"cubin", "compatible cubin", "ptx"};
+    const std::vector<CudaJob>& jobs = jobs_of(kernel, cc_major, cc_minor);
+    std::vector<std::string> targets;
+    for (const auto& job : jobs) targets.push_back(job.target);
     std::vector<ArtifactCandidate> found;
     std::string missing;
-    for (const auto& f : fitting) {
+    for (const auto& fit : rank_targets(targets, cc_major, cc_minor)) {
+        const CudaJob& job = jobs[fit.index];
         std::string problem;
-        auto candidate = lookup(*f.job, problem);
+        auto candidate = lookup(job, problem);
         if (!candidate) {
-            if (problem.empty()) missing += (missing.empty() ? "" : ", ") + f.job->target;
-            else report.push_back(f.job->target + ": unusable entry: " + problem);
+            if (problem.empty()) missing += (missing.empty() ? "" : ", ") + job.target;
+            else report.push_back(job.target + ": unusable entry: " + problem);
             continue;
         }
-        candidate->how = how[f.rank];
+        candidate->how = fit.how;
         found.push_back(std::move(*candidate));
     }
     if (!missing.empty()) report.push_back("no entry of the current inputs for " + missing);

@@ -14,6 +14,7 @@
 
 #include "plan/cuda_job.hpp"
 #include "plan/cuda_planner.hpp"
+#include "runtime/image_source.hpp"
 
 #include <map>
 #include <memory>
@@ -27,13 +28,6 @@ namespace ck {
 class CudaCompiler;
 class CudaPlanner;
 class ToolProbe;
-
-/// An artifact ready for cuModuleLoadData.
-struct ModuleImage {
-    std::string bytes;         ///< cubin, or PTX with its terminating NUL
-    std::string entry_symbol;  ///< the entry's name in the module
-    CudaLoadInfo info;         ///< how it was found (device and seconds left to the caller)
-};
 
 /// A cache entry that may fit the device.
 struct ArtifactCandidate {

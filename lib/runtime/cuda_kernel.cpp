@@ -3,6 +3,7 @@
 #include "cunumpy_kernels/error.hpp"
 
 #include "runtime/artifact_cache.hpp"
+#include "runtime/cache_images.hpp"
 #include "plan/kernel_entry.hpp"
 #include "runtime/gpu_state.hpp"
 #include "util/file_util.hpp"
@@ -27,21 +28,39 @@ int function_attribute(CudaDriver& driver, CUfunction function, CUfunction_attri
 
 }  // namespace
 
+CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config)
+{
+    CudaKernelFacts facts{source.name, *source.cuda_file, std::nullopt, ""};
+    try {
+        std::string text = util::read_file(*source.cuda_file);
+        // The entry build compiled: a template's instantiation is typed with its arguments.
+        KernelEntry entry = kernel_entry(source, config, text);
+        signatures::ProjectHeaders headers = signatures::project_headers_of(source, config);
+        facts.parameters =
+            read_global_signature(text, source.name, *source.cuda_file, entry.template_args, &headers).parameters;
+    } catch (const SourceError& error) {
+        facts.signature_error = error.what();
+    }
+    return facts;
+}
+
 CudaKernel::CudaKernel(KernelSource source, const Config& config, std::shared_ptr<ArtifactCache> cache,
                        std::shared_ptr<Gpu> gpu, WarningSink warn)
-    : source_(std::move(source)), cache_(std::move(cache)), gpu_(std::move(gpu)), warn_(std::move(warn))
+    : CudaKernel(read_cuda_kernel_facts(source, config), std::make_unique<CacheImages>(source, std::move(cache)),
+                 std::move(gpu), std::move(warn))
 {
-    try {
-        std::string text = util::read_file(*source_.cuda_file);
-        // The entry build compiled: a template's instantiation is typed with its arguments.
-        KernelEntry entry = kernel_entry(source_, config, text);
-        signatures::ProjectHeaders headers = signatures::project_headers_of(source_, config);
-        GlobalSignature signature =
-            read_global_signature(text, source_.name, *source_.cuda_file, entry.template_args, &headers);
-        packer_.emplace(source_.name, std::move(signature.parameters));
-    } catch (const SourceError& error) {
-        signature_error_ = error.what();
-    }
+}
+
+CudaKernel::CudaKernel(CudaKernelFacts facts, std::unique_ptr<ImageSource> images, std::shared_ptr<Gpu> gpu,
+                       WarningSink warn)
+    : name_(std::move(facts.name)),
+      cuda_file_(std::move(facts.cuda_file)),
+      images_(std::move(images)),
+      gpu_(std::move(gpu)),
+      warn_(std::move(warn)),
+      signature_error_(std::move(facts.signature_error))
+{
+    if (facts.parameters) packer_.emplace(name_, std::move(*facts.parameters));
 }
 
 CudaKernel::~CudaKernel()
@@ -84,12 +103,12 @@ void CudaKernel::read_function_facts(Loaded& loaded, const std::string& entry_sy
         else if (p.packed_size() != size)
             throw ArtifactError(loaded.context + ": " + describe_parameter(p, count) + " takes " + std::to_string(size) +
                                 " bytes in the module's entry " + entry_symbol + ", not the " +
-                                std::to_string(p.packed_size()) + " its declaration in " + source_.cuda_file->string() +
+                                std::to_string(p.packed_size()) + " its declaration in " + cuda_file_.string() +
                                 " gives; rebuild the kernel (cunumpy-kernels build)");
     }
     if (count != parameters.size())
         throw ArtifactError(loaded.context + ": the module's entry " + entry_symbol + " takes " + std::to_string(count) +
-                            " parameters, the declaration in " + source_.cuda_file->string() + " " +
+                            " parameters, the declaration in " + cuda_file_.string() + " " +
                             std::to_string(parameters.size()) + "; rebuild the kernel (cunumpy-kernels build)");
 }
 
@@ -98,7 +117,7 @@ std::optional<std::unique_ptr<CudaKernel::Loaded>> CudaKernel::try_image(const C
 {
     CudaDriver& driver = GpuAccess::driver(*gpu_);
     auto loaded = std::make_unique<Loaded>();
-    loaded->context = "kernel '" + source_.name + "' on CUDA device " + std::to_string(current.device->info.ordinal) +
+    loaded->context = "kernel '" + name_ + "' on CUDA device " + std::to_string(current.device->info.ordinal) +
                       " (" + current.device->info.name + ")";
     CUresult result = driver.module_load_data(&loaded->module, image.bytes.data());
     if (result != CUDA_SUCCESS) {
@@ -123,42 +142,51 @@ std::optional<std::unique_ptr<CudaKernel::Loaded>> CudaKernel::try_image(const C
     return loaded;
 }
 
+// Nothing held fits: an image built now (NVRTC, for the cache), or the error
+// that says what is held and what to do.
+std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_built(const CurrentContext& current,
+                                                           const std::vector<std::string>& report)
+{
+    const DeviceInfo& device = current.device->info;
+    std::string holds = images_->holder() + " holds:";
+    for (const auto& line : report) holds += "\n  " + line;
+    std::string prefix = "kernel '" + name_ + "': nothing in " + images_->kind() + " fits CUDA device " +
+                         std::to_string(device.ordinal) + ", " + device_text(device) + "; " + holds;
+    std::optional<ModuleImage> image;
+    std::string why_not;
+    try {
+        image = images_->build(device.cc_major, device.cc_minor, why_not);
+    } catch (const Error& error) {
+        throw ArtifactError(prefix + "\nand building it now failed: " + error.what());
+    }
+    if (!image) throw ArtifactError(prefix + "\n" + why_not);
+    std::string problem;
+    auto attempt = try_image(current, *image, problem);
+    if (!attempt) throw ArtifactError(prefix + "\nand the NVRTC build did not load: " + problem);
+    return std::move(*attempt);
+}
+
 std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_module(const CurrentContext& current)
 {
     auto start = std::chrono::steady_clock::now();
     const DeviceInfo& device = current.device->info;
     std::vector<std::string> report;
     std::unique_ptr<Loaded> loaded;
-    for (const auto& candidate : cache_->candidates(source_, device.cc_major, device.cc_minor, report)) {
+    for (const auto& candidate : images_->candidates(device.cc_major, device.cc_minor, report)) {
         std::string problem;
         try {
-            ModuleImage image = cache_->read(candidate);
+            ModuleImage image = candidate.read();
             if (auto attempt = try_image(current, image, problem)) {
                 loaded = std::move(*attempt);
                 break;
             }
         } catch (const ArtifactError& error) {
             problem = error.what();
-            if (warn_) warn_("kernel '" + source_.name + "': " + problem);
+            if (warn_) warn_("kernel '" + name_ + "': " + problem);
         }
         report.push_back(problem);
     }
-    if (!loaded) {
-        std::string holds = "the cache " + cache_->root().string() + " holds:";
-        for (const auto& line : report) holds += "\n  " + line;
-        std::string prefix = "kernel '" + source_.name + "': nothing in the cache fits CUDA device " +
-                             std::to_string(device.ordinal) + ", " + device_text(device) + "; " + holds;
-        ModuleImage image;
-        try {
-            image = cache_->build(source_, device.cc_major, device.cc_minor);
-        } catch (const Error& error) {
-            throw ArtifactError(prefix + "\nand building it now failed: " + error.what());
-        }
-        std::string problem;
-        auto attempt = try_image(current, image, problem);
-        if (!attempt) throw ArtifactError(prefix + "\nand the NVRTC build did not load: " + problem);
-        loaded = std::move(*attempt);
-    }
+    if (!loaded) loaded = load_built(current, report);
     loaded->info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return loaded;
 }

@@ -22,21 +22,36 @@
 namespace ck {
 
 class ArtifactCache;
+class ImageSource;
 struct CurrentContext;
 struct ModuleImage;
 
+/// What a CUDA kernel is known by before anything is loaded: read from its
+/// source (from_package) or from a bundle's record (from_bundle).
+struct CudaKernelFacts {
+    std::string name;
+    std::filesystem::path cuda_file;  ///< the source, named in errors (never read after construction)
+    std::optional<std::vector<KernelParameter>> parameters;  ///< nullopt: unreadable, see signature_error
+    std::string signature_error;      ///< raised as SourceError at the first CUDA call when parameters are unknown
+};
+
+/// The facts of a ported kernel read from its source: the `__global__`
+/// signature typed with the entry's template arguments (`config`'s
+/// template-args, kernel_entry). An unreadable signature is kept in
+/// signature_error.
+CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config);
+
 class CudaKernel {
 public:
-    /// Reads the source's `__global__` signature now; a signature that
-    /// cannot be read is kept as an error raised at the first CUDA call.
-    /// `config` gives the entry's template arguments (kernel_entry).
+    /// Reads the source's `__global__` signature now (read_cuda_kernel_facts)
+    /// and takes its images from `cache`.
     CudaKernel(KernelSource source, const Config& config, std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu,
                WarningSink warn);
+    /// A kernel over known facts and any image source (a bundle's).
+    CudaKernel(CudaKernelFacts facts, std::unique_ptr<ImageSource> images, std::shared_ptr<Gpu> gpu, WarningSink warn);
     ~CudaKernel();
     CudaKernel(const CudaKernel&) = delete;
     CudaKernel& operator=(const CudaKernel&) = delete;
-
-    const KernelSource& source() const { return source_; }
 
     /// The parameters; throws the SourceError of an unreadable signature.
     const std::vector<KernelParameter>& parameters() const { return packer().parameters(); }
@@ -65,13 +80,15 @@ private:
     const ArgumentPacker& packer() const;
     Loaded& loaded_for(const CurrentContext& current);
     std::unique_ptr<Loaded> load_module(const CurrentContext& current);
+    std::unique_ptr<Loaded> load_built(const CurrentContext& current, const std::vector<std::string>& report);
     std::optional<std::unique_ptr<Loaded>> try_image(const CurrentContext& current, ModuleImage& image,
                                                      std::string& problem);
     void read_function_facts(Loaded& loaded, const std::string& entry_symbol);
     void opt_in_shared(Loaded& loaded, std::size_t shared_mem);
 
-    KernelSource source_;
-    std::shared_ptr<ArtifactCache> cache_;
+    std::string name_;
+    std::filesystem::path cuda_file_;
+    std::unique_ptr<ImageSource> images_;
     std::shared_ptr<Gpu> gpu_;
     WarningSink warn_;
     std::optional<ArgumentPacker> packer_;

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace ck::util {
 
@@ -11,6 +12,14 @@ namespace ck::util {
 inline std::string counted(std::size_t count, const std::string& noun, const std::string& plural_noun = "")
 {
     return std::to_string(count) + " " + (count == 1 ? noun : plural_noun.empty() ? noun + "s" : plural_noun);
+}
+
+/// "a, b, c": `words` joined with ", " ("" for none).
+inline std::string comma_list(const std::vector<std::string>& words)
+{
+    std::string text;
+    for (const auto& word : words) text += (text.empty() ? "" : ", ") + word;
+    return text;
 }
 
 }  // namespace ck::util

@@ -21,7 +21,9 @@ def complete(line):
 
 
 @pytest.mark.parametrize("line, expected", [
-    ("b", ["build"]),
+    ("b", ["build", "bundle"]),
+    ("bun", ["bundle"]),
+    ("status --bun", ["--bundle"]),
     ("-q st", ["status"]),
     ("cache v", ["verify"]),
     ("build --on", ["--only"]),

@@ -247,6 +247,7 @@ def test_installed_library_exports_only_namespace_ck(installed):
     outside = [name for name in demangled if not CK_SYMBOL.match(name)]
     assert not outside, f"exported outside namespace ck: {outside[:20]}"
     assert any(name.startswith("ck::KernelCatalog::from_package") for name in demangled)
+    assert any(name.startswith("ck::KernelCatalog::from_bundle") for name in demangled)
 
 
 def test_installed_headers_include_only_their_own_and_standard_headers(installed):

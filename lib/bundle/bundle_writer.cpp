@@ -1,0 +1,141 @@
+#include "bundle/bundle_writer.hpp"
+
+#include "build/build_plan.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "plan/cuda_job.hpp"
+#include "runtime/bundle_format.hpp"
+#include "runtime/cuda_kernel.hpp"
+#include "util/atomic_file.hpp"
+#include "util/file_util.hpp"
+#include "util/utc_time.hpp"
+
+#include <map>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The cache root of an entry folder `<root>/cuda/<k0k1>/<key>`.
+fs::path root_of_entry(const fs::path& entry)
+{
+    return entry.parent_path().parent_path().parent_path();
+}
+
+class BundleAssembler {
+public:
+    explicit BundleAssembler(const Config& config) : config_(config) {}
+
+    void add_kernel(const KernelSource& source, const std::vector<const JobResult*>& jobs)
+    {
+        BundleKernel kernel{source.name, source.module, source.folder, {}, source.cuda_file.has_value(), {}, {}, {}};
+        kernel.cuda_path = source.cuda_file ? *source.cuda_file : source.folder / cuda_file_name(source.name, config_);
+        if (kernel.cuda) {
+            CudaKernelFacts facts = read_cuda_kernel_facts(source, config_);
+            kernel.parameters = std::move(facts.parameters);
+            kernel.signature_error = std::move(facts.signature_error);
+            for (const JobResult* job : jobs) add_artifact(kernel, *job);
+        }
+        catalog_.kernels.push_back(std::move(kernel));
+    }
+
+    /// Every artifact the cache lacks, one line each; empty when all were found.
+    const std::vector<std::string>& missing() const { return missing_; }
+    BundleCatalog& catalog() { return catalog_; }
+    const std::string& data() const { return data_; }
+
+private:
+    void add_artifact(BundleKernel& kernel, const JobResult& job)
+    {
+        if (job.state != JobState::hit) {
+            std::string why = job.state == JobState::failed ? "its build failed" : job.reason;
+            missing_.push_back("kernel '" + kernel.name + "' (" + kernel.module + ") for " + job.target + ": " +
+                               (why.empty() ? "no entry" : why));
+            return;
+        }
+        std::string problem;
+        auto manifest = EntryStore(root_of_entry(job.entry)).find("cuda", job.key, &problem);
+        if (!manifest || manifest->artifacts.empty())
+            throw ArtifactError("kernel '" + kernel.name + "' for " + job.target + ": the cache entry " +
+                                job.entry.string() + " cannot be read" + (problem.empty() ? "" : ": " + problem) +
+                                "; run cunumpy-kernels cache verify --fix, then cunumpy-kernels build");
+        const Artifact& record = manifest->artifacts.front();
+        fs::path file = job.entry / record.file;
+        std::string bytes = util::read_file(file);
+        BundleArtifact artifact{job.target, job.key, manifest->entry_symbol, 0, 0, "", manifest->inputs};
+        add_artifact_bytes(artifact, bytes, data_);
+        if (artifact.sha256 != record.sha256)
+            throw ArtifactError(file.string() + ": checksum mismatch (manifest sha256 " + record.sha256 + ", file " +
+                                artifact.sha256 + "); nothing was bundled: run cunumpy-kernels cache verify --fix, "
+                                "then cunumpy-kernels build");
+        kernel.artifacts.push_back(std::move(artifact));
+    }
+
+    const Config& config_;
+    BundleCatalog catalog_;
+    std::string data_;
+    std::vector<std::string> missing_;
+};
+
+BuildRequest planning_request(const BundleRequest& request)
+{
+    BuildRequest plan;
+    plan.paths = request.paths;
+    plan.config = request.config;
+    plan.dry_run = true;
+    plan.start_tools = false;  // the keys `build` recorded are enough; a bundle never compiles
+    plan.host = false;
+    return plan;
+}
+
+[[noreturn]] void throw_missing(const std::vector<std::string>& missing, const BundleRequest& request)
+{
+    std::string text = "cannot bundle into " + request.output.string() + ": the cache lacks " +
+                       std::to_string(missing.size()) + " current artifact" + (missing.size() == 1 ? "" : "s") + ":";
+    for (const auto& line : missing) text += "\n  " + line;
+    text += "\nrun cunumpy-kernels build with the same paths and options (--arch, --ptx, --compiler, "
+            "--compiler-option, tree flags), then bundle again";
+    throw ArtifactError(text);
+}
+
+}  // namespace
+
+BundleSummary write_bundle(const BundleRequest& request)
+{
+    BuildReport report = preview_build(plan_build(planning_request(request)));
+    // Each kernel's artifacts in the order of the targets, as build names them (sm_80, sm_90, compute_90).
+    std::vector<std::string> targets = cuda_targets(request.config);
+    std::map<std::string, std::vector<const JobResult*>> jobs;  // by module
+    for (const auto& target : targets)
+        for (const auto& job : report.jobs)
+            if (job.target == target) jobs[job.module].push_back(&job);
+    BundleAssembler assembler(request.config);
+    BundleSummary summary;
+    for (const auto& kernel : report.kernels) {
+        assembler.add_kernel(kernel, jobs[kernel.module]);
+        summary.ported += kernel.cuda_file ? 1 : 0;
+        summary.artifacts += kernel.cuda_file ? jobs[kernel.module].size() : 0;
+    }
+    if (!assembler.missing().empty()) throw_missing(assembler.missing(), request);
+    BundleCatalog& catalog = assembler.catalog();
+    catalog.tool = std::string("cunumpy-kernels ") + CUNUMPY_KERNELS_VERSION;
+    catalog.created = util::utc_now();
+    for (const auto& path : request.paths) catalog.paths.push_back(util::absolute_normal(path).string());
+    if (catalog.paths.empty()) catalog.paths.push_back(util::absolute_normal(fs::current_path()).string());
+    catalog.targets = summary.ported ? targets : std::vector<std::string>{};
+    catalog.compiler = to_string(request.config.compiler);
+    catalog.options = request.config.options;
+    std::string bytes = encode_bundle(catalog, assembler.data());
+    util::AtomicFile file(request.output);
+    file.write(bytes);
+    file.commit();
+    summary.output = request.output;
+    summary.kernels = report.kernels.size();
+    summary.targets = catalog.targets;
+    summary.bytes = bytes.size();
+    summary.warnings = report.warnings;
+    return summary;
+}
+
+}  // namespace ck

@@ -1,0 +1,51 @@
+// KernelCatalog::from_bundle: a catalog whose kernels come from one bundle
+// file, with no walk of the tree, no source read and no cache lookup.
+#include "cunumpy_kernels/kernel_catalog.hpp"
+
+#include "cunumpy_kernels/gpu.hpp"
+
+#include "runtime/bundle_format.hpp"
+#include "runtime/bundle_images.hpp"
+#include "runtime/cuda_kernel.hpp"
+#include "runtime/kernel_state.hpp"
+
+namespace ck {
+
+namespace {
+
+Kernel bundle_kernel(const std::shared_ptr<const Bundle>& bundle, std::size_t index, KernelOptions options,
+                     const std::shared_ptr<Gpu>& gpu)
+{
+    const BundleKernel& k = bundle->catalog.kernels[index];
+    auto state = std::make_unique<Kernel::State>(k.name, std::move(options));
+    state->gpu = gpu;
+    state->cuda_path = k.cuda_path;
+    if (k.cuda) {
+        CudaKernelFacts facts{k.name, k.cuda_path, k.parameters, k.signature_error};
+        state->cuda = std::make_shared<CudaKernel>(std::move(facts), std::make_unique<BundleImages>(bundle, index), gpu,
+                                                   state->warn);
+    }
+    return KernelFactory::make(std::move(state));
+}
+
+}  // namespace
+
+KernelCatalog KernelCatalog::from_bundle(const std::filesystem::path& file, CatalogOptions options)
+{
+    auto bundle = std::make_shared<const Bundle>(read_bundle(file));
+    KernelCatalog catalog;
+    catalog.gpu_ = options.load.gpu ? options.load.gpu : Gpu::system();
+    for (std::size_t i = 0; i < bundle->catalog.kernels.size(); ++i) {
+        const std::string& name = bundle->catalog.kernels[i].name;
+        KernelOptions kernel_options = options.kernel;
+        if (options.per_kernel)
+            if (auto specific = options.per_kernel(name)) kernel_options = std::move(*specific);
+        if (catalog.contains(name))
+            throw ArtifactError(file.string() + ": corrupt header: two kernels are named '" + name +
+                                "'; make the bundle again (cunumpy-kernels bundle)");
+        catalog.add(bundle_kernel(bundle, i, std::move(kernel_options), catalog.gpu_));
+    }
+    return catalog;
+}
+
+}  // namespace ck

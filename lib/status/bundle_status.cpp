@@ -1,0 +1,160 @@
+#include "status/bundle_status.hpp"
+
+#include "build/build_plan.hpp"
+#include "plan/input_change.hpp"
+#include "runtime/bundle_format.hpp"
+#include "util/file_util.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// The tree's kernels now, with each CUDA job's key and key inputs.
+struct TreeKeys {
+    std::map<std::string, KernelSource> kernels;     ///< by name
+    std::map<std::string, JobResult> jobs;           ///< by module@target
+    std::map<std::string, json> inputs;              ///< by module@target, where known
+    std::vector<std::string> warnings;
+};
+
+std::string job_name(const std::string& module, const std::string& target)
+{
+    return module + "@" + target;
+}
+
+TreeKeys tree_keys(const std::vector<fs::path>& paths, const Config& config)
+{
+    BuildRequest request;
+    request.paths = paths;
+    request.config = config;
+    request.dry_run = true;
+    request.start_tools = false;  // as status: the answers `build` recorded
+    request.host = false;
+    BuildPlan plan = plan_build(request);
+    TreeKeys keys;
+    for (const auto& kernel : plan.kernels) keys.kernels.emplace(kernel.name, kernel);
+    for (const auto& miss : plan.cuda_misses) keys.inputs[job_name(miss.job.kernel->module, miss.job.target)] = miss.job.inputs;
+    for (auto& job : preview_build(plan).jobs) keys.jobs.emplace(job_name(job.module, job.target), std::move(job));
+    keys.warnings = plan.warnings;
+    return keys;
+}
+
+// A hit's inputs are its entry's; a miss's were planned.
+json inputs_of(const TreeKeys& keys, const JobResult& job)
+{
+    auto planned = keys.inputs.find(job_name(job.module, job.target));
+    if (planned != keys.inputs.end()) return planned->second;
+    try {
+        auto manifest = json::parse(util::read_file(job.entry / "manifest.json"));
+        return Manifest::from_json(manifest, job.entry.string()).inputs;
+    } catch (const std::exception&) {
+        return json();  // no reason then, only the keys
+    }
+}
+
+BundleArtifactStatus compare_artifact(const TreeKeys& keys, const std::string& module, const BundleArtifact& stored)
+{
+    BundleArtifactStatus status{stored.target, "current", stored.key, "", ""};
+    auto it = keys.jobs.find(job_name(module, stored.target));
+    if (it == keys.jobs.end()) return {stored.target, "changed", stored.key, "", "no longer built for this target"};
+    const JobResult& job = it->second;
+    status.key = job.key;
+    if (job.key.empty()) {
+        status.state = "unknown";
+        status.reason = job.reason;
+    } else if (job.key != stored.key) {
+        status.state = "changed";
+        status.reason = describe_input_change(stored.inputs, inputs_of(keys, job));
+        if (status.reason.empty()) status.reason = "key changed";
+    }
+    return status;
+}
+
+BundleKernelStatus compare_kernel(const TreeKeys& keys, const BundleKernel& stored, const KernelSource& now)
+{
+    BundleKernelStatus status{now.module, now.name, "current", "", {}};
+    if (stored.cuda != now.cuda_file.has_value()) {
+        status.state = "changed";
+        status.reason = stored.cuda ? "CUDA kernel removed" : "CUDA kernel added";
+        return status;
+    }
+    if (stored.module != now.module) {
+        status.state = "changed";
+        status.reason = "module " + stored.module + " is now " + now.module;
+    }
+    for (const auto& artifact : stored.artifacts) {
+        status.artifacts.push_back(compare_artifact(keys, stored.module, artifact));
+        const std::string& state = status.artifacts.back().state;
+        if (state == "changed" || (state == "unknown" && status.state == "current")) status.state = state;
+    }
+    return status;
+}
+
+std::vector<fs::path> bundled_paths(const Bundle& bundle)
+{
+    return {bundle.catalog.paths.begin(), bundle.catalog.paths.end()};
+}
+
+}  // namespace
+
+bool BundleStatus::current() const
+{
+    return std::all_of(kernels.begin(), kernels.end(), [](const BundleKernelStatus& k) { return k.state == "current"; });
+}
+
+std::vector<std::string> BundleStatus::modules(const std::string& state) const
+{
+    std::vector<std::string> found;
+    for (const auto& k : kernels)
+        if (k.state == state) found.push_back(k.module);
+    return found;
+}
+
+BundleStatus read_bundle_status(const fs::path& file, std::vector<fs::path> paths, const ConfigAt& config_at)
+{
+    Bundle bundle = read_bundle(file);
+    if (paths.empty()) paths = bundled_paths(bundle);
+    Config config = config_at(paths.empty() ? fs::current_path() : paths.front());
+    config.architectures = bundle.catalog.targets;
+    config.ptx = false;  // the bundle's targets name its PTX already
+    TreeKeys keys = tree_keys(paths, config);
+    BundleStatus status{file, bundle.catalog.created, bundle.catalog.targets, {}, keys.warnings};
+    for (const auto& stored : bundle.catalog.kernels) {
+        auto now = keys.kernels.find(stored.name);
+        if (now == keys.kernels.end()) {
+            status.kernels.push_back({stored.module, stored.name, "removed", "", {}});
+            continue;
+        }
+        status.kernels.push_back(compare_kernel(keys, stored, now->second));
+        keys.kernels.erase(now);
+    }
+    for (const auto& [name, kernel] : keys.kernels) status.kernels.push_back({kernel.module, name, "added", "", {}});
+    std::sort(status.kernels.begin(), status.kernels.end(),
+              [](const BundleKernelStatus& a, const BundleKernelStatus& b) { return a.module < b.module; });
+    return status;
+}
+
+json to_json(const BundleStatus& status, const std::function<std::string(const fs::path&)>& display)
+{
+    json kernels = json::array();
+    for (const auto& k : status.kernels) {
+        json artifacts = json::array();
+        for (const auto& a : k.artifacts)
+            artifacts.push_back({{"target", a.target}, {"state", a.state}, {"bundle_key", a.bundle_key},
+                                 {"key", a.key}, {"reason", a.reason}});
+        kernels.push_back({{"module", k.module}, {"name", k.name}, {"state", k.state}, {"reason", k.reason},
+                           {"artifacts", artifacts}});
+    }
+    return {{"bundle", display(status.bundle)}, {"created", status.created},  {"targets", status.targets},
+            {"current", status.current()},      {"changed", status.modules("changed")},
+            {"added", status.modules("added")}, {"removed", status.modules("removed")},
+            {"unknown", status.modules("unknown")}, {"kernels", kernels}, {"warnings", status.warnings}};
+}
+
+}  // namespace ck

@@ -1,0 +1,64 @@
+#include "status_bundle.hpp"
+
+#include "path_display.hpp"
+
+#include "status/bundle_status.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace ck::cli {
+
+namespace {
+
+std::string artifacts_text(const BundleKernelStatus& kernel)
+{
+    std::string text;
+    for (const auto& a : kernel.artifacts)
+        if (a.state != "current") text += (text.empty() ? "" : "; ") + a.target + ": " + a.state + " (" + a.reason + ")";
+    return text.empty() ? kernel.reason : text;
+}
+
+std::string report_text(const BundleStatus& status, const Terminal& terminal)
+{
+    std::string targets = util::comma_list(status.targets);
+    std::string head = "bundle " + display_path(status.bundle) + " (made " + status.created + ", " +
+                       (targets.empty() ? "no target" : targets) + "): ";
+    if (status.current()) return head + terminal.green("current") + ", " + counted(status.kernels.size(), "kernel") + "\n";
+    std::string text = head + terminal.yellow("stale") + "\n";
+    for (const auto& k : status.kernels) {
+        if (k.state == "current") continue;
+        std::string detail = k.state == "changed" || k.state == "unknown" ? ": " + artifacts_text(k) : "";
+        text += "  " + k.state + " " + k.module + detail + "\n";
+    }
+    return text;
+}
+
+}  // namespace
+
+int run_status_bundle(const std::filesystem::path& bundle, const TreeOptions& tree, const TargetOptions& targets,
+                      bool json, Terminal& terminal)
+{
+    auto config_at = [&](const std::filesystem::path& start) {
+        Config config = tree.resolve_at(start);
+        targets.apply(config);
+        return config;
+    };
+    BundleStatus status = read_bundle_status(bundle, tree.path_list(), config_at);
+    for (const auto& warning : status.warnings) spdlog::warn("{}", warning);
+    std::string failure;
+    if (!status.current())
+        failure = "the bundle " + display_path(bundle) + " is stale: run cunumpy-kernels build, then cunumpy-kernels "
+                  "bundle with the same options";
+    if (json) {
+        nlohmann::json j = to_json(status, display_path);
+        j["ok"] = failure.empty();
+        j["failed_gates"] = failure.empty() ? nlohmann::json::array() : nlohmann::json::array({failure});
+        terminal.result(j.dump(2) + "\n");
+    } else {
+        terminal.result(report_text(status, terminal));
+    }
+    if (!failure.empty()) terminal.note(terminal.red(failure), -1);
+    return failure.empty() ? 0 : 1;
+}
+
+}  // namespace ck::cli
