@@ -10,7 +10,8 @@ build=${BUILD:-build-gpu}
 out=${1:-.ck-gpu}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/src-root/share/examples"
-binaries=(tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead share/particles-app tools/cunumpy-kernels)
+binaries=(tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead bench/rank-start share/particles-app
+  tools/cunumpy-kernels)
 ninja -C "$build" "${binaries[@]}"  # scripts/setup builds only the tool and the library (tool-and-library)
 for b in "${binaries[@]}"; do
   strip --strip-debug -o "$out/bin/$(basename "$b")" "$build/$b"
@@ -22,7 +23,7 @@ for b in "$out"/bin/* "$out/lib/libcunumpy-kernels.so.0"; do ldd "$b"; done | aw
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 cp -r share/examples/particles "$out/src-root/share/examples/"
 cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
-cp bench/cupy_rawkernel_launch.py tests/gpu/run.sh tests/gpu/cupy_cache_proof.py tests/gpu/cupy_cache_proof.sh \
+cp bench/cupy_rawkernel_launch.py bench/rank_start.sh tests/gpu/run.sh tests/gpu/cupy_cache_proof.py tests/gpu/cupy_cache_proof.sh \
   tests/gpu/cupy_cache_gpu.py "$out/"
 
 # The CuPy cache proof (cupy_cache_proof.sh): cunumpy and Struphy at paths the
