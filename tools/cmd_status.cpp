@@ -35,11 +35,13 @@ struct StatusFlags {
 void refuse_with_bundle(const StatusFlags& flags)
 {
     const TargetFlags& t = flags.targets;
-    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || flags.only || flags.cupy_cache ||
-                 flags.cupy_cache_dir || flags.gates.require_cuda || flags.gates.check_signatures;
+    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || t.compiler || !t.options.empty() || flags.only ||
+                 flags.cupy_cache || flags.cupy_cache_dir || flags.gates.require_cuda ||
+                 flags.gates.require_built || flags.gates.check_signatures;
     if (other)
-        throw UsageError("--bundle: the bundle names its targets and is one gate of its own; --arch, --ptx, --no-ptx, "
-                         "--only, --cupy-cache, --require-cuda and --check-signatures do not apply to it");
+        throw UsageError("--bundle: the bundle names its targets, compiler and compiler options and is one gate of its "
+                         "own; --arch, --ptx, --no-ptx, --compiler, --compiler-option, --only, --cupy-cache, "
+                         "--cupy-cache-dir, --require-cuda, --require-built and --check-signatures do not apply to it");
 }
 
 std::string host_kinds(const KernelSource& kernel)

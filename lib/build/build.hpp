@@ -118,7 +118,8 @@ BuildReport run_build(const BuildRequest& request, BuildObserver* observer = nul
 /// or SIGTERM handler, so that an interrupted build leaves no compiler running
 /// and no temporary folder. Entries being written are left as temporary
 /// folders in the cache, which the next build removes (their process is
-/// gone), as it removes scratch folders a killed build left.
+/// gone), as it removes scratch folders a killed build left. The build locks
+/// held are removed (build_lock.hpp), so no builder waits for them.
 void stop_compiler_processes() noexcept;
 
 /// Removes what `build --in-place` wrote below `folders` (the files each of

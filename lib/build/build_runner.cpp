@@ -175,6 +175,7 @@ private:
     {
         LockEvents events;
         events.what = std::move(what);
+        events.gone = &gone_holders_;
         // A broken lock is worth a warning in every report; a wait only to someone watching.
         events.broken = [this](const std::string& message) {
             std::lock_guard lock(mutex_);
@@ -255,6 +256,7 @@ private:
     BuildReport report_;
     std::map<const KernelSource*, KernelTargets> kernel_targets_;
     LockTiming lock_timing_ = LockTiming::from_environment();
+    GoneHolders gone_holders_;
     std::mutex mutex_;
 };
 
@@ -286,6 +288,7 @@ void stop_compiler_processes() noexcept
 {
     util::terminate_children();
     remove_compiler_scratch_folders();
+    remove_held_build_locks();
 }
 
 BuildReport run_build(const BuildRequest& request, BuildObserver* observer)

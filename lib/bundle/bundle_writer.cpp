@@ -89,6 +89,14 @@ BuildRequest planning_request(const BundleRequest& request)
     return plan;
 }
 
+std::string describe_paths(const BundleRequest& request)
+{
+    if (request.paths.empty()) return fs::current_path().string();
+    std::string text;
+    for (const auto& path : request.paths) text += (text.empty() ? "" : ", ") + path.string();
+    return text;
+}
+
 [[noreturn]] void throw_missing(const std::vector<std::string>& missing, const BundleRequest& request)
 {
     std::string text = "cannot bundle into " + request.output.string() + ": the cache lacks " +
@@ -99,11 +107,40 @@ BuildRequest planning_request(const BundleRequest& request)
     throw ArtifactError(text);
 }
 
+// Refused before any work, in the words of the path the user gave: the
+// temporary file's name would mean nothing to them.
+void check_output(const fs::path& output)
+{
+    std::error_code error;
+    if (output.filename().empty() || fs::is_directory(output, error))
+        throw UsageError(output.string() + " is a folder: give --output the bundle's file name, e.g. " +
+                         (output / "kernels.ckb").string());
+    fs::path folder = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+    if (!fs::is_directory(folder, error))
+        throw UsageError("cannot write " + output.string() + ": the folder " + folder.string() +
+                         " does not exist; create it first");
+}
+
+void publish(const fs::path& output, const std::string& bytes)
+{
+    try {
+        util::AtomicFile file(output);
+        file.write(bytes);
+        file.commit();
+    } catch (const CacheError& error) {
+        throw CacheError("cannot write the bundle " + output.string() + " (" + error.what() + ")");
+    }
+}
+
 }  // namespace
 
 BundleSummary write_bundle(const BundleRequest& request)
 {
+    check_output(request.output);
     BuildReport report = preview_build(plan_build(planning_request(request)));
+    if (report.kernels.empty())
+        throw UsageError("no kernels under " + describe_paths(request) + " (<name>/<name>" + request.config.host_suffix +
+                         ".py): nothing to bundle; give the kernel tree, e.g. src/");
     // Each kernel's artifacts in the order of the targets, as build names them (sm_80, sm_90, compute_90).
     std::vector<std::string> targets = cuda_targets(request.config);
     std::map<std::string, std::vector<const JobResult*>> jobs;  // by module
@@ -126,10 +163,10 @@ BundleSummary write_bundle(const BundleRequest& request)
     catalog.targets = summary.ported ? targets : std::vector<std::string>{};
     catalog.compiler = to_string(request.config.compiler);
     catalog.options = request.config.options;
+    catalog.python = request.config.python;
+    if (request.config.cunumpy_include_dir) catalog.cunumpy_include_dir = request.config.cunumpy_include_dir->string();
     std::string bytes = encode_bundle(catalog, assembler.data());
-    util::AtomicFile file(request.output);
-    file.write(bytes);
-    file.commit();
+    publish(request.output, bytes);
     summary.output = request.output;
     summary.kernels = report.kernels.size();
     summary.targets = catalog.targets;

@@ -2,6 +2,7 @@
 
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
+#include "util/signal_paths.hpp"
 #include "util/temporary_name.hpp"
 #include "util/utc_time.hpp"
 
@@ -14,6 +15,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <string_view>
 #include <cmath>
 #include <condition_variable>
 #include <cstdlib>
@@ -140,12 +143,38 @@ std::string seconds_text(std::chrono::milliseconds duration)
     return text;
 }
 
+// One builder process: its locks share host, pid and start time.
+std::string identity_of(const Holder& holder)
+{
+    return holder.host + ":" + std::to_string(holder.pid) + "@" + holder.started;
+}
+
 std::string what_of(const fs::path& file, const LockEvents& events)
 {
     return events.what.empty() ? file.stem().string() : events.what;
 }
 
+// The lock files this process holds, for remove_held_build_locks().
+util::SignalPaths held_locks;
+
 }  // namespace
+
+void GoneHolders::add(const std::string& holder)
+{
+    std::lock_guard lock(mutex_);
+    holders_.insert(holder);
+}
+
+bool GoneHolders::contains(const std::string& holder) const
+{
+    std::lock_guard lock(mutex_);
+    return holders_.count(holder) > 0;
+}
+
+void remove_held_build_locks() noexcept
+{
+    held_locks.for_each([](const char* path) { ::unlink(path); });
+}
 
 struct BuildLock::Refresher {
     Refresher(fs::path file, Clock::duration every) : thread([this, file, every] { run(file, every); }) {}
@@ -184,11 +213,14 @@ LockTiming LockTiming::from_environment()
     LockTiming timing;
     const char* text = std::getenv("CUNUMPY_KERNELS_LOCK_TIMEOUT");
     if (!text || !*text) return timing;
-    char* end = nullptr;
-    double seconds = std::strtod(text, &end);
-    if (*end != '\0' || !std::isfinite(seconds) || seconds <= 0)
+    constexpr double week = 7 * 24 * 3600;
+    double seconds = 0;
+    std::string_view value(text);
+    auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds, std::chars_format::fixed);
+    if (error != std::errc() || end != value.data() + value.size() || !(seconds > 0) || seconds > week)
         throw UsageError(std::string("CUNUMPY_KERNELS_LOCK_TIMEOUT=") + text +
-                         ": give the seconds after which an untouched build lock is broken (a positive number)");
+                         ": give the seconds after which an untouched build lock is broken, a decimal number above 0"
+                         " and at most 604800 (a week)");
     timing.stale_after = std::chrono::milliseconds(std::max<long long>(1, std::llround(seconds * 1000)));
     return timing;
 }
@@ -226,8 +258,12 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
         }
         auto holder = parse_holder(sighting->content);
         bool gone = holder && holder->host == host_name() && process_gone(holder->pid);
-        if (gone || now - seen_since >= timing.stale_after) {
-            std::string why = gone ? "its process is gone" : "untouched for " + seconds_text(timing.stale_after) + " s";
+        bool known_gone = holder && events.gone && events.gone->contains(identity_of(*holder));
+        if (gone || known_gone || now - seen_since >= timing.stale_after) {
+            std::string why = gone         ? "its process is gone"
+                              : known_gone ? "it was found gone at another lock"
+                                           : "untouched for " + seconds_text(timing.stale_after) + " s";
+            if (holder && events.gone) events.gone->add(identity_of(*holder));
             if (break_lock(file, sighting->content) && events.broken)
                 events.broken("broke the build lock " + file.string() + " of " + describe(*sighting) + ": " + why);
             seen.reset();
@@ -239,7 +275,9 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
                               " to build " + what_of(file, events) + "; building it here too");
             return std::unique_ptr<BuildLock>(new BuildLock());
         }
-        if (!told && events.waiting) events.waiting("waiting for " + describe(*sighting) + ", which builds " + what_of(file, events));
+        if (!told && events.waiting)
+            events.waiting("waiting for " + describe(*sighting) + ", which builds " + what_of(file, events) +
+                           " (its lock is broken if untouched for " + seconds_text(timing.stale_after) + " s)");
         told = true;
         std::this_thread::sleep_for(pause);
         pause = std::min(pause * 2, longest_pause);
@@ -250,7 +288,8 @@ BuildLock::BuildLock() = default;
 
 BuildLock::BuildLock(fs::path file, std::string token, const LockTiming& timing)
     : file_(std::move(file)), token_(std::move(token)),
-      refresher_(std::make_unique<Refresher>(file_, std::max<Clock::duration>(timing.refresh(), std::chrono::milliseconds(1))))
+      refresher_(std::make_unique<Refresher>(file_, std::max<Clock::duration>(timing.refresh(), std::chrono::milliseconds(1)))),
+      signal_slot_(held_locks.add(file_))
 {
 }
 
@@ -262,6 +301,7 @@ BuildLock::~BuildLock()
     auto sighting = look_at(file_);
     auto holder = sighting ? parse_holder(sighting->content) : std::nullopt;
     if (holder && holder->token == token_) ::unlink(file_.c_str());
+    held_locks.remove(signal_slot_);
 }
 
 bool BuildLock::held() const { return !token_.empty(); }

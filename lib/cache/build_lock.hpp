@@ -21,6 +21,8 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
 
 namespace ck {
@@ -28,7 +30,7 @@ namespace ck {
 /// How long builders wait for each other.
 struct LockTiming {
     /// A lock whose file has not been touched for this long is broken
-    /// (`CUNUMPY_KERNELS_LOCK_TIMEOUT`, seconds; default 120).
+    /// (`CUNUMPY_KERNELS_LOCK_TIMEOUT`, seconds, at most a week; default 120).
     std::chrono::milliseconds stale_after{120'000};
     /// How often the holder touches its file: a sixth of stale_after.
     std::chrono::milliseconds refresh() const { return stale_after / 6; }
@@ -36,8 +38,22 @@ struct LockTiming {
     std::chrono::milliseconds longest_wait() const { return stale_after * 10; }
 
     /// The timing of the environment. Throws UsageError naming
-    /// CUNUMPY_KERNELS_LOCK_TIMEOUT when it is not a positive number.
+    /// CUNUMPY_KERNELS_LOCK_TIMEOUT when it is not a decimal number of
+    /// seconds above 0 and at most 604800 (a week).
     static LockTiming from_environment();
+};
+
+/// Holders found gone, shared by the acquisitions of one build: a dead
+/// builder usually held several keys, and each of its locks is then broken at
+/// once instead of after its own timeout. Thread-safe.
+class GoneHolders {
+public:
+    void add(const std::string& holder);
+    bool contains(const std::string& holder) const;
+
+private:
+    mutable std::mutex mutex_;
+    std::set<std::string> holders_;  ///< host:pid@start of each
 };
 
 /// What a waiter is told: "waiting for host.example:4242 (since
@@ -46,11 +62,18 @@ struct LockEvents {
     std::string what;                                 ///< what the holder builds: "kernel push for sm_90"
     std::function<void(const std::string&)> waiting;  ///< once per lock waited for
     std::function<void(const std::string&)> broken;   ///< each lock broken
+    GoneHolders* gone = nullptr;                       ///< shared with other acquisitions; may be null
 };
 
 /// Whether `path` names a build lock or one being broken (`<key>.lock`,
 /// `<key>.lock.broken.*`), which sit among the entries but are none.
 bool is_lock_file(const std::filesystem::path& path);
+
+/// Removes every lock file this process holds, with system calls only: for
+/// the handler of SIGINT and SIGTERM (build's stop_compiler_processes), so that
+/// a build stopped by a user or a batch system's time limit leaves no lock a
+/// builder on another node would wait out.
+void remove_held_build_locks() noexcept;
 
 /// A held lock; destroying it stops the refresh and removes the file, unless
 /// another builder broke it meanwhile.
@@ -82,6 +105,7 @@ private:
     std::filesystem::path file_;
     std::string token_;
     std::unique_ptr<Refresher> refresher_;
+    int signal_slot_ = -1;
 };
 
 }  // namespace ck

@@ -3,6 +3,7 @@
 #include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
+#include "util/signal_paths.hpp"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -20,30 +21,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The scratch folders of this process, for the signal handler: fixed slots of
-// plain characters, since a handler may not allocate. A slot is free (0),
-// being filled (1) or holds a path (2). With more folders alive than slots
-// (--jobs above 64), the rest are left to their destructor or a later build.
-constexpr int max_slots = 64;
-constexpr std::size_t max_path = 1024;
-std::atomic<int> slot_state[max_slots];
-char slot_path[max_slots][max_path];
+// The scratch folders of this process, for the signal handler. With more
+// folders alive than slots (--jobs above 64), the rest are left to their
+// destructor or a later build.
+util::SignalPaths scratch_folders;
 // Set by the sweep: the process is about to die of its signal, and a worker
 // thread starting its next job must not leave a folder behind it.
 std::atomic<bool> swept{false};
-
-int register_folder(const fs::path& path)
-{
-    if (path.native().size() >= max_path) return -1;
-    for (int slot = 0; slot < max_slots; ++slot) {
-        int expected_free = 0;
-        if (!slot_state[slot].compare_exchange_strong(expected_free, 1)) continue;
-        std::memcpy(slot_path[slot], path.c_str(), path.native().size() + 1);
-        slot_state[slot].store(2);
-        return slot;
-    }
-    return -1;
-}
 
 // Removes `name` in the folder `parent_fd` and everything below it, with
 // system calls only (getdents64, unlinkat): it runs in a signal handler. A
@@ -82,7 +66,7 @@ CompilerScratch::CompilerScratch()
     path_ = scratch_parent() / (compiler_scratch_prefix + unique_temporary_name());
     // Registered before it exists and checked after: a sweep that runs in
     // between either removes the folder or is seen here.
-    slot_ = register_folder(path_);
+    slot_ = scratch_folders.add(path_);
     std::string why;
     try {
         folder_.emplace(path_);
@@ -93,7 +77,7 @@ CompilerScratch::CompilerScratch()
     }
     if (!why.empty()) {
         folder_.reset();
-        if (slot_ >= 0) slot_state[slot_].store(0);
+        scratch_folders.remove(slot_);
         throw ToolchainError("cannot create the compiler's scratch folder " + path_.string() + ": " + why +
                              "; set TMPDIR to a writable folder");
     }
@@ -102,14 +86,13 @@ CompilerScratch::CompilerScratch()
 CompilerScratch::~CompilerScratch()
 {
     folder_.reset();
-    if (slot_ >= 0) slot_state[slot_].store(0);
+    scratch_folders.remove(slot_);
 }
 
 void remove_compiler_scratch_folders() noexcept
 {
     swept.store(true);
-    for (int slot = 0; slot < max_slots; ++slot)
-        if (slot_state[slot].load() == 2) remove_tree_at(AT_FDCWD, slot_path[slot], 0);
+    scratch_folders.for_each([](const char* path) { remove_tree_at(AT_FDCWD, path, 0); });
 }
 
 int remove_stale_compiler_scratch(const fs::path& parent, double max_age_seconds)

@@ -84,7 +84,8 @@ json header_json(const BundleCatalog& c, std::size_t data_size)
     json kernels = json::array();
     for (const auto& k : c.kernels) kernels.push_back(kernel_json(k));
     return {{"tool", c.tool},         {"created", c.created},   {"paths", c.paths},     {"targets", c.targets},
-            {"compiler", c.compiler}, {"options", c.options},   {"data_size", data_size}, {"kernels", kernels}};
+            {"compiler", c.compiler}, {"options", c.options},   {"python", c.python},
+            {"cunumpy_include_dir", c.cunumpy_include_dir},     {"data_size", data_size}, {"kernels", kernels}};
 }
 
 BundleCatalog catalog_of(const json& j)
@@ -96,6 +97,8 @@ BundleCatalog catalog_of(const json& j)
     c.targets = j.at("targets").get<std::vector<std::string>>();
     c.compiler = j.at("compiler").get<std::string>();
     c.options = j.at("options").get<std::vector<std::string>>();
+    c.python = j.value("python", "");
+    c.cunumpy_include_dir = j.value("cunumpy_include_dir", "");
     for (const auto& k : j.at("kernels")) c.kernels.push_back(kernel_of(k));
     return c;
 }

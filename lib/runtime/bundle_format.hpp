@@ -10,7 +10,8 @@
 //   <artifact bytes>                       every artifact's bytes, concatenated
 //
 // H is the header's length in decimal. The header is one JSON object:
-// {"tool", "created", "paths", "targets", "compiler", "options",
+// {"tool", "created", "paths", "targets", "compiler", "options", "python",
+// "cunumpy_include_dir" (these two may be absent),
 // "data_size", "kernels": [{"name", "module", "folder", "cuda_path", "cuda",
 // "parameters": [{"name", "ctype", "kind", "element", "view_ndim"}] | null,
 // "signature_error", "artifacts": [{"target", "key", "entry_symbol",
@@ -70,6 +71,8 @@ struct BundleCatalog {
     std::vector<std::string> targets;  ///< every target of every ported kernel
     std::string compiler;              ///< "nvrtc" or "nvcc"
     std::vector<std::string> options;  ///< the keyed compiler options
+    std::string python;                ///< the interpreter that found cunumpy's headers
+    std::string cunumpy_include_dir;   ///< cunumpy's header folder when given; "" when found through `python`
     std::vector<BundleKernel> kernels; ///< sorted by module
 };
 

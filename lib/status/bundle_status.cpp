@@ -96,6 +96,20 @@ BundleKernelStatus compare_kernel(const TreeKeys& keys, const BundleKernel& stor
     return status;
 }
 
+// What the keys were computed with: the bundle's targets, compiler and
+// options always (the command refuses flags for them), and the way to
+// cunumpy's headers unless the command line gives one.
+void use_bundle_settings(const BundleCatalog& catalog, Config& config)
+{
+    config.architectures = catalog.targets;
+    config.ptx = false;  // the bundle's targets name its PTX already
+    config.compiler = parse_compiler_kind(catalog.compiler, "the bundle's compiler");
+    config.options = catalog.options;
+    if (!config.cunumpy_include_dir && !catalog.cunumpy_include_dir.empty())
+        config.cunumpy_include_dir = fs::path(catalog.cunumpy_include_dir);
+    if (config.python == Config().python && !catalog.python.empty()) config.python = catalog.python;
+}
+
 std::vector<fs::path> bundled_paths(const Bundle& bundle)
 {
     return {bundle.catalog.paths.begin(), bundle.catalog.paths.end()};
@@ -121,8 +135,7 @@ BundleStatus read_bundle_status(const fs::path& file, std::vector<fs::path> path
     Bundle bundle = read_bundle(file);
     if (paths.empty()) paths = bundled_paths(bundle);
     Config config = config_at(paths.empty() ? fs::current_path() : paths.front());
-    config.architectures = bundle.catalog.targets;
-    config.ptx = false;  // the bundle's targets name its PTX already
+    use_bundle_settings(bundle.catalog, config);
     TreeKeys keys = tree_keys(paths, config);
     BundleStatus status{file, bundle.catalog.created, bundle.catalog.targets, {}, keys.warnings};
     for (const auto& stored : bundle.catalog.kernels) {

@@ -1,6 +1,8 @@
 // `status --bundle`: whether a bundle still holds what `build` would produce
 // for the tree now. The keys of the tree's kernels are computed for the
-// bundle's targets as `status` computes them (no compiler, no Python) and
+// bundle's targets, compiler and options (and, unless given, its interpreter
+// or cunumpy header folder) as `status` computes them (no compiler, no
+// Python) and
 // compared with the keys the bundle stores. KernelCatalog::from_bundle never
 // checks this: staleness is only looked at when asked.
 #pragma once

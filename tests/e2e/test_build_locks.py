@@ -127,6 +127,23 @@ def test_a_killed_lock_holder_does_not_stop_the_others(run, example, tmp_path):
     assert lock_files(cache) == []
 
 
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_a_build_stopped_by_a_signal_leaves_no_lock(run, example, tmp_path, stop):
+    toolkit, calls, cache = cold_cache(run, example, tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    builder = start(run, build_args(toolkit, cache, example), env={"HOLD_NVCC": str(hold)})
+    deadline = time.monotonic() + 120
+    while not compiles(calls):
+        assert time.monotonic() < deadline and builder.poll() is None, builder.communicate()
+        time.sleep(0.1)
+    assert lock_files(cache)
+    builder.send_signal(stop)  # as Ctrl-C, scancel or a time limit: to the tool, which stops its compilers
+    builder.communicate(timeout=60)
+    assert builder.returncode == -stop
+    assert lock_files(cache) == [], "a builder on another node would wait the timeout out"
+
+
 def test_a_lock_left_by_another_node_is_broken_after_the_timeout(run, example, tmp_path):
     cache = tmp_path / "cache"
     args = ["build", "--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", cache, example]
@@ -141,6 +158,22 @@ def test_a_lock_left_by_another_node_is_broken_after_the_timeout(run, example, t
     assert time.monotonic() - started >= 1
     assert f"broke the build lock {lock} of node-17.cluster:4242 (since 2026-12-01T00:00:00Z): untouched for 1 s" \
         in result.stderr
+    assert lock_files(cache) == []
+    # Every lock of a node found gone is broken at once, not after a timeout each.
+    plan, _ = run.json("build", "--only", "cuda", "--cache-dir", cache, example, "--dry-run", check=0)
+    misses = {job["key"] for job in plan["jobs"] if job["state"] != "hit"}
+    assert len(misses) == 4  # sm_80 and compute_90 of both kernels; sm_90 was built above
+    for key in misses:
+        lock = cache / "cuda" / key[:2] / f"{key}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        lock.write_text(json.dumps({"host": "node-17.cluster", "pid": 4242, "started": "2026-12-01T00:00:00Z",
+                                    "token": key}))
+    started = time.monotonic()
+    result = run("build", "--only", "cuda", "--cache-dir", cache, "--jobs", "1", example,
+                 env={"CUNUMPY_KERNELS_LOCK_TIMEOUT": "2"}, check=0)
+    assert time.monotonic() - started < 2 * 2 + 60, "one timeout for the node, not one per lock"
+    assert result.stderr.count("untouched for 2 s") == 1
+    assert result.stderr.count("it was found gone at another lock") == len(misses) - 1
     assert lock_files(cache) == []
     bad = run(*args, env={"CUNUMPY_KERNELS_LOCK_TIMEOUT": "soon"})
     assert bad.returncode == 2

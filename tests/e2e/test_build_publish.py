@@ -83,4 +83,6 @@ def test_a_build_killed_mid_compile_leaves_only_whole_entries(run, tmp_path):
     assert len(jobs_by_state(report, "built")) == 8 - published
     assert assert_every_entry_whole(cache) == 8
     assert not list((cache / ".cunumpy-kernels-tmp").iterdir()), "the dead builder's temporary folder stayed"
-    assert not list(cache.rglob("*.lock*")), "the dead builder's lock stayed"
+    # A lock is left only when the builder died between publishing and removing it: hits take no lock.
+    for lock in cache.rglob("*.lock*"):
+        assert (lock.parent / lock.name.split(".lock")[0] / "manifest.json").exists(), f"{lock} blocks a key"

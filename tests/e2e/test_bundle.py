@@ -99,6 +99,31 @@ def test_status_bundle_refuses_flags_that_choose_other_targets(run, example, bui
     assert "--bundle: the bundle names its targets" in result.stderr
 
 
+def test_status_bundle_takes_the_compiler_and_options_from_the_bundle(run, example, built, tmp_path):
+    flags = [*built, "--arch", "sm_90", "--no-ptx", "--compiler-option=-DNDEBUG"]
+    run("build", "--only", "cuda", *flags, example, check=0)
+    bundle = tmp_path / "kernels.ckb"
+    run("bundle", "--output", bundle, *flags, example, check=0)
+    cache_only = built[:2]  # --cache-dir: neither the option nor cunumpy's header folder
+    result = run("status", "--bundle", bundle, *cache_only, check=0)
+    assert ": current, 3 kernels" in result.stdout
+    for flag in (["--compiler", "nvcc"], ["--compiler-option=-O2"], ["--require-built"]):
+        result = run("status", "--bundle", bundle, *cache_only, *flag, check=2)
+        assert "--bundle: the bundle names its targets, compiler and compiler options" in result.stderr
+
+
+def test_bundle_refuses_an_empty_tree_and_an_output_it_cannot_write(run, example, built, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = run("bundle", "--output", tmp_path / "e.ckb", *built, empty, check=2)
+    assert f"no kernels under {empty}" in result.stderr
+    assert not (tmp_path / "e.ckb").exists()
+    result = run("bundle", "--output", tmp_path, *built, example, check=2)
+    assert f"{tmp_path} is a folder: give --output the bundle's file name" in result.stderr
+    result = run("bundle", "--output", tmp_path / "no" / "such" / "k.ckb", *built, example, check=2)
+    assert f"the folder {tmp_path / 'no' / 'such'} does not exist" in result.stderr
+
+
 def test_a_corrupt_byte_is_an_artifact_error_at_load_never_a_crash(run, example, built, tmp_path):
     bundle = tmp_path / "kernels.ckb"
     run("bundle", "--output", bundle, "--arch", "sm_90", "--no-ptx", *built, example, check=0)

@@ -225,6 +225,36 @@ TEST_CASE("a holder whose lock was broken and taken leaves the new holder's file
     CHECK(nlohmann::json::parse(util::read_file(file)).at("token") == "theirs");
 }
 
+TEST_CASE("once a holder is found gone, its other locks are broken at once")
+{
+    test::TempTree tree;
+    write_holder(tree / "a.lock", "other-node.cluster", 4242);
+    write_holder(tree / "b.lock", "other-node.cluster", 4242);
+    GoneHolders gone;
+    std::vector<std::string> broken;
+    LockEvents events;
+    events.gone = &gone;
+    events.broken = [&](const std::string& message) { broken.push_back(message); };
+    auto first = BuildLock::acquire(tree / "a.lock", never, timing_of(300ms), events);
+    auto start = std::chrono::steady_clock::now();
+    auto second = BuildLock::acquire(tree / "b.lock", never, timing_of(60s), events);
+    CHECK(std::chrono::steady_clock::now() - start < 30s);
+    REQUIRE(second);
+    CHECK(second->held());
+    REQUIRE(broken.size() == 2);
+    CHECK(broken[1].find("it was found gone at another lock") != std::string::npos);
+}
+
+TEST_CASE("a stopped build's locks are removed by the signal handler's sweep")
+{
+    test::TempTree tree;
+    auto a = BuildLock::acquire(tree / "a.lock", never, timing_of(60s));
+    auto b = BuildLock::acquire(tree / "b.lock", never, timing_of(60s));
+    remove_held_build_locks();
+    CHECK(!fs::exists(tree / "a.lock"));
+    CHECK(!fs::exists(tree / "b.lock"));
+}
+
 TEST_CASE("lock files are not entries")
 {
     test::TempTree tree;
@@ -250,7 +280,11 @@ TEST_CASE("the timeout comes from CUNUMPY_KERNELS_LOCK_TIMEOUT")
         test::ScopedEnv half("CUNUMPY_KERNELS_LOCK_TIMEOUT", "0.5");
         CHECK(LockTiming::from_environment().stale_after == 500ms);
     }
-    for (const char* bad : {"abc", "0", "-3", "5s", "nan"}) {
+    {
+        test::ScopedEnv week("CUNUMPY_KERNELS_LOCK_TIMEOUT", "604800");
+        CHECK(LockTiming::from_environment().stale_after == 604800s);
+    }
+    for (const char* bad : {"abc", "0", "-3", "5s", "nan", "inf", "1e17", "604801", " 7", "7 ", "0x10"}) {
         test::ScopedEnv set("CUNUMPY_KERNELS_LOCK_TIMEOUT", std::string(bad));
         std::string expected = "CUNUMPY_KERNELS_LOCK_TIMEOUT=" + std::string(bad);
         CHECK_THROWS_WITH_AS(LockTiming::from_environment(), doctest::Contains(expected.c_str()), UsageError);
