@@ -27,7 +27,7 @@ std::string report_text(const BundleStatus& status, const Terminal& terminal)
     std::string text = head + terminal.yellow("stale") + "\n";
     for (const auto& k : status.kernels) {
         if (k.state == "current") continue;
-        std::string detail = k.state == "changed" || k.state == "unknown" ? ": " + artifacts_text(k) : "";
+        std::string detail = k.state == "changed" || k.state == "unknown" || k.state == "corrupt" ? ": " + artifacts_text(k) : "";
         text += "  " + k.state + " " + k.module + detail + "\n";
     }
     return text;

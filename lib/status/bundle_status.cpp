@@ -4,9 +4,11 @@
 #include "plan/input_change.hpp"
 #include "runtime/bundle_format.hpp"
 #include "util/file_util.hpp"
+#include "util/sha256.hpp"
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace ck {
 
@@ -110,6 +112,20 @@ void use_bundle_settings(const BundleCatalog& catalog, Config& config)
     if (config.python == Config().python && !catalog.python.empty()) config.python = catalog.python;
 }
 
+// A bundle whose bytes were damaged since it was written (a bad copy to
+// node-local storage) is stale whatever the tree says: the ranks would skip
+// those artifacts.
+std::optional<BundleKernelStatus> corrupt_artifacts(const Bundle& bundle, const BundleKernel& stored)
+{
+    BundleKernelStatus status{stored.module, stored.name, "corrupt", "", {}};
+    for (const auto& artifact : stored.artifacts)
+        if (sha256_hex(bundle.artifact_bytes(artifact)) != artifact.sha256)
+            status.artifacts.push_back({artifact.target, "corrupt", artifact.key, "",
+                                        "checksum mismatch in " + bundle.artifact_name(stored, artifact)});
+    if (status.artifacts.empty()) return std::nullopt;
+    return status;
+}
+
 std::vector<fs::path> bundled_paths(const Bundle& bundle)
 {
     return {bundle.catalog.paths.begin(), bundle.catalog.paths.end()};
@@ -139,6 +155,11 @@ BundleStatus read_bundle_status(const fs::path& file, std::vector<fs::path> path
     TreeKeys keys = tree_keys(paths, config);
     BundleStatus status{file, bundle.catalog.created, bundle.catalog.targets, {}, keys.warnings};
     for (const auto& stored : bundle.catalog.kernels) {
+        if (auto corrupt = corrupt_artifacts(bundle, stored)) {
+            status.kernels.push_back(std::move(*corrupt));
+            keys.kernels.erase(stored.name);
+            continue;
+        }
         auto now = keys.kernels.find(stored.name);
         if (now == keys.kernels.end()) {
             status.kernels.push_back({stored.module, stored.name, "removed", "", {}});
@@ -167,7 +188,8 @@ json to_json(const BundleStatus& status, const std::function<std::string(const f
     return {{"bundle", display(status.bundle)}, {"created", status.created},  {"targets", status.targets},
             {"current", status.current()},      {"changed", status.modules("changed")},
             {"added", status.modules("added")}, {"removed", status.modules("removed")},
-            {"unknown", status.modules("unknown")}, {"kernels", kernels}, {"warnings", status.warnings}};
+            {"unknown", status.modules("unknown")}, {"corrupt", status.modules("corrupt")},
+            {"kernels", kernels}, {"warnings", status.warnings}};
 }
 
 }  // namespace ck

@@ -21,7 +21,7 @@ namespace ck {
 /// One artifact of a kernel that both the bundle and the tree have.
 struct BundleArtifactStatus {
     std::string target;
-    std::string state;       ///< "current", "changed" (the key differs) or "unknown" (the key cannot be computed now)
+    std::string state;       ///< "current", "changed" (the key differs), "unknown" (the key cannot be computed now) or "corrupt" (the bytes fail their checksum)
     std::string bundle_key;  ///< stored in the bundle
     std::string key;         ///< of the tree now; empty when unknown
     std::string reason;      ///< changed: the first input that differs; unknown: what is not known
@@ -33,7 +33,8 @@ struct BundleKernelStatus {
     std::string name;
     /// "current", "changed" (a key differs, or the kernel gained or lost its
     /// CUDA version), "added" (in the tree, not the bundle), "removed" (in
-    /// the bundle, not the tree) or "unknown".
+    /// the bundle, not the tree), "unknown", or "corrupt" (an artifact's
+    /// bytes fail their checksum: make the bundle again, or copy it again).
     std::string state;
     std::string reason;  ///< changed without artifacts to compare: "CUDA kernel added", ...
     std::vector<BundleArtifactStatus> artifacts;

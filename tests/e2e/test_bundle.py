@@ -128,6 +128,8 @@ def test_a_corrupt_byte_is_an_artifact_error_at_load_never_a_crash(run, example,
     bundle = tmp_path / "kernels.ckb"
     run("bundle", "--output", bundle, "--arch", "sm_90", "--no-ptx", *built, example, check=0)
     flip_byte(bundle, 100)  # inside the last artifact: push's sm_90 cubin
+    status = run("status", "--bundle", bundle, *built, example, check=1)
+    assert f"corrupt particles.kernels.push: sm_90: corrupt (checksum mismatch in {bundle}#push@sm_90)" in status.stdout
     result = run_app(run, bundle)
     assert result.returncode == 3, result.stderr
     assert "ArtifactError: kernel 'push': nothing in the bundle fits CUDA device 0" in result.stderr
