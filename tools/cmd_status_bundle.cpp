@@ -46,7 +46,10 @@ int run_status_bundle(const std::filesystem::path& bundle, const TreeOptions& tr
     BundleStatus status = read_bundle_status(bundle, tree.path_list(), config_at);
     for (const auto& warning : status.warnings) spdlog::warn("{}", warning);
     std::string failure;
-    if (!status.current())
+    if (!status.modules("corrupt").empty())
+        failure = "the bundle " + display_path(bundle) + " is damaged: copy it again from where it was made, or make "
+                  "it again (cunumpy-kernels bundle)";
+    else if (!status.current())
         failure = "the bundle " + display_path(bundle) + " is stale: run cunumpy-kernels build, then cunumpy-kernels "
                   "bundle with the same options";
     if (json) {

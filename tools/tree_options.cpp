@@ -1,5 +1,7 @@
 #include "tree_options.hpp"
 
+#include "util/file_util.hpp"
+
 #include "cunumpy_kernels/error.hpp"
 
 namespace ck::cli {
@@ -63,9 +65,11 @@ Config TreeOptions::resolve_at(const fs::path& start) const
         config.cache_name = *cache_name;
     }
     for (const auto& dir : include_dirs) config.include_dirs.push_back(existing_dir(dir, "--include-dir"));
-    if (python) config.python = *python;
+    // Compilers and interpreters run in scratch folders: a relative path must be made absolute here.
+    // A bare name (python3) is looked up on PATH, as a shell would.
+    if (python) config.python = python->find('/') == std::string::npos ? *python : util::absolute_normal(*python).string();
     if (cunumpy_include_dir) config.cunumpy_include_dir = existing_dir(*cunumpy_include_dir, "--cunumpy-include-dir");
-    if (cuda_root) config.cuda_root = *cuda_root;
+    if (cuda_root) config.cuda_root = util::absolute_normal(*cuda_root);
     if (no_name_check) config.check_name_length = false;
     if (language) {
         validate_language(*language, "--language");

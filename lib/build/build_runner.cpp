@@ -70,8 +70,13 @@ private:
     void record_counters()
     {
         std::map<CacheContext*, CacheCounters> counters;
-        for (const auto& miss : plan_.cuda_misses) ++counters[miss.context].build_misses;
-        for (const auto& miss : plan_.host_misses) ++counters[miss.context].build_misses;
+        // A miss another builder published while this one waited compiled nothing here: a hit.
+        auto count = [&](CacheContext* context, const std::string& key) {
+            if (published_elsewhere_keys_.count(key)) ++counters[context].build_hits;
+            else ++counters[context].build_misses;
+        };
+        for (const auto& miss : plan_.cuda_misses) count(miss.context, miss.job.key);
+        for (const auto& miss : plan_.host_misses) count(miss.context, miss.context->host.plan.jobs[miss.module].key);
         for (const auto& [name, context] : plan_.contexts) counters[context.get()].build_hits += context->hits;
         for (const auto& [context, counted] : counters)
             if (context->read_only.empty()) add_counters(context->store.root(), counted);
@@ -189,10 +194,12 @@ private:
         return events;
     }
 
-    JobResult found_result(const CudaMiss& miss) const
+    JobResult found_result(const CudaMiss& miss)
     {
         JobResult result = hit_result(miss.job, miss.context->store);
         result.reason = published_elsewhere;
+        std::lock_guard lock(mutex_);
+        published_elsewhere_keys_.insert(miss.job.key);
         return result;
     }
 
@@ -219,9 +226,15 @@ private:
         auto published = [&] { return store.find("host", key).has_value(); };
         auto lock = BuildLock::acquire(store.lock_file("host", key), published, lock_timing_,
                                        lock_events("host module " + host.plan.modules[miss.module].name));
-        JobResult result = lock ? run_host_job(host.plan, miss.module, host.setup.tools, store)
-                                : host_hit_result(host.plan, miss.module, host.setup.tools, store);
-        result.reason = lock ? miss.reason : published_elsewhere;
+        if (!lock) {
+            JobResult result = host_hit_result(host.plan, miss.module, host.setup.tools, store);
+            result.reason = published_elsewhere;
+            std::lock_guard guard(mutex_);
+            published_elsewhere_keys_.insert(key);
+            return result;
+        }
+        JobResult result = run_host_job(host.plan, miss.module, host.setup.tools, store);
+        result.reason = miss.reason;
         return result;
     }
 
@@ -257,6 +270,7 @@ private:
     std::map<const KernelSource*, KernelTargets> kernel_targets_;
     LockTiming lock_timing_ = LockTiming::from_environment();
     GoneHolders gone_holders_;
+    std::set<std::string> published_elsewhere_keys_;  ///< misses another builder published meanwhile
     std::mutex mutex_;
 };
 

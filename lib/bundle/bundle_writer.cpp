@@ -113,12 +113,12 @@ void check_output(const fs::path& output)
 {
     std::error_code error;
     if (output.filename().empty() || fs::is_directory(output, error))
-        throw UsageError(output.string() + " is a folder: give --output the bundle's file name, e.g. " +
+        throw UsageError(output.string() + " names a folder: give --output the bundle's file name, e.g. " +
                          (output / "kernels.ckb").string());
     fs::path folder = output.parent_path().empty() ? fs::path(".") : output.parent_path();
-    if (!fs::is_directory(folder, error))
-        throw UsageError("cannot write " + output.string() + ": the folder " + folder.string() +
-                         " does not exist; create it first");
+    if (fs::is_directory(folder, error)) return;
+    throw UsageError("cannot write " + output.string() + ": " + folder.string() +
+                     (fs::exists(folder, error) ? " is not a folder" : " does not exist; create it first"));
 }
 
 void publish(const fs::path& output, const std::string& bytes)

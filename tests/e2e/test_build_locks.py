@@ -96,6 +96,10 @@ def test_sixteen_builders_on_a_cold_cache_compile_each_key_once(run, example, tm
         assert all(job["state"] in ("built", "hit") for job in report["jobs"]), report["jobs"]
     assert [p.name for p in entries(cache)] == sorted(keys)
     assert lock_files(cache) == []
+    info, _ = run.json("cache", "info", "--cache-dir", cache, check=0)
+    statistics = info["statistics"]
+    assert (statistics["build_misses"], statistics["build_hits"]) == (len(keys), (PROCESSES - 1) * len(keys)), \
+        "a waiter that used the published entry compiled nothing: a hit"
 
 
 def test_a_killed_lock_holder_does_not_stop_the_others(run, example, tmp_path):

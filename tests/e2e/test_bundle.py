@@ -119,9 +119,12 @@ def test_bundle_refuses_an_empty_tree_and_an_output_it_cannot_write(run, example
     assert f"no kernels under {empty}" in result.stderr
     assert not (tmp_path / "e.ckb").exists()
     result = run("bundle", "--output", tmp_path, *built, example, check=2)
-    assert f"{tmp_path} is a folder: give --output the bundle's file name" in result.stderr
+    assert f"{tmp_path} names a folder: give --output the bundle's file name" in result.stderr
     result = run("bundle", "--output", tmp_path / "no" / "such" / "k.ckb", *built, example, check=2)
-    assert f"the folder {tmp_path / 'no' / 'such'} does not exist" in result.stderr
+    assert f"{tmp_path / 'no' / 'such'} does not exist; create it first" in result.stderr
+    (tmp_path / "a-file").write_text("")
+    result = run("bundle", "--output", tmp_path / "a-file" / "k.ckb", *built, example, check=2)
+    assert f"{tmp_path / 'a-file'} is not a folder" in result.stderr
 
 
 def test_a_corrupt_byte_is_an_artifact_error_at_load_never_a_crash(run, example, built, tmp_path):
