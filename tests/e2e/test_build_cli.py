@@ -70,6 +70,20 @@ def test_warm_build_with_nvcc_starts_no_process(run, example, tmp_path):
     assert calls.read_text().splitlines() == cold_calls, "a warm build started nvcc"
 
 
+def test_relative_toolkit_and_interpreter_paths_are_taken_from_the_working_folder(run, example, tmp_path):
+    # nvcc runs in a scratch folder: relative paths must not reach it as they were written.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    (tmp_path / "tk" / "bin").mkdir(parents=True)
+    (tmp_path / "tk" / "include").symlink_to(real_root / "include")
+    for name, target in (("tk/bin/nvcc", real_root / "bin" / "nvcc"), ("py", PYTHON)):
+        wrapper = tmp_path / name
+        wrapper.write_text(f'#!/bin/sh\nexec {target} "$@"\n')
+        wrapper.chmod(0o755)
+    report, _ = run.json("build", "--only", "cuda", "--compiler", "nvcc", "--cuda-root", "tk", "--python", "./py",
+                         "--arch", "sm_90", "--no-ptx", "--cache-dir", "cache", example, cwd=tmp_path, check=0)
+    assert len(jobs_by_state(report, "built")) == 2
+
+
 def test_dry_run_names_the_input_that_changed(run, example, tmp_path):
     cache = tmp_path / "cache"
     run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
