@@ -138,6 +138,14 @@ void print_summary(Terminal& terminal, const BuildReport& report)
                             cupy(JobState::built), cupy(JobState::hit), cupy(JobState::failed));
     }
     if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
+    const ScheduleReport& schedule = report.schedule;
+    if (schedule.jobs > 0)
+        terminal.note(fmt::format("schedule: {} in {:.2f} s on {} workers (jobs {:.2f} s in all, longest chain {:.2f} s, "
+                                  "list-scheduler bound {:.2f} s); planning {:.3f} s",
+                                  counted(schedule.jobs, "compile"), schedule.wall_seconds, schedule.workers,
+                                  schedule.job_seconds, schedule.longest_path_seconds, schedule.bound_seconds(),
+                                  schedule.plan_seconds),
+                      1);
 }
 
 int run_build_command(const BuildFlags& flags, Terminal& terminal)

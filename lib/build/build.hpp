@@ -8,6 +8,7 @@
 #include "cunumpy_kernels/package.hpp"
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +35,11 @@ struct JobResult {
     JobState state = JobState::failed;
     std::filesystem::path entry;                  ///< entry folder (hit, built)
     std::vector<std::filesystem::path> artifacts; ///< absolute artifact paths (hit, built)
-    double seconds = 0;      ///< wall time of this job in this run
+    double seconds = 0;      ///< wall time of this job in this run (of its compiler run, shared by the targets compiled together)
+    /// Compiles: where the time went ("preprocess", "front_end", "ptxas";
+    /// "front_end_and_ptxas" for an NVRTC cubin compile that cannot tell
+    /// them apart), in seconds; a front end several targets share counts for each.
+    std::map<std::string, double> phases;
     std::string log;         ///< compiler diagnostics, whole (built, failed)
     std::string reason;      ///< why it compiles (would_build, built): "no entry", or the changed input
     std::string host_module;  ///< host jobs: the dotted Python module Pyccel compiles
@@ -92,12 +97,26 @@ struct BuildRequest {
 };
 
 /// The whole run.
+/// How the compiles of a build were scheduled, to compare its wall time with
+/// the bound a list scheduler guarantees (job_graph.hpp: longest_path).
+struct ScheduleReport {
+    int workers = 1;                    ///< `--jobs`: compiles at once
+    std::size_t jobs = 0;               ///< scheduled jobs (misses; a kernel's targets compiled together are one)
+    double plan_seconds = 0;            ///< from the start to the first compile: walk, keys, cache lookups
+    double wall_seconds = 0;            ///< from the first compile's start to the last one's end
+    double job_seconds = 0;             ///< the sum of every job's time
+    double longest_path_seconds = 0;    ///< the longest chain of jobs that wait for each other (host imports)
+    /// job_seconds / workers + longest_path_seconds: wall_seconds stays below it.
+    double bound_seconds() const { return job_seconds / workers + longest_path_seconds; }
+};
+
 struct BuildReport {
     std::vector<KernelSource> kernels;   ///< every kernel found, ported or not
     std::vector<JobResult> jobs;         ///< sorted by module, then target
     std::vector<std::string> warnings;   ///< walk and cache warnings
     double seconds = 0;
     std::optional<CupyInstallation> cupy;  ///< with BuildRequest::cupy: which CuPy ran, or why none could
+    ScheduleReport schedule;             ///< the compiles of this run (none for a dry run or a warm build)
 
     bool ok() const;                     ///< no job failed, and CuPy could be used when asked
     std::size_t count(JobState state) const;
@@ -131,8 +150,10 @@ void stop_compiler_processes() noexcept;
 std::vector<std::filesystem::path> clean_in_place(const std::vector<std::filesystem::path>& folders,
                                                          bool dry_run);
 
-/// The JSON report of `--json`: {"ok", "seconds", "kernels": [...], "jobs":
-/// [...]}, and "cupy" (CupyInstallation's JSON) when CuPy's cache was asked for.
+/// The JSON report of `--json`: {"ok", "seconds", "summary", "warnings",
+/// "kernels": [...], "jobs": [...], "schedule": ScheduleReport's fields and
+/// "bound_seconds"}, and "cupy" (CupyInstallation's JSON) when CuPy's cache
+/// was asked for.
 nlohmann::json to_json(const BuildReport& report);
 
 }  // namespace ck

@@ -46,7 +46,7 @@ nlohmann::json to_json(const BuildReport& report)
         for (const auto& a : job.artifacts) artifacts.push_back(a.string());
         json entry = {{"module", job.module}, {"kernel", job.kernel}, {"kind", job.kind}, {"target", job.target}, {"key", job.key},
                       {"state", to_string(job.state)}, {"entry", job.entry.string()}, {"artifacts", artifacts},
-                      {"seconds", job.seconds}, {"reason", job.reason}, {"log", job.log}};
+                      {"seconds", job.seconds}, {"phases", job.phases}, {"reason", job.reason}, {"log", job.log}};
         if (job.target == "host") {
             entry["host_module"] = job.host_module;
             entry["cunumpy_entry"] = job.cunumpy_entry.string();
@@ -66,6 +66,14 @@ nlohmann::json to_json(const BuildReport& report)
             {"warnings", report.warnings},
             {"kernels", kernels},
             {"jobs", jobs}};
+    const ScheduleReport& schedule = report.schedule;
+    result["schedule"] = {{"workers", schedule.workers},
+                          {"jobs", schedule.jobs},
+                          {"plan_seconds", schedule.plan_seconds},
+                          {"wall_seconds", schedule.wall_seconds},
+                          {"job_seconds", schedule.job_seconds},
+                          {"longest_path_seconds", schedule.longest_path_seconds},
+                          {"bound_seconds", schedule.bound_seconds()}};
     if (report.cupy) result["cupy"] = to_json(*report.cupy);
     return result;
 }

@@ -83,13 +83,13 @@ private:
     }
 
     // Host misses first (they take seconds each and may head long import
-    // chains), then CUDA misses; a host miss waits for the misses it imports.
+    // chains), then CUDA groups; a host miss waits for the misses it imports.
     JobDependencies miss_dependencies() const
     {
         std::map<std::pair<const CacheContext*, std::size_t>, std::size_t> host_index;
         for (std::size_t i = 0; i < plan_.host_misses.size(); ++i)
             host_index[{plan_.host_misses[i].context, plan_.host_misses[i].module}] = i;
-        JobDependencies dependencies(plan_.host_misses.size() + plan_.cuda_misses.size());
+        JobDependencies dependencies(plan_.host_misses.size() + cuda_groups_.size());
         for (std::size_t i = 0; i < plan_.host_misses.size(); ++i) {
             const HostMiss& miss = plan_.host_misses[i];
             for (std::size_t imported : miss.context->host.plan.modules[miss.module].imports) {
@@ -102,52 +102,107 @@ private:
 
     void compile_misses()
     {
-        for (const auto& miss : plan_.cuda_misses) kernel_targets_[miss.job.kernel].misses.push_back(&miss);
-        JobGraph(job_count(config().jobs)).run(
-            miss_dependencies(),
-            [this](std::size_t i) {
-                std::vector<JobResult> results;
-                if (i < plan_.host_misses.size()) results.push_back(run_host_miss(plan_.host_misses[i]));
-                else results = run_cuda_miss(plan_.cuda_misses[i - plan_.host_misses.size()]);
-                bool ok = std::none_of(results.begin(), results.end(),
-                                       [](const JobResult& r) { return r.state == JobState::failed; });
-                for (auto& result : results) finish(std::move(result));
+        group_cuda_misses();
+        JobDependencies dependencies = miss_dependencies();
+        std::vector<double> seconds(dependencies.size(), 0);
+        JobGraph graph(job_count(config().jobs));
+        auto start = std::chrono::steady_clock::now();
+        graph.run(
+            dependencies,
+            [this, &seconds](std::size_t i) {
+                auto job_start = std::chrono::steady_clock::now();
+                bool ok = run_miss(i);
+                seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - job_start).count();
                 return ok;
             },
             [this](std::size_t i, std::size_t failed) { finish(skipped_host(plan_.host_misses[i], plan_.host_misses[failed])); });
+        ScheduleReport& schedule = report_.schedule;
+        schedule.workers = graph.workers();
+        schedule.jobs = dependencies.size();
+        schedule.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        for (double job : seconds) schedule.job_seconds += job;
+        schedule.longest_path_seconds = longest_path(dependencies, seconds);
     }
 
-    // Compiles one target of a kernel; the last of its kernel's targets to
-    // finish publishes them all, or none (publish_cuda_kernel). Returns the
-    // results of every target then, and nothing before.
-    std::vector<JobResult> run_cuda_miss(const CudaMiss& miss)
+    bool run_miss(std::size_t i)
     {
+        std::vector<JobResult> results;
+        if (i < plan_.host_misses.size()) results.push_back(run_host_miss(plan_.host_misses[i]));
+        else results = run_cuda_group(cuda_groups_[i - plan_.host_misses.size()]);
+        bool ok = std::none_of(results.begin(), results.end(), [](const JobResult& r) { return r.state == JobState::failed; });
+        for (auto& result : results) finish(std::move(result));
+        return ok;
+    }
+
+    // A kernel's misses, in groups its compiler compiles in one run (one
+    // front end per virtual architecture, one nvcc process): one job each.
+    void group_cuda_misses()
+    {
+        std::vector<const KernelSource*> kernels;
+        for (const auto& miss : plan_.cuda_misses) {
+            auto& targets = kernel_targets_[miss.job.kernel];
+            if (targets.misses.empty()) kernels.push_back(miss.job.kernel);
+            targets.misses.push_back(&miss);
+        }
+        for (const KernelSource* kernel : kernels) {
+            const auto& misses = kernel_targets_.at(kernel).misses;
+            std::vector<const CudaJob*> jobs;
+            for (const CudaMiss* miss : misses) jobs.push_back(&miss->job);
+            for (const auto& group : cuda_compile_groups(jobs, *misses.front()->context->compiler)) {
+                cuda_groups_.emplace_back();
+                for (std::size_t i : group) cuda_groups_.back().push_back(misses[i]);
+            }
+        }
+    }
+
+    // Compiles a group of a kernel's targets; the last group of the kernel
+    // to finish publishes all its targets, or none (publish_cuda_kernel).
+    // Returns the results of every target then, and nothing before.
+    std::vector<JobResult> run_cuda_group(const std::vector<const CudaMiss*>& group)
+    {
+        const CudaMiss& first = *group.front();
         if (observer_) {
             std::lock_guard lock(mutex_);
-            observer_->started(would_build(plan_, miss));
+            for (const CudaMiss* miss : group) observer_->started(would_build(plan_, *miss));
         }
-        KernelTargets& kernel = targets_of(miss);
-        bool writable = miss.context->read_only.empty();
+        KernelTargets& kernel = targets_of(first);
+        bool writable = first.context->read_only.empty();
         if (writable) std::call_once(kernel.locking, [&] { lock_keys(kernel); });
-        std::optional<CompiledCudaJob> compiled;
-        std::optional<JobResult> found;
-        if (!writable) compiled = read_only_failure(miss);
-        else if (kernel.published_elsewhere.count(miss.job.key)) found = found_result(miss);
-        else compiled = compile_cuda_job(miss.job, *miss.context->compiler);
-        if (compiled) compiled->result.reason = miss.reason;
+        std::vector<CompiledCudaJob> compiled;
+        std::vector<JobResult> found;
+        std::vector<const CudaJob*> to_compile;
+        std::vector<std::string> reasons;
+        for (const CudaMiss* miss : group) {
+            if (!writable) {
+                compiled.push_back(read_only_failure(*miss));
+                compiled.back().result.reason = miss->reason;
+            }
+            else if (kernel.published_elsewhere.count(miss->job.key)) found.push_back(found_result(*miss));
+            else {
+                to_compile.push_back(&miss->job);
+                reasons.push_back(miss->reason);
+            }
+        }
+        if (!to_compile.empty()) {
+            auto outputs = compile_cuda_jobs(to_compile, *first.context->compiler);
+            for (std::size_t i = 0; i < outputs.size(); ++i) {
+                outputs[i].result.reason = reasons[i];
+                compiled.push_back(std::move(outputs[i]));
+            }
+        }
         std::vector<CompiledCudaJob> targets;
         std::vector<JobResult> results;
         std::vector<std::unique_ptr<BuildLock>> locks;
         {
             std::lock_guard lock(mutex_);
-            if (compiled) kernel.compiled.push_back(std::move(*compiled));
-            if (found) kernel.found.push_back(std::move(*found));
+            for (auto& target : compiled) kernel.compiled.push_back(std::move(target));
+            for (auto& result : found) kernel.found.push_back(std::move(result));
             if (kernel.compiled.size() + kernel.found.size() < kernel.misses.size()) return {};
             targets = std::move(kernel.compiled);
             results = std::move(kernel.found);
             locks = std::move(kernel.locks);
         }
-        for (auto& result : publish_cuda_kernel(std::move(targets), miss.context->store))
+        for (auto& result : publish_cuda_kernel(std::move(targets), first.context->store))
             results.push_back(std::move(result));
         return results;  // the locks go once the entries are published
     }
@@ -268,6 +323,7 @@ private:
     BuildObserver* observer_;
     BuildReport report_;
     std::map<const KernelSource*, KernelTargets> kernel_targets_;
+    std::vector<std::vector<const CudaMiss*>> cuda_groups_;  ///< one graph job each, after the host misses
     LockTiming lock_timing_ = LockTiming::from_environment();
     GoneHolders gone_holders_;
     std::set<std::string> published_elsewhere_keys_;  ///< misses another builder published meanwhile
@@ -309,6 +365,7 @@ BuildReport run_build(const BuildRequest& request, BuildObserver* observer)
 {
     auto start = std::chrono::steady_clock::now();
     BuildPlan plan = plan_build(request);
+    double plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     BuildReport report;
     if (request.dry_run) {
         report = preview_build(plan);
@@ -319,6 +376,7 @@ BuildReport run_build(const BuildRequest& request, BuildObserver* observer)
     } else {
         report = BuildRunner(std::move(plan), observer).run();
     }
+    report.schedule.plan_seconds = plan_seconds;
     if (request.cupy) add_cupy_jobs(request, report, observer);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;

@@ -79,16 +79,24 @@ JobResult hit_result(const CudaJob& job, const EntryStore& store)
     return result;
 }
 
-CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compiler)
+namespace {
+
+bool same_but_target(const CudaCompileRequest& a, const CudaCompileRequest& b)
 {
-    auto start = std::chrono::steady_clock::now();
-    CompiledCudaJob compiled{&job, base_result(job), {}, {}};
+    return a.source_file == b.source_file && a.source == b.source && a.kernel == b.kernel && a.options == b.options &&
+           a.include_dirs == b.include_dirs && a.system_include_dirs == b.system_include_dirs &&
+           a.pre_includes == b.pre_includes && a.headers == b.headers && a.entry == b.entry;
+}
+
+// Checks one target's output; its result's state and log say how it went.
+void check_compiled(CompiledCudaJob& compiled)
+{
     JobResult& result = compiled.result;
+    result.log = compiled.output.log;
+    result.phases = compiled.output.phases;
     try {
-        compiled.output = compiler.compile(compile_request(job));
-        result.log = compiled.output.log;
         if (!compiled.output.ok) compiled.failure = "it did not compile";
-        else check_cuda_output(job, compiled.output);
+        else check_cuda_output(*compiled.job, compiled.output);
     } catch (const ArtifactCheckError& error) {
         compiled.failure = std::string("check '") + to_string(error.check()) + "' failed";
         result.log = with_line(result.log, error.what());
@@ -97,7 +105,65 @@ CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compile
         result.log = with_line(result.log, error.what());
     }
     result.state = compiled.failure.empty() ? JobState::built : JobState::failed;
-    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compiler)
+{
+    return compile_cuda_jobs({&job}, compiler).front();
+}
+
+std::vector<std::vector<std::size_t>> cuda_compile_groups(const std::vector<const CudaJob*>& jobs,
+                                                          const CudaCompiler& compiler)
+{
+    // Jobs whose requests agree but for the target, as the compiler would group them.
+    std::vector<std::vector<std::size_t>> alike;
+    for (std::size_t i = 0; i < jobs.size(); ++i) {
+        auto same = std::find_if(alike.begin(), alike.end(), [&](const std::vector<std::size_t>& group) {
+            return same_but_target(compile_request(*jobs[group.front()]), compile_request(*jobs[i]));
+        });
+        if (same == alike.end()) alike.push_back({i});
+        else same->push_back(i);
+    }
+    std::vector<std::vector<std::size_t>> groups;
+    for (const auto& members : alike) {
+        std::vector<std::string> targets;
+        for (std::size_t i : members) targets.push_back(jobs[i]->target);
+        for (const auto& group : compiler.target_groups(compile_request(*jobs[members.front()]), targets)) {
+            groups.emplace_back();
+            for (const auto& target : group)
+                for (std::size_t i : members)
+                    if (jobs[i]->target == target) groups.back().push_back(i);
+        }
+    }
+    return groups;
+}
+
+std::vector<CompiledCudaJob> compile_cuda_jobs(const std::vector<const CudaJob*>& jobs, const CudaCompiler& compiler)
+{
+    auto start = std::chrono::steady_clock::now();
+    std::vector<CompiledCudaJob> compiled;
+    std::vector<std::string> targets;
+    for (const CudaJob* job : jobs) {
+        compiled.push_back({job, base_result(*job), {}, {}});
+        targets.push_back(job->target);
+    }
+    try {
+        std::vector<CudaCompileOutput> outputs = compiler.compile_targets(compile_request(*jobs.front()), targets);
+        for (std::size_t i = 0; i < compiled.size(); ++i) {
+            compiled[i].output = std::move(outputs.at(i));
+            check_compiled(compiled[i]);
+        }
+    } catch (const Error& error) {
+        for (auto& target : compiled) {
+            target.failure = error.what();
+            target.result.log = with_line(target.result.log, error.what());
+            target.result.state = JobState::failed;
+        }
+    }
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    for (auto& target : compiled) target.result.seconds = seconds;
     return compiled;
 }
 

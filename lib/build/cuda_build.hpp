@@ -22,6 +22,19 @@ struct CompiledCudaJob {
 /// a toolchain error is a failed result with the log, never an exception.
 CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compiler);
 
+/// Splits `jobs` (targets of one kernel) into the groups that
+/// compile_cuda_jobs compiles in one compiler run: the compiler's
+/// target_groups among jobs whose compile requests differ only in target.
+/// Indices into `jobs`; each job in one group, order kept.
+std::vector<std::vector<std::size_t>> cuda_compile_groups(const std::vector<const CudaJob*>& jobs,
+                                                          const CudaCompiler& compiler);
+
+/// Compiles a group of cuda_compile_groups in one run
+/// (CudaCompiler::compile_targets) and checks each artifact, as
+/// compile_cuda_job does; each result's `seconds` is the run's wall time and
+/// its `phases` the compiler's phase times for that target.
+std::vector<CompiledCudaJob> compile_cuda_jobs(const std::vector<const CudaJob*>& jobs, const CudaCompiler& compiler);
+
 /// Publishes the compiled targets of one kernel in `store`, all or none: when
 /// any failed, no entry is published and the others fail too, their log
 /// naming the target that failed. Entries published earlier are untouched.

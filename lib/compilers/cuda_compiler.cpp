@@ -58,6 +58,32 @@ std::string to_file_line_diagnostics(const std::string& log)
     return std::regex_replace(log, location, "$1:$2: ");
 }
 
+std::vector<std::vector<std::string>> CudaCompiler::target_groups(const CudaCompileRequest&,
+                                                                 const std::vector<std::string>& targets) const
+{
+    std::vector<std::vector<std::string>> groups;
+    for (const auto& target : targets) groups.push_back({target});
+    return groups;
+}
+
+std::vector<CudaCompileOutput> CudaCompiler::compile_targets(const CudaCompileRequest& request,
+                                                             const std::vector<std::string>& targets) const
+{
+    std::vector<CudaCompileOutput> outputs;
+    for (const auto& target : targets) {
+        CudaCompileRequest one = request;
+        one.target = target;
+        outputs.push_back(compile(one));
+    }
+    return outputs;
+}
+
+std::string virtual_architecture(const std::string& target)
+{
+    auto underscore = target.find('_');
+    return underscore == std::string::npos ? target : "compute" + target.substr(underscore);
+}
+
 std::string artifact_extension(const std::string& target)
 {
     return target.rfind("compute_", 0) == 0 ? "ptx" : "cubin";

@@ -38,6 +38,13 @@ struct CudaCompileRequest {
     const std::string& entry_expression() const { return entry.empty() ? kernel : entry; }
 };
 
+/// Seconds a compile spent in each of its phases: "preprocess" (nvcc's
+/// host-compiler `-E` of the source), "front_end" (the C++ front end and
+/// optimizer that make PTX: NVRTC, or nvcc's cicc) and "ptxas" (PTX to
+/// cubin). A phase one run shares between targets (the compute_90 front end
+/// behind both the PTX and the sm_90 cubin) is counted for each of them.
+using CompilePhases = std::map<std::string, double>;
+
 struct CudaCompileOutput {
     bool ok = false;
     std::string artifact;      ///< cubin or PTX bytes
@@ -46,6 +53,7 @@ struct CudaCompileOutput {
     /// Key names of the files the compiler reports it read, besides the source
     /// and the toolkit (nvcc only; empty for NVRTC, which reports none).
     std::vector<std::string> dependencies;
+    CompilePhases phases;      ///< where the time went, when the compiler tells
 };
 
 class CudaCompiler {
@@ -82,6 +90,19 @@ public:
     /// Compiles; a rejected source is `ok == false` with the log. Thread-safe.
     /// Throws ToolchainError when the compiler cannot be loaded or started.
     virtual CudaCompileOutput compile(const CudaCompileRequest& request) const = 0;
+    /// Splits `targets` (one kernel's, all compiled from `request`) into the
+    /// groups compile_targets() compiles together, because one run does work
+    /// they share: one front end per virtual architecture, one nvcc process.
+    /// Every target is in exactly one group; order is kept. Default: each
+    /// target alone.
+    virtual std::vector<std::vector<std::string>> target_groups(const CudaCompileRequest& request,
+                                                                const std::vector<std::string>& targets) const;
+    /// Compiles `request` for each of `targets` (its own `target` is not
+    /// read) and returns one output per target, in order; a rejected source
+    /// fails each. Default: compile() once per target. Thread-safe. Throws
+    /// ToolchainError when the compiler cannot be loaded or started.
+    virtual std::vector<CudaCompileOutput> compile_targets(const CudaCompileRequest& request,
+                                                           const std::vector<std::string>& targets) const;
 };
 
 /// The toolkit folder: `config.cuda_root`, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda.
@@ -94,6 +115,11 @@ std::unique_ptr<CudaCompiler> make_cuda_compiler(const Config& config, const Too
 /// Rewrites the `file(line): ` that NVRTC and nvcc print into the `file:line: `
 /// form editors and CI annotations read; everything else is kept.
 std::string to_file_line_diagnostics(const std::string& log);
+
+/// The virtual architecture a target's code is made from: `compute_90` for
+/// `sm_90` and `compute_90`, `compute_90a` for `sm_90a` (nvcc's
+/// `-gencode arch=compute_90a,code=sm_90a`).
+std::string virtual_architecture(const std::string& target);
 
 /// "cubin" for `sm_XX`, "ptx" for `compute_XX`.
 std::string artifact_extension(const std::string& target);

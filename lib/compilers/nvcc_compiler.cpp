@@ -197,13 +197,82 @@ std::optional<std::string> NvccCompiler::host_compiler_identity(const std::optio
     return identity;
 }
 
+namespace {
+
+std::string trimmed(const std::string& text)
+{
+    auto first = text.find_first_not_of(' ');
+    auto last = text.find_last_not_of(' ');
+    return first == std::string::npos ? "" : text.substr(first, last - first + 1);
+}
+
+}  // namespace
+
+std::vector<NvccPhase> parse_nvcc_phase_times(const std::string& csv)
+{
+    std::vector<NvccPhase> phases;
+    std::size_t line_start = csv.find('\n');
+    while (line_start != std::string::npos && line_start + 1 < csv.size()) {
+        std::size_t line_end = csv.find('\n', line_start + 1);
+        std::string line = csv.substr(line_start + 1, line_end == std::string::npos ? std::string::npos : line_end - line_start - 1);
+        line_start = line_end;
+        std::vector<std::string> columns;
+        for (std::size_t from = 0, comma; from <= line.size(); from = comma + 1) {
+            comma = line.find(',', from);
+            if (comma == std::string::npos) comma = line.size();
+            columns.push_back(trimmed(line.substr(from, comma - from)));
+        }
+        if (columns.size() < 8 || columns[7] != "ms") continue;
+        phases.push_back({columns[1], columns[3], columns[4], std::atof(columns[6].c_str()) / 1000});
+    }
+    return phases;
+}
+
+namespace {
+
+// "front_end" for cicc and cudafe++, "preprocess" for gcc's, "ptxas".
+std::string phase_kind(const std::string& name)
+{
+    if (name == "cicc" || name.rfind("cudafe", 0) == 0) return "front_end";
+    if (name.rfind("gcc", 0) == 0 || name.rfind("cl.exe", 0) == 0) return "preprocess";
+    if (name == "ptxas") return "ptxas";
+    return "";
+}
+
+}  // namespace
+
 CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const
 {
+    return compile_targets(request, {request.target}).front();
+}
+
+std::vector<std::vector<std::string>> NvccCompiler::target_groups(const CudaCompileRequest&,
+                                                                  const std::vector<std::string>& targets) const
+{
+    return {targets};
+}
+
+std::vector<CudaCompileOutput> NvccCompiler::compile_targets(const CudaCompileRequest& request,
+                                                             const std::vector<std::string>& targets) const
+{
     CompilerScratch scratch;
-    bool cubin = artifact_extension(request.target) == "cubin";
-    fs::path out = scratch.path() / (request.kernel + "." + artifact_extension(request.target));
     fs::path dependencies = scratch.path() / "dependencies.d";
-    std::vector<std::string> argv = {nvcc_.string(), cubin ? "-cubin" : "-ptx", "-arch=" + request.target, "-o", out.string()};
+    fs::path times = scratch.path() / "phases.csv";
+    fs::path keep = scratch.path() / "keep";
+    fs::create_directory(keep);
+    // One target: its artifact straight out. Several: a fat binary whose
+    // parts nvcc keeps, one front end per virtual architecture.
+    bool single = targets.size() == 1;
+    fs::path out = scratch.path() / (request.kernel + (single ? "." + artifact_extension(targets[0]) : ".fatbin"));
+    std::vector<std::string> argv = {nvcc_.string()};
+    if (single) {
+        argv.insert(argv.end(), {artifact_extension(targets[0]) == "cubin" ? "-cubin" : "-ptx", "-arch=" + targets[0]});
+    } else {
+        argv.insert(argv.end(), {"-fatbin", "-keep", "-keep-dir", keep.string()});
+        for (const auto& target : targets)
+            argv.insert(argv.end(), {"-gencode", "arch=" + virtual_architecture(target) + ",code=" + target});
+    }
+    argv.insert(argv.end(), {"-o", out.string(), "--time", times.string()});
     argv.insert(argv.end(), request.options.begin(), request.options.end());
     for (const auto& dir : request.include_dirs) argv.push_back("-I" + dir.string());
     for (const auto& dir : request.system_include_dirs) argv.insert(argv.end(), {"-isystem", dir.string()});
@@ -215,7 +284,7 @@ CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const
     util::write_file_synced(source, request.source + template_instantiation(request));
     argv.push_back(source.string());
 
-    CudaCompileOutput output;
+    CudaCompileOutput shared;
     // nvcc's intermediate `tmpxft_*` files go to TMPDIR: inside the scratch
     // folder, an interrupt's cleanup or a later build removes them with it.
     util::EnvironmentOverrides environment = child_environment_;
@@ -225,27 +294,59 @@ CudaCompileOutput NvccCompiler::compile(const CudaCompileRequest& request) const
     // Point diagnostics at the user's file, not the scratch copy.
     for (std::size_t at; (at = log.find(source.string())) != std::string::npos;)
         log.replace(at, source.string().size(), request.source_file.string());
-    output.log = to_file_line_diagnostics(log);
-    if (result.exit_code != 0) return output;
+    shared.log = to_file_line_diagnostics(log);
+    if (result.exit_code != 0) return std::vector<CudaCompileOutput>(targets.size(), shared);
     std::vector<std::string> missing;
-    output.dependencies = compare_with_key(parse_make_dependencies(util::read_file(dependencies)), source, toolkit_include_dirs(),
+    shared.dependencies = compare_with_key(parse_make_dependencies(util::read_file(dependencies)), source, toolkit_include_dirs(),
                                            request.headers, missing);
     if (!missing.empty()) {
         for (const auto& file : missing)
-            output.log += (output.log.empty() ? "" : "\n") + request.source_file.string() +
+            shared.log += (shared.log.empty() ? "" : "\n") + request.source_file.string() +
                           ": error: scanner bug: nvcc read " + file +
                           ", which the cache key lacks (its include scanner did not find it); nothing was published. "
                           "Please report it with the #include lines that lead there";
+        return std::vector<CudaCompileOutput>(targets.size(), shared);
+    }
+    std::vector<NvccPhase> phases;
+    std::error_code error;
+    if (fs::exists(times, error)) phases = parse_nvcc_phase_times(util::read_file(times));
+    std::vector<CudaCompileOutput> outputs;
+    for (const auto& target : targets) outputs.push_back(target_output(request, target, single ? out : fs::path(), phases, shared));
+    return outputs;
+}
+
+// The artifact of one target, found through `--time`'s list of what each
+// phase wrote (nvcc names kept files `k.compute_80.cubin` for sm_80 but
+// `k.compute_90.sm_90.cubin` beside PTX): ptxas's output for `sm_XX`, cicc's
+// for `compute_XX`. `file` is the artifact when nvcc wrote it as `-o`.
+CudaCompileOutput NvccCompiler::target_output(const CudaCompileRequest& request, const std::string& target, fs::path file,
+                                              const std::vector<NvccPhase>& phases, const CudaCompileOutput& shared) const
+{
+    CudaCompileOutput output = shared;
+    bool cubin = artifact_extension(target) == "cubin";
+    std::string architecture = virtual_architecture(target);
+    for (const auto& phase : phases) {
+        std::string kind = phase_kind(phase.name);
+        bool ours = phase.architecture == target || phase.architecture == architecture || phase.architecture.empty();
+        if (kind.empty() || !ours || (kind == "ptxas" && phase.architecture != target)) continue;
+        output.phases[kind] += phase.seconds;
+        bool writes_artifact = cubin ? kind == "ptxas" : phase.name == "cicc";
+        if (file.empty() && writes_artifact && phase.architecture == target) file = phase.output;
+    }
+    if (file.empty()) {
+        output.log += (output.log.empty() ? "" : "\n") + request.source_file.string() + ": error: nvcc's --time list names no " +
+                      (cubin ? "ptxas output for " : "cicc output for ") + target + "; nothing was published";
         return output;
     }
-    output.artifact = util::read_file(out);
+    if (file.is_relative()) file = request.source_file.parent_path() / file;
+    output.artifact = util::read_file(file);
     auto symbols = cubin ? elf_function_symbols(output.artifact) : ptx_entries(output.artifact);
     const std::string& entry = request.entry_expression();
     output.entry_symbol = entry == request.kernel ? pick_entry_symbol(symbols, request.kernel)
                                                   : pick_template_entry_symbol(symbols, request.kernel, entry);
     if (output.entry_symbol.empty()) {
         output.log += (output.log.empty() ? "" : "\n") + request.source_file.string() + ": no unique __global__ " +
-                      entry + " in nvcc's output";
+                      entry + " in nvcc's output for " + target;
         return output;
     }
     output.ok = true;

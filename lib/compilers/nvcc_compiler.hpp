@@ -6,6 +6,22 @@
 
 namespace ck {
 
+/// One row of `nvcc --time`'s CSV: a phase of the compile ("cicc",
+/// "ptxas", "gcc (preprocessing 1)"), the file it wrote, the architecture it
+/// ran for (`compute_90` for cicc, `sm_90` for ptxas) and its time.
+struct NvccPhase {
+    std::string name;
+    std::string output;
+    std::string architecture;
+    double seconds = 0;
+};
+
+/// The rows of `nvcc --time FILE`'s CSV (columns: source file, phase name,
+/// input files, output file, arch, tool, metric, unit; the first line names
+/// them); rows whose unit is not "ms" are left out. Values have no commas:
+/// the files are in the compiler's scratch folder.
+std::vector<NvccPhase> parse_nvcc_phase_times(const std::string& csv);
+
 class NvccCompiler : public CudaCompiler {
 public:
     /// Finds `<cuda_root>/bin/nvcc`, else nvcc in PATH; throws ToolchainError
@@ -27,8 +43,22 @@ public:
     /// and the toolkit's headers, must be one of `request.headers`, else the
     /// job fails ("scanner bug: ...") and nothing is published.
     CudaCompileOutput compile(const CudaCompileRequest& request) const override;
+    /// All targets in one group: one nvcc run compiles them.
+    std::vector<std::vector<std::string>> target_groups(const CudaCompileRequest& request,
+                                                        const std::vector<std::string>& targets) const override;
+    /// One nvcc process for all `targets`: with several, a `-fatbin` with one
+    /// `-gencode` per target, whose cubins and PTX nvcc keeps (`-keep`) and
+    /// names in its `--time` list, so each front end and the host
+    /// preprocessing run once. Phase times come from that list. The `-MMD`
+    /// check is as for compile().
+    std::vector<CudaCompileOutput> compile_targets(const CudaCompileRequest& request,
+                                                   const std::vector<std::string>& targets) const override;
 
 private:
+    CudaCompileOutput target_output(const CudaCompileRequest& request, const std::string& target,
+                                    std::filesystem::path file, const std::vector<NvccPhase>& phases,
+                                    const CudaCompileOutput& shared) const;
+
     std::filesystem::path nvcc_;
     std::filesystem::path toolkit_;  ///< canonical folder above nvcc's bin/
     const ToolProbe* probe_;

@@ -4,11 +4,17 @@
 #include "compilers/nvrtc_compiler.hpp"
 #include "compilers/tool_probe.hpp"
 
+#include "compilers/compiler_scratch.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/dynamic_library.hpp"
+#include "util/file_util.hpp"
+#include "util/subprocess.hpp"
 
 #include <nvrtc.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <mutex>
 
 namespace ck {
@@ -19,6 +25,13 @@ namespace {
 
 // The sonames this build knows, newest first.
 const std::vector<std::string> nvrtc_sonames = {"libnvrtc.so.13", "libnvrtc.so.12"};
+
+fs::path find_ptxas(const fs::path& cuda_root)
+{
+    fs::path ptxas = cuda_root / "bin" / "ptxas";
+    std::error_code error;
+    return fs::is_regular_file(ptxas, error) && ::access(ptxas.c_str(), X_OK) == 0 ? ptxas : fs::path();
+}
 
 fs::path find_nvrtc_file(const fs::path& cuda_root)
 {
@@ -77,7 +90,7 @@ struct NvrtcCompiler::Loaded {
 
 NvrtcCompiler::NvrtcCompiler(fs::path cuda_root, const ToolProbe* probe, const EnvironmentReader& read)
     : cuda_root_(std::move(cuda_root)), probe_(probe), file_(find_nvrtc_file(cuda_root_)),
-      environment_(nvrtc_environment(read))
+      ptxas_(find_ptxas(cuda_root_)), environment_(nvrtc_environment(read))
 {
 }
 
@@ -131,11 +144,30 @@ std::string NvrtcCompiler::version_now() const
            ", " + std::to_string(error ? 0 : size) + " bytes)";
 }
 
+// "ptxas <version> (<size> bytes)"; empty when it cannot be asked.
+std::string NvrtcCompiler::ptxas_identity(bool may_start) const
+{
+    auto ask = [&]() -> std::string {
+        if (!may_start) return "";
+        auto result = util::run_process({ptxas_.string(), "--version"});
+        if (result.exit_code != 0) throw ToolchainError(ptxas_.string() + " --version failed:\n" + result.output);
+        std::string last, line;
+        for (char c : result.output + "\n") {
+            if (c != '\n') line += c;
+            else if (!line.empty()) last = std::exchange(line, {});
+        }
+        std::error_code error;
+        return "ptxas " + last + " (" + std::to_string(fs::file_size(ptxas_, error)) + " bytes)";
+    };
+    return probe_ ? probe_->answer(ptxas_, "ptxas-identity", ask) : ask();
+}
+
 std::string NvrtcCompiler::identity() const
 {
     std::call_once(identity_once_, [this] {
         identity_ = (probe_ && !file_.empty()) ? probe_->answer(file_, "nvrtc-identity", [this] { return version_now(); })
                                                : version_now();
+        if (!ptxas_.empty()) identity_ += "; " + ptxas_identity(true);
     });
     return identity_;
 }
@@ -144,7 +176,11 @@ std::optional<std::string> NvrtcCompiler::remembered_identity() const
 {
     if (!probe_ || file_.empty()) return std::nullopt;
     std::string identity = probe_->answer(file_, "nvrtc-identity", [] { return std::string(); });
-    return identity.empty() ? std::nullopt : std::optional<std::string>(identity);
+    if (identity.empty()) return std::nullopt;
+    if (ptxas_.empty()) return identity;
+    std::string ptxas = ptxas_identity(false);
+    if (ptxas.empty()) return std::nullopt;
+    return identity + "; " + ptxas;
 }
 
 namespace {
@@ -189,8 +225,9 @@ std::string host_code_hint(const std::string& log, const CudaCompileRequest& req
 
 }  // namespace
 
-CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) const
+CudaCompileOutput NvrtcCompiler::run_nvrtc(const CudaCompileRequest& request, const std::string& target) const
 {
+    auto start = std::chrono::steady_clock::now();
     const NvrtcApi& api = loaded().api;
     nvrtcProgram raw = nullptr;
     nvrtcResult status = api.create(&raw, without_bom(request.source), request.source_file.string().c_str(), 0, nullptr, nullptr);
@@ -199,7 +236,7 @@ CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) cons
     const std::string& entry = request.entry_expression();
     api.add_name(program.get(), entry.c_str());
 
-    std::vector<std::string> options = {"-arch=" + request.target};
+    std::vector<std::string> options = {"-arch=" + target};
     options.insert(options.end(), request.options.begin(), request.options.end());
     for (const auto& dir : request.include_dirs) options.push_back("-I" + dir.string());
     auto toolkit = toolkit_include_dirs();
@@ -230,14 +267,109 @@ CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) cons
     }
     output.entry_symbol = lowered;
     std::size_t size = 0;
-    bool cubin = artifact_extension(request.target) == "cubin";
+    bool cubin = artifact_extension(target) == "cubin";
     (cubin ? api.cubin_size : api.ptx_size)(program.get(), &size);
     output.artifact.resize(size);
     (cubin ? api.cubin : api.ptx)(program.get(), output.artifact.data());
     if (!cubin)
         while (!output.artifact.empty() && output.artifact.back() == '\0') output.artifact.pop_back();
     output.ok = true;
+    // A cubin compile runs NVRTC's own assembler too: its time is not the front end's alone.
+    output.phases[cubin ? "front_end_and_ptxas" : "front_end"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return output;
+}
+
+namespace {
+
+// Options NVRTC applies while making PTX, which ptxas never sees: with any
+// other, NVRTC may hand its assembler options of its own, and a separate
+// ptxas would not make the same cubin.
+bool acts_on_front_end_only(const std::string& option)
+{
+    static const char* const prefixes[] = {"-D", "-U", "-std=", "--std=", "-diag-", "--diag-", "-diag_", "--diag_"};
+    static const char* const whole[] = {"-default-device", "--device-as-default-execution-space", "-w",
+                                        "--disable-warnings"};
+    return std::any_of(std::begin(prefixes), std::end(prefixes), [&](const char* p) { return option.rfind(p, 0) == 0; }) ||
+           std::find(std::begin(whole), std::end(whole), option) != std::end(whole);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start)
+{
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+bool NvrtcCompiler::assembles_separately(const CudaCompileRequest& request) const
+{
+    return !ptxas_.empty() && std::all_of(request.options.begin(), request.options.end(), acts_on_front_end_only);
+}
+
+CudaCompileOutput NvrtcCompiler::assemble(const CudaCompileOutput& ptx, const CudaCompileRequest& request,
+                                          const std::string& target) const
+{
+    auto start = std::chrono::steady_clock::now();
+    CompilerScratch scratch;
+    fs::path input = scratch.path() / (request.kernel + "." + virtual_architecture(target) + ".ptx");
+    fs::path cubin = scratch.path() / (request.kernel + "." + target + ".cubin");
+    util::write_file_synced(input, ptx.artifact);
+    auto result = util::run_process({ptxas_.string(), "-arch=" + target, "-o", cubin.string(), input.string()}, scratch.path(),
+                                    {{"TMPDIR", scratch.tmp().string()}});
+    CudaCompileOutput output;
+    output.log = ptx.log;
+    output.phases = ptx.phases;
+    output.phases["ptxas"] = seconds_since(start);
+    if (result.exit_code != 0) {
+        output.log += (output.log.empty() ? "" : "\n") + request.source_file.string() + ": error: ptxas (" +
+                      ptxas_.string() + ") failed on NVRTC's PTX for " + target + ":\n" + result.output;
+        return output;
+    }
+    output.artifact = util::read_file(cubin);
+    output.entry_symbol = ptx.entry_symbol;
+    output.ok = true;
+    return output;
+}
+
+CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) const
+{
+    if (artifact_extension(request.target) == "cubin" && assembles_separately(request))
+        return compile_targets(request, {request.target}).front();
+    return run_nvrtc(request, request.target);
+}
+
+std::vector<std::vector<std::string>> NvrtcCompiler::target_groups(const CudaCompileRequest& request,
+                                                                   const std::vector<std::string>& targets) const
+{
+    if (!assembles_separately(request)) return CudaCompiler::target_groups(request, targets);
+    std::vector<std::vector<std::string>> groups;
+    std::vector<std::string> architectures;
+    for (const auto& target : targets) {
+        auto it = std::find(architectures.begin(), architectures.end(), virtual_architecture(target));
+        if (it == architectures.end()) {
+            architectures.push_back(virtual_architecture(target));
+            groups.push_back({target});
+        } else {
+            groups[static_cast<std::size_t>(it - architectures.begin())].push_back(target);
+        }
+    }
+    return groups;
+}
+
+std::vector<CudaCompileOutput> NvrtcCompiler::compile_targets(const CudaCompileRequest& request,
+                                                              const std::vector<std::string>& targets) const
+{
+    if (!assembles_separately(request)) return CudaCompiler::compile_targets(request, targets);
+    std::map<std::string, CudaCompileOutput> ptx;  // by virtual architecture
+    std::vector<CudaCompileOutput> outputs;
+    for (const auto& target : targets) {
+        std::string architecture = virtual_architecture(target);
+        if (!ptx.count(architecture)) ptx[architecture] = run_nvrtc(request, architecture);
+        const CudaCompileOutput& front = ptx[architecture];
+        if (target == architecture || !front.ok) outputs.push_back(front);
+        else outputs.push_back(assemble(front, request, target));
+    }
+    return outputs;
 }
 
 }  // namespace ck

@@ -122,16 +122,27 @@ private:
 
 JobGraph::JobGraph(int workers) : workers_(std::max(1, workers)) {}
 
-void JobGraph::run(const JobDependencies& dependencies, const std::function<bool(std::size_t)>& job,
-                   const std::function<void(std::size_t, std::size_t)>& skipped) const
+namespace {
+
+std::vector<std::size_t> checked_order(const JobDependencies& dependencies,
+                                       const std::vector<std::vector<std::size_t>>& dependants)
 {
-    auto dependants = dependants_of(dependencies);
     auto order = topological_order(dependencies, dependants);
     if (order.size() != dependencies.size()) {
         std::string cycle;
         for (std::size_t index : find_cycle(dependencies)) cycle += (cycle.empty() ? "" : " -> ") + std::to_string(index);
         throw std::invalid_argument("the job dependencies form a cycle: " + cycle);
     }
+    return order;
+}
+
+}  // namespace
+
+void JobGraph::run(const JobDependencies& dependencies, const std::function<bool(std::size_t)>& job,
+                   const std::function<void(std::size_t, std::size_t)>& skipped) const
+{
+    auto dependants = dependants_of(dependencies);
+    auto order = checked_order(dependencies, dependants);
     if (dependencies.empty()) return;
     auto priority = chain_lengths(dependants, order);
     GraphRun state(dependencies, std::move(dependants), std::move(priority));
@@ -139,6 +150,23 @@ void JobGraph::run(const JobDependencies& dependencies, const std::function<bool
     std::vector<std::jthread> pool;
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back([&] { state.work(job, skipped); });
     state.work(job, skipped);
+}
+
+double longest_path(const JobDependencies& dependencies, const std::vector<double>& seconds)
+{
+    if (seconds.size() != dependencies.size())
+        throw std::invalid_argument("longest_path: " + std::to_string(seconds.size()) + " job times for " +
+                                    std::to_string(dependencies.size()) + " jobs");
+    auto order = checked_order(dependencies, dependants_of(dependencies));
+    // In dependency order, a job's chain ends no earlier than its longest dependency's.
+    std::vector<double> finish(dependencies.size(), 0);
+    double longest = 0;
+    for (std::size_t job : order) {
+        for (std::size_t dependency : dependencies[job]) finish[job] = std::max(finish[job], finish[dependency]);
+        finish[job] += seconds[job];
+        longest = std::max(longest, finish[job]);
+    }
+    return longest;
 }
 
 std::vector<std::size_t> find_cycle(const JobDependencies& dependencies)

@@ -39,6 +39,15 @@ private:
     int workers_;
 };
 
+/// The time of the longest chain of dependent jobs: the most, over every
+/// path through `dependencies`, of the sum of `seconds` along it (seconds[i]
+/// is job i's time). With the sum of all job times divided by the workers, it
+/// makes the bound on the wall time a list scheduler such as JobGraph
+/// guarantees (Graham, "Bounds on multiprocessing timing anomalies", 1969).
+/// Throws std::invalid_argument when the sizes differ, an index is out of
+/// range or the dependencies form a cycle.
+double longest_path(const JobDependencies& dependencies, const std::vector<double>& seconds);
+
 /// The jobs of a cycle in `dependencies` (in dependency order, the first
 /// repeated at the end), or an empty list when there is none.
 std::vector<std::size_t> find_cycle(const JobDependencies& dependencies);

@@ -34,19 +34,20 @@ def build(run, cache, tree, *flags, env=None):
     return run.json("build", "--only", "cuda", "--cache-dir", cache, *flags, tree, env=env)
 
 
-def wrapped_toolkit(root: Path, extra: str) -> Path:
-    """A toolkit folder whose nvcc appends `extra` to every command line (a site wrapper)."""
-    toolkit = root / "wrapped-cuda"
+def wrapped_toolkit(root: Path, extra: str, tool: str = "nvcc") -> Path:
+    """A toolkit folder whose `tool` (nvcc, or ptxas, which assembles NVRTC's cubins)
+    appends `extra` to every command line (a site wrapper)."""
+    toolkit = root / f"wrapped-{tool}"
     (toolkit / "bin").mkdir(parents=True)
     for entry in Path("/usr/local/cuda").iterdir():
         if entry.name != "bin":
             (toolkit / entry.name).symlink_to(entry)
     for entry in Path("/usr/local/cuda/bin").iterdir():
-        if entry.name != "nvcc":
+        if entry.name != tool:
             (toolkit / "bin" / entry.name).symlink_to(entry)
-    nvcc = toolkit / "bin" / "nvcc"
-    nvcc.write_text(f'#!/bin/sh\nexec /usr/local/cuda/bin/nvcc "$@" {extra}\n')
-    nvcc.chmod(0o755)
+    wrapper = toolkit / "bin" / tool
+    wrapper.write_text(f'#!/bin/sh\nexec /usr/local/cuda/bin/{tool} "$@" {extra}\n')
+    wrapper.chmod(0o755)
     return toolkit
 
 
@@ -64,18 +65,55 @@ def test_an_arch_that_slips_past_the_option_screen_publishes_nothing(run, tmp_pa
     tree = kernel_tree(tmp_path, KERNEL)
     cache = tmp_path / "cache"
     toolkit = wrapped_toolkit(tmp_path, "-arch=sm_80")
-    report, result = build(run, cache, tree, "--compiler", "nvcc", "--cuda-root", toolkit, "--arch", "sm_80,sm_90")
+    report, result = build(run, cache, tree, "--compiler", "nvcc", "--cuda-root", toolkit, "--arch", "sm_90", "--no-ptx")
+    assert result.returncode == 1, result.stderr
+    [job] = report["jobs"]
+    assert job["state"] == "failed"
+    assert "check 'architecture' failed: the cubin is for sm_80" in job["log"]
+    assert "push.sm_90.cubin of " in job["log"]
+    assert not published(cache)
+    assert not list((cache / ".cunumpy-kernels-tmp").glob("*"))
+
+
+def test_an_assembler_that_fails_publishes_no_target_of_the_kernel(run, tmp_path):
+    # NVRTC makes each virtual architecture's PTX once and the toolkit's ptxas assembles the
+    # cubins; this one is told sm_80 whatever it is asked, which sm_90's PTX refuses.
+    tree = kernel_tree(tmp_path, KERNEL)
+    cache = tmp_path / "cache"
+    toolkit = wrapped_toolkit(tmp_path, "-arch=sm_80", tool="ptxas")
+    report, result = build(run, cache, tree, "--compiler", "nvrtc", "--cuda-root", toolkit, "--arch", "sm_80,sm_90")
     assert result.returncode == 1, result.stderr
     jobs = {j["target"]: j for j in report["jobs"]}
     assert set(jobs) == {"sm_80", "sm_90", "compute_90"}
     assert {j["state"] for j in jobs.values()} == {"failed"}
-    assert "check 'architecture' failed: the cubin is for sm_80" in jobs["sm_90"]["log"]
-    assert "push.sm_90.cubin of " in jobs["sm_90"]["log"]
-    assert "check 'ptx target' failed: the PTX is for .target sm_80, not sm_90" in jobs["compute_90"]["log"]
-    # sm_80 itself is fine, but its kernel's other targets are not: all or none.
-    assert "not published: " in jobs["sm_80"]["log"] and "all its targets or none" in jobs["sm_80"]["log"]
+    assert f"ptxas ({toolkit}/bin/ptxas) failed on NVRTC's PTX for sm_90" in jobs["sm_90"]["log"]
+    assert "push_cuda.cu: error: " in jobs["sm_90"]["log"]
+    # sm_80 and the PTX are fine, but their kernel's sm_90 is not: all or none.
+    for target in ("sm_80", "compute_90"):
+        assert "not published: " in jobs[target]["log"] and "all its targets or none" in jobs[target]["log"]
     assert not published(cache)
     assert not list((cache / ".cunumpy-kernels-tmp").glob("*"))
+
+
+def test_one_nvcc_run_for_all_targets_gives_each_target_its_own_artifact(run, tmp_path):
+    # Several targets are one -fatbin run with a -gencode each: a wrapper's extra -arch
+    # adds a fat binary part, and every target still gets the code of its own architecture.
+    tree = kernel_tree(tmp_path, KERNEL)
+    cache = tmp_path / "cache"
+    toolkit = wrapped_toolkit(tmp_path, "-arch=sm_80")
+    report, result = build(run, cache, tree, "--compiler", "nvcc", "--cuda-root", toolkit, "--arch", "sm_80,sm_90")
+    assert result.returncode == 0, result.stderr
+    jobs = {j["target"]: j for j in report["jobs"]}
+    assert {j["state"] for j in jobs.values()} == {"built"}
+    for target in ("sm_80", "sm_90"):
+        cubin = Path(jobs[target]["artifacts"][0]).read_bytes()
+        # e_flags bits 8-15 hold the SASS architecture from CUDA 13's ELF ABI version 8 on (cuda_elf.hpp).
+        assert cubin[0x30 + 1] == int(target[3:]), target
+        assert jobs[target]["phases"]["ptxas"] > 0
+    assert b".target sm_90" in Path(jobs["compute_90"]["artifacts"][0]).read_bytes()
+    # One run: the three targets share its wall time.
+    assert len({j["seconds"] for j in jobs.values()}) == 1
+    assert report["schedule"]["jobs"] == 1
 
 
 def test_an_arch_compiler_option_is_refused(run, tmp_path):

@@ -264,6 +264,15 @@ def test_a_class_argument_across_modules_and_an_edited_import_rebuilds_its_impor
     assert states == {"sim.util.lin_kernels": "built", "sim.util.args_kernels": "built",
                       "sim.kernels.scale": "built", "sim.kernels.plain": "built"}
     assert run_program(SIM_PROGRAM, sim, cache) == {"out": 2.0 * 11.0 + 5.0, "pyccel_runs": 0}
+    # The schedule's figures agree with the jobs: args waits for lin, which it imports.
+    schedule = report["schedule"]
+    seconds = {j["module"]: j["seconds"] for j in host_jobs(report)}
+    assert schedule["workers"] == 2 and schedule["jobs"] == 4
+    assert schedule["job_seconds"] >= sum(seconds.values()) - 0.01
+    chain = seconds["sim.util.lin_kernels"] + seconds["sim.util.args_kernels"]
+    assert chain - 0.01 <= schedule["longest_path_seconds"] <= schedule["job_seconds"]
+    assert schedule["bound_seconds"] == pytest.approx(schedule["job_seconds"] / 2 + schedule["longest_path_seconds"])
+    assert 0 < schedule["wall_seconds"] and 0 < schedule["plan_seconds"]
 
     # The build folders live on, and move nowhere: what the class import needs.
     lin = sim / "sim" / "util" / "lin_kernels.py"

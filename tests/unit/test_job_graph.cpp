@@ -118,6 +118,18 @@ TEST_CASE("cycles and unknown jobs are refused before anything runs")
     CHECK(find_cycle({{}, {0}, {0, 1}}).empty());
 }
 
+TEST_CASE("the longest path sums job times along the heaviest chain of dependencies")
+{
+    // 0 (1 s) <- 2 (4 s) <- 3 (1 s); 1 (5 s) <- 3: the chain 0, 2, 3 is 6 s, 1, 3 only 6 s too; 4 alone 6.5 s.
+    JobDependencies dependencies = {{}, {}, {0}, {1, 2}, {}};
+    CHECK(longest_path(dependencies, {1, 5, 4, 1, 6.5}) == doctest::Approx(6.5));
+    CHECK(longest_path(dependencies, {1, 5, 4.5, 1, 2}) == doctest::Approx(6.5));
+    CHECK(longest_path(dependencies, {2, 1, 4, 1, 2}) == doctest::Approx(7));
+    CHECK(longest_path({}, {}) == 0);
+    CHECK_THROWS_AS(longest_path(dependencies, {1, 2}), std::invalid_argument);
+    CHECK_THROWS_AS(longest_path({{1}, {0}}, {1, 1}), std::invalid_argument);
+}
+
 TEST_CASE("an empty graph runs nothing")
 {
     int runs = 0;
