@@ -215,7 +215,8 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
             throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
         }
         CunumpyVersion version = cunumpy_version_of(config.python);
-        for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config, version));
+        signatures::HeaderCache headers;
+        for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config, version, &headers));
     }
     return results;
 }

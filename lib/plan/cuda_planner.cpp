@@ -104,7 +104,7 @@ std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
     std::string source = util::read_file(*kernel.cuda_file);
     IncludeSearch search = search_for(kernel);
     IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes);
-    CudaJob base{&kernel, kernel_entry(kernel, config_, source), "", source, {}, options_.system_include_dirs,
+    CudaJob base{&kernel, kernel_entry(kernel, config_, source, &headers_), "", source, {}, options_.system_include_dirs,
                  scan.pre_include_files, options_.keyed, {}, {}, {}};
     for (const auto& dir : search.dirs) base.include_dirs.push_back(dir.dir);
     if (auto late = scanner_.late_dir_if_known()) base.include_dirs.push_back(*late);

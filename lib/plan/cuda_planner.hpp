@@ -71,6 +71,7 @@ private:
     CompilerOptions options_;
     std::vector<std::string> targets_;
     IncludeScanner scanner_;
+    signatures::HeaderCache headers_;  ///< for kernel_entry's declaration reading, shared by the kernels
 };
 
 }  // namespace ck

@@ -57,7 +57,8 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
     return found == config.template_args.end() ? nullptr : &found->second;
 }
 
-KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source)
+KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
+                         signatures::HeaderCache* header_cache)
 {
     KernelEntry entry{kernel.name, {}, ""};
     const std::vector<std::string>* configured = configured_template_args(kernel, config);
@@ -68,7 +69,7 @@ KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::
         entry.origin = std::move(origin);
         return entry;
     };
-    signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config);
+    signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config, header_cache);
     signatures::CudaKernelDeclaration found = signatures::read_cuda_declaration(source, kernel.name, &headers);
     if (found.read.status != SignatureRead::Status::found) return configured ? with(*configured, from_config) : entry;
     const auto& declaration = found.declarations[found.chosen];

@@ -7,6 +7,7 @@
 
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
+#include "signatures/project_headers.hpp"
 
 #include <string>
 #include <string_view>
@@ -40,6 +41,7 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
 /// explicit instantiations leave the choice open, when `template-args` gives
 /// another number of arguments than the template has parameters, and when
 /// `template-args` names a kernel that is not a template.
-KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source);
+KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
+                         signatures::HeaderCache* headers = nullptr);
 
 }  // namespace ck

@@ -7,26 +7,69 @@
 
 namespace ck {
 
-void* PackedArguments::reserve(std::size_t size)
+namespace {
+
+// The common cases of the launch path, inline; anything else (and every
+// error) goes through the general code below, so results and messages are
+// unchanged.
+
+/// ArrayView::c_contiguous() without its two loops for the usual 1-D view.
+bool contiguous(const ArrayView& view)
 {
-    std::size_t align = size > 8 ? 16 : 8;
-    std::size_t at = (used_ + align - 1) / align * align;
-    if (at + size <= inline_bytes) {
-        used_ = at + size;
-        return storage_.data() + at;
+    if (view.ndim == 1) return view.shape[0] == 0 || view.shape[0] == 1 || view.strides[0] == 1;
+    return view.c_contiguous();
+}
+
+/// size_of() for the usual scalar types.
+std::size_t scalar_bytes(ElementType type)
+{
+    switch (type) {
+    case ElementType::float64:
+    case ElementType::int64:
+    case ElementType::uint64:
+        return 8;
+    default:
+        return size_of(type);
     }
+}
+
+/// write_same_type_scalar() for the 8-byte types, which need no conversion.
+bool write_same_type_scalar_fast(const Argument& arg, ElementType to, void* out)
+{
+    if (!arg.is_scalar() || arg.type() != to) return false;
+    switch (to) {
+    case ElementType::float64: {
+        double value = arg.as_double();
+        std::memcpy(out, &value, sizeof value);
+        return true;
+    }
+    case ElementType::int64: {
+        std::int64_t value = arg.as_int();
+        std::memcpy(out, &value, sizeof value);
+        return true;
+    }
+    case ElementType::uint64: {
+        std::uint64_t value = arg.as_uint();
+        std::memcpy(out, &value, sizeof value);
+        return true;
+    }
+    default:
+        return write_same_type_scalar(arg, to, out);
+    }
+}
+
+}  // namespace
+
+void* PackedArguments::reserve_overflow(std::size_t size)
+{
     overflow_.emplace_back(size + 16);
     auto address = reinterpret_cast<std::uintptr_t>(overflow_.back().data());
     return reinterpret_cast<void*>((address + 15) / 16 * 16);
 }
 
-void PackedArguments::push(const void* value)
+void PackedArguments::push_overflow(const void* value)
 {
     void* pointer = const_cast<void*>(value);
-    if (count_ < inline_count) {
-        inline_pointers_[count_++] = pointer;
-        return;
-    }
     if (heap_pointers_.empty()) heap_pointers_.assign(inline_pointers_.begin(), inline_pointers_.end());
     heap_pointers_.push_back(pointer);
     ++count_;
@@ -68,16 +111,21 @@ const void* ArgumentPacker::pack_one(const Argument& arg, std::size_t index, std
     const KernelParameter& p = parameters_[index];
     switch (p.kind) {
     case ParameterKind::scalar: {
-        void* slot = out.reserve(size_of(p.element));
-        if (write_same_type_scalar(arg, p.element, slot)) return slot;
+        void* slot = out.reserve(scalar_bytes(p.element));
+        if (write_same_type_scalar_fast(arg, p.element, slot)) return slot;
         std::string why = try_convert_scalar(arg, p.element, slot);
         if (!why.empty()) fail(index, std::string("a ") + to_string(p.element) + " scalar", arg, why);
         return slot;
     }
     case ParameterKind::pointer:
     case ParameterKind::void_pointer: {
-        const ArrayView& view = device_array(arg, index, p.kind == ParameterKind::void_pointer);
-        if (!view.c_contiguous())
+        bool any_type = p.kind == ParameterKind::void_pointer;
+        // device_array()'s test inline; it is called for the error.
+        const ArrayView& view = arg.is_array() && arg.array().memory == Memory::device &&
+                                        (any_type || arg.type() == p.element)
+                                    ? arg.array()
+                                    : device_array(arg, index, any_type);
+        if (!contiguous(view))
             fail(index, "C-contiguous", arg, "a pointer parameter reads a flat buffer; declare it as an Array view to take strided views");
         auto* slot = static_cast<void**>(out.reserve(sizeof(void*)));
         *slot = view.data;

@@ -23,14 +23,34 @@ public:
     PackedArguments& operator=(const PackedArguments&) = delete;
 
     /// Room for `size` bytes aligned to 8 (16 for larger values), stable
-    /// until this object dies.
-    void* reserve(std::size_t size);
+    /// until this object dies. Inline: the launch path calls it for every
+    /// parameter of every call, and the inline storage almost always fits.
+    void* reserve(std::size_t size)
+    {
+        std::size_t align = size > 8 ? 16 : 8;
+        std::size_t at = (used_ + align - 1) & ~(align - 1);
+        if (at + size <= inline_bytes) [[likely]] {
+            used_ = at + size;
+            return storage_.data() + at;
+        }
+        return reserve_overflow(size);
+    }
     /// Appends the address of the next parameter's value.
-    void push(const void* value);
+    void push(const void* value)
+    {
+        if (count_ < inline_count) [[likely]] {
+            inline_pointers_[count_++] = const_cast<void*>(value);
+            return;
+        }
+        push_overflow(value);
+    }
     void** pointers() { return count_ <= inline_count ? inline_pointers_.data() : heap_pointers_.data(); }
     std::size_t count() const { return count_; }
 
 private:
+    void* reserve_overflow(std::size_t size);
+    void push_overflow(const void* value);
+
     static constexpr std::size_t inline_bytes = 2048;
     static constexpr std::size_t inline_count = 64;
     alignas(16) std::array<std::byte, inline_bytes> storage_;  // not zeroed: written before read

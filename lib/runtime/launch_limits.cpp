@@ -8,12 +8,18 @@ namespace ck {
 
 namespace {
 
-void check_axes(const Dim3& shape, const int (&limits)[3], const char* label, const std::string& context)
+[[noreturn, gnu::noinline, gnu::cold]] void axis_error(const Dim3& shape, int axis, const int (&limits)[3],
+                                                      const char* label, const std::string& context)
+{
+    throw LaunchError(context + ": " + label + "[" + std::to_string(axis) + "]=" + std::to_string(shape[axis]) +
+                      " exceeds the " + std::to_string(limits[axis]) + " limit");
+}
+
+// Small enough to inline into every launch: the message is built out of line.
+inline void check_axes(const Dim3& shape, const int (&limits)[3], const char* label, const std::string& context)
 {
     for (int axis = 0; axis < 3; ++axis)
-        if (shape[axis] > limits[axis])
-            throw LaunchError(context + ": " + label + "[" + std::to_string(axis) + "]=" + std::to_string(shape[axis]) +
-                              " exceeds the " + std::to_string(limits[axis]) + " limit");
+        if (shape[axis] > limits[axis]) axis_error(shape, axis, limits, label, context);
 }
 
 }  // namespace

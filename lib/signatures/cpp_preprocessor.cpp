@@ -141,10 +141,12 @@ void CppPreprocessor::include(const std::vector<CppToken>& body)
     try {
         auto header = includes_->open(body[0].text, in_header() ? include_stack_.back() : std::filesystem::path());
         if (header && std::find(include_stack_.begin(), include_stack_.end(), header->path) == include_stack_.end()) {
-            std::vector<CppToken> tokens = lex_cpp(header->text, LexScope::directives);
+            auto tokens = header->directives
+                              ? header->directives
+                              : std::make_shared<const std::vector<CppToken>>(lex_cpp(header->text, LexScope::directives));
             include_stack_.push_back(header->path);
             include_groups_.push_back(groups);
-            run_tokens(tokens);
+            run_tokens(*tokens);
         }
     } catch (...) {
         // A header that cannot be read as far as memory goes is not followed

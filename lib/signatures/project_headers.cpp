@@ -7,8 +7,37 @@ namespace ck::signatures {
 
 namespace fs = std::filesystem;
 
-ProjectHeaders::ProjectHeaders(fs::path main_file, std::vector<fs::path> dirs)
-    : main_dir_(main_file.parent_path()), dirs_(std::move(dirs))
+namespace {
+
+std::optional<std::string> read_text(const fs::path& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    if (!in.good() && !in.eof()) return std::nullopt;
+    return text;
+}
+
+}  // namespace
+
+std::optional<IncludedFile> HeaderCache::get(const fs::path& path)
+{
+    std::lock_guard lock(mutex_);
+    auto it = files_.find(path);
+    if (it != files_.end()) return it->second;
+    std::optional<IncludedFile> file;
+    try {
+        if (auto text = read_text(path)) {
+            auto tokens = std::make_shared<const std::vector<CppToken>>(lex_cpp(*text, LexScope::directives));
+            file = IncludedFile{path, std::move(*text), std::move(tokens)};
+        }
+    } catch (const std::exception&) {
+        // Beyond memory: not followed, as without a cache.
+    }
+    return files_.emplace(path, std::move(file)).first->second;
+}
+
+ProjectHeaders::ProjectHeaders(fs::path main_file, std::vector<fs::path> dirs, HeaderCache* cache)
+    : main_dir_(main_file.parent_path()), dirs_(std::move(dirs)), cache_(cache)
 {
 }
 
@@ -27,19 +56,20 @@ std::optional<IncludedFile> ProjectHeaders::open(const std::string& spelled, con
         fs::path path = fs::canonical(candidate, error);
         auto size = fs::file_size(candidate, error);
         if (error || size > max_bytes - bytes_) return std::nullopt;
-        std::ifstream in(path, std::ios::binary);
-        std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-        if (!in.good() && !in.eof()) return std::nullopt;
+        std::optional<IncludedFile> file;
+        if (cache_) file = cache_->get(path);
+        else if (auto text = read_text(path)) file = IncludedFile{path, std::move(*text), nullptr};
+        if (!file) return std::nullopt;
         ++opened_;
-        bytes_ += text.size();
-        return IncludedFile{path, std::move(text)};
+        bytes_ += file->text.size();
+        return file;
     }
     return std::nullopt;
 }
 
-ProjectHeaders project_headers_of(const KernelSource& kernel, const Config& config)
+ProjectHeaders project_headers_of(const KernelSource& kernel, const Config& config, HeaderCache* cache)
 {
-    return ProjectHeaders(kernel.cuda_file.value_or(kernel.folder / "none.cu"), kernel.include_dirs(config));
+    return ProjectHeaders(kernel.cuda_file.value_or(kernel.folder / "none.cu"), kernel.include_dirs(config), cache);
 }
 
 }  // namespace ck::signatures

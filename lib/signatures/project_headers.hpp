@@ -9,8 +9,12 @@
 
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
+#include "signatures/cpp_lexer.hpp"
 
 #include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -22,6 +26,25 @@ namespace ck::signatures {
 struct IncludedFile {
     std::filesystem::path path;  ///< canonical
     std::string text;
+    /// lex_cpp(text, LexScope::directives), when the source lexed it already
+    /// (a HeaderCache); null: the reader lexes `text`.
+    std::shared_ptr<const std::vector<CppToken>> directives;
+};
+
+/// Project headers read and lexed once for all the readings that share it:
+/// the kernels of one build or status include the same few headers, and
+/// lexing them again for each kernel was most of a warm status's work
+/// (bench/RESULTS.md, issue 14). A header is taken as it was when first read
+/// in this process. Thread-safe.
+class HeaderCache {
+public:
+    /// The header at canonical `path` of `size` bytes (as stat said), read
+    /// and lexed on first use; nothing when it cannot be read.
+    std::optional<IncludedFile> get(const std::filesystem::path& path);
+
+private:
+    std::mutex mutex_;
+    std::map<std::filesystem::path, std::optional<IncludedFile>> files_;
 };
 
 /// Where the preprocessor gets included files (a seam: tests give others).
@@ -42,18 +65,21 @@ public:
     static constexpr std::size_t max_headers = 64;              ///< opened per reading
     static constexpr std::size_t max_bytes = 4 * 1024 * 1024;   ///< read per reading, all headers together
 
-    ProjectHeaders(std::filesystem::path main_file, std::vector<std::filesystem::path> dirs);
+    /// `cache`, when given, serves headers other readings read already.
+    ProjectHeaders(std::filesystem::path main_file, std::vector<std::filesystem::path> dirs, HeaderCache* cache = nullptr);
 
     std::optional<IncludedFile> open(const std::string& spelled, const std::filesystem::path& includer) override;
 
 private:
     std::filesystem::path main_dir_;
     std::vector<std::filesystem::path> dirs_;
+    HeaderCache* cache_;
     std::size_t opened_ = 0;
     std::size_t bytes_ = 0;
 };
 
-/// The headers of `kernel`'s CUDA source as `build` searches them.
-ProjectHeaders project_headers_of(const KernelSource& kernel, const Config& config);
+/// The headers of `kernel`'s CUDA source as `build` searches them; `cache` as
+/// for ProjectHeaders.
+ProjectHeaders project_headers_of(const KernelSource& kernel, const Config& config, HeaderCache* cache = nullptr);
 
 }  // namespace ck::signatures

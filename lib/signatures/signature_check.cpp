@@ -47,13 +47,14 @@ std::vector<Source> sources_of(const KernelSource& kernel)
     return sources;
 }
 
-SignatureRead read_source(const Source& source, const std::string& text, const KernelSource& kernel, const Config& config)
+SignatureRead read_source(const Source& source, const std::string& text, const KernelSource& kernel, const Config& config,
+                          signatures::HeaderCache* header_cache)
 {
     const std::string& name = kernel.name;
     switch (source.language) {
     case Source::Language::cuda: {
         // A `KERNEL` macro may come from a project header, as the build finds it.
-        signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config);
+        signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config, header_cache);
         return signatures::read_cuda_signature_with(text, name, &headers);
     }
     case Source::Language::python_stub: return read_python_signature(text, name, PythonDefinition::first);
@@ -64,8 +65,9 @@ SignatureRead read_source(const Source& source, const std::string& text, const K
 
 class KernelCheck {
 public:
-    KernelCheck(const KernelSource& kernel, const Config& config, const CunumpyVersion& version)
-        : kernel_(kernel), config_(config), version_(version), prefix_("kernel '" + kernel.name + "': ")
+    KernelCheck(const KernelSource& kernel, const Config& config, const CunumpyVersion& version,
+                signatures::HeaderCache* headers)
+        : kernel_(kernel), config_(config), version_(version), headers_(headers), prefix_("kernel '" + kernel.name + "': ")
     {
         result_.module = kernel.module;
         result_.name = kernel.name;
@@ -93,7 +95,7 @@ private:
             result_.declarations.push_back(std::move(signature));
             return;
         }
-        signature.read = read_source(source, text, kernel_, config_);
+        signature.read = read_source(source, text, kernel_, config_, headers_);
         result_.declarations.push_back(signature);
         if (signature.read.status != SignatureRead::Status::found) {
             // Which branch runs is the program's business: said, not called a mismatch.
@@ -151,6 +153,7 @@ private:
     const KernelSource& kernel_;
     const Config& config_;
     const CunumpyVersion& version_;
+    signatures::HeaderCache* headers_;
     std::string version_text_;
     std::string prefix_;
     KernelSignatures result_;
@@ -181,9 +184,9 @@ SignatureAgreement KernelSignatures::agreement() const
 }
 
 KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config,
-                                         const CunumpyVersion& cunumpy_version)
+                                         const CunumpyVersion& cunumpy_version, signatures::HeaderCache* headers)
 {
-    return KernelCheck(kernel, config, cunumpy_version).run();
+    return KernelCheck(kernel, config, cunumpy_version, headers).run();
 }
 
 }  // namespace ck

@@ -14,6 +14,7 @@
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "cunumpy_kernels/signature_read.hpp"
+#include "signatures/project_headers.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -91,8 +92,10 @@ using CunumpyVersion = std::function<std::string()>;
 /// A CUDA declaration that reads well is also read as cunumpy's own reader
 /// reads it (cunumpy_readability.hpp, with `template-args` of `config`): a
 /// warning when cunumpy cannot read it or reads other names. Never throws:
-/// unreadable files are findings.
+/// unreadable files are findings. `headers`, when given, serves the project
+/// headers other kernels' readings read already (a check of many kernels).
 KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config,
-                                         const CunumpyVersion& cunumpy_version = {});
+                                         const CunumpyVersion& cunumpy_version = {},
+                                         signatures::HeaderCache* headers = nullptr);
 
 }  // namespace ck

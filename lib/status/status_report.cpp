@@ -189,8 +189,9 @@ StatusReport read_status(const StatusRequest& request)
     CacheReader cache(request.config);
     report.warnings = build.warnings;
     std::string first_cache_name;
+    signatures::HeaderCache headers;
     for (auto& kernel : build.kernels) {
-        KernelStatus status{kernel, check_kernel_signatures(kernel, request.config), {}};
+        KernelStatus status{kernel, check_kernel_signatures(kernel, request.config, {}, &headers), {}};
         std::string cache_name = cache_name_of(request.config, kernel.top_package);
         if (first_cache_name.empty() && pyccel_can_build(kernel.name)) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);

@@ -10,7 +10,7 @@ build=${BUILD:-build-gpu}
 out=${1:-.ck-gpu}
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/src-root/share/examples"
-binaries=(tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead bench/rank-start share/particles-app
+binaries=(tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead bench/launch-pairs bench/rank-start share/particles-app
   tools/cunumpy-kernels)
 ninja -C "$build" "${binaries[@]}"  # scripts/setup builds only the tool and the library (tool-and-library)
 for b in "${binaries[@]}"; do

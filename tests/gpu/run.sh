@@ -29,6 +29,8 @@ src="$CK_SOURCE_ROOT/share/examples/particles/src"
   echo "== launch benchmark"
   CK_GPU_CLI_CACHE="$cache" "$here/bin/bench_runtime_launch" --benchmark_report_aggregates_only=true \
     --benchmark_enable_random_interleaving=true
+  echo "== a Kernel call against a raw launch, in alternating pairs (five runs)"
+  for run in 1 2 3 4 5; do CK_GPU_CLI_CACHE="$cache" "$here/bin/launch-pairs" 300 1000 "run $run"; done
   echo "== the runtime's own share of a call (null driver, this machine's CPU)"
   "$here/bin/bench_runtime_overhead" --benchmark_report_aggregates_only=true
   echo "== CuPy reference"

@@ -112,4 +112,44 @@ TEST_CASE_FIXTURE(Tree, "depth, count and size are bounded")
     CHECK(read(many + "__global__ void push(double* x) {}\n").parameters == Names{"x"});
 }
 
+TEST_CASE_FIXTURE(Tree, "a header cache reads and lexes a header once for every reading that shares it")
+{
+    tree.write("src/sim/kernels/push/common.cuh", "#define KERNEL extern \"C\" __global__\n#define RESTRICT __restrict__\n");
+    std::string source = "#include \"common.cuh\"\nKERNEL void push(double* RESTRICT x, int n) {}\n";
+    tree.write("src/sim/kernels/push/push_cuda.cu", source);
+    std::vector<std::filesystem::path> dirs = {tree / "src/sim/kernels/push", tree / "src"};
+    HeaderCache cache;
+    ProjectHeaders first(cuda, dirs, &cache), second(cuda, dirs, &cache);
+    auto a = first.open("\"common.cuh\"", {});
+    auto b = second.open("<common.cuh>", {});
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->path == b->path);
+    REQUIRE(a->directives);
+    CHECK(a->directives == b->directives);  // lexed once, shared
+    auto lexed = lex_cpp(a->text, LexScope::directives);
+    REQUIRE(a->directives->size() == lexed.size());
+    for (std::size_t i = 0; i < lexed.size(); ++i) {
+        CHECK((*a->directives)[i].text == lexed[i].text);
+        CHECK((*a->directives)[i].line == lexed[i].line);
+    }
+    // Readings through the cache read as readings without one.
+    for (int i = 0; i < 2; ++i) {
+        ProjectHeaders headers(cuda, dirs, &cache);
+        SignatureRead r = read_cuda_signature_with(source, "push", &headers);
+        REQUIRE(r.status == Status::found);
+        CHECK(r.parameters == Names{"x", "n"});
+    }
+    CHECK(read(source).parameters == Names{"x", "n"});
+    // A header is taken as first read for the cache's life; a new cache reads it again.
+    tree.write("src/sim/kernels/push/common.cuh", "#define KERNEL __global__\n");
+    CHECK(ProjectHeaders(cuda, dirs, &cache).open("\"common.cuh\"", {})->text.find("extern") != std::string::npos);
+    HeaderCache fresh;
+    CHECK(ProjectHeaders(cuda, dirs, &fresh).open("\"common.cuh\"", {})->text == "#define KERNEL __global__\n");
+    // The bounds count per reading, cached or not.
+    ProjectHeaders bounded(cuda, dirs, &cache);
+    for (std::size_t i = 0; i < ProjectHeaders::max_headers; ++i) REQUIRE(bounded.open("\"common.cuh\"", {}));
+    CHECK_FALSE(bounded.open("\"common.cuh\"", {}));
+}
+
 TEST_SUITE_END();
