@@ -73,10 +73,11 @@ int main(int argc, char** argv)
         return 77;
     }
     fs::path package = fs::path(root) / "share/examples/particles/src/particles/kernels";
+    ck::Config config = ck::load_config(package);
+    config.cache_dir = cache;
+    config.architectures = {gpu->current_device().arch()};
     ck::CatalogOptions options;
-    options.load.config = ck::load_config(package);
-    options.load.config.cache_dir = cache;
-    options.load.config.architectures = {gpu->current_device().arch()};
+    options.load.config = config;
     auto catalog = ck::KernelCatalog::from_package(package, options);
     ck::Kernel& push = catalog["push"];
     push.compile();

@@ -1,5 +1,7 @@
 // NVRTC, loaded with dlopen so that the library and CLI start on machines
-// without the toolkit. Compiles in-process: no fork next to MPI memory.
+// without the toolkit. The front end runs in-process; where the toolkit has
+// ptxas, it assembles the cubins from NVRTC's PTX, started with posix_spawn
+// (util/subprocess: no copy of an MPI rank's memory).
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
 #include "compilers/tool_probe.hpp"
