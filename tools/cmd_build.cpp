@@ -140,9 +140,10 @@ void print_summary(Terminal& terminal, const BuildReport& report)
     if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
     const ScheduleReport& schedule = report.schedule;
     if (schedule.jobs > 0)
-        terminal.note(fmt::format("schedule: {} in {:.2f} s on {} workers (jobs {:.2f} s in all, longest chain {:.2f} s, "
-                                  "list-scheduler bound {:.2f} s); planning {:.3f} s",
-                                  counted(schedule.jobs, "compile"), schedule.wall_seconds, schedule.workers,
+        terminal.note(fmt::format("schedule: {} in {:.2f} s on {} (jobs {:.2f} s in all, longest chain {:.2f} s, "
+                                  "the list-scheduler bound it stays under {:.2f} s); planning {:.3f} s",
+                                  counted(schedule.jobs, "compiler run"), schedule.wall_seconds,
+                                  counted(static_cast<std::size_t>(schedule.workers), "worker"),
                                   schedule.job_seconds, schedule.longest_path_seconds, schedule.bound_seconds(),
                                   schedule.plan_seconds),
                       1);

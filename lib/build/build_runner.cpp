@@ -377,6 +377,7 @@ BuildReport run_build(const BuildRequest& request, BuildObserver* observer)
         report = BuildRunner(std::move(plan), observer).run();
     }
     report.schedule.plan_seconds = plan_seconds;
+    report.schedule.workers = job_count(request.config.jobs);
     if (request.cupy) add_cupy_jobs(request, report, observer);
     report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return report;

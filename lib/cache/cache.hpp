@@ -191,7 +191,9 @@ public:
     std::set<std::string> latest_keys(const std::string& kind) const;
 
     /// Records that building `key` for `module` and `target` failed, with the
-    /// compiler's log, so `status` can say "failed last time". Best effort.
+    /// compiler's log, so `status` can say "failed last time". Best effort;
+    /// nothing is recorded once the process is being stopped
+    /// (util::stop_requested(): a compiler killed by Ctrl-C did not fail).
     void remember_failure(const std::string& kind, const std::string& module, const std::string& target,
                           const std::string& key, const std::string& log) const;
 

@@ -6,6 +6,7 @@
 #include "cache/build_lock.hpp"
 #include "util/temporary_name.hpp"
 #include "util/file_util.hpp"
+#include "util/subprocess.hpp"
 
 #include <ctime>
 #include <fcntl.h>
@@ -154,6 +155,8 @@ std::set<std::string> EntryStore::latest_keys(const std::string& kind) const
 void EntryStore::remember_failure(const std::string& kind, const std::string& module, const std::string& target,
                                   const std::string& key, const std::string& log) const
 {
+    // A compiler killed because the build is being stopped did not fail.
+    if (util::stop_requested()) return;
     fs::path dir = root_ / (kind + "-failed");
     std::error_code error;
     fs::create_directories(dir, error);

@@ -35,6 +35,9 @@ constexpr const char* output_owned = "the tool chooses the output (one cubin per
 constexpr const char* search_owned = "it changes the include search the key follows; use -I and -isystem";
 constexpr const char* dependencies_owned = "the tool asks nvcc for dependencies itself";
 constexpr const char* pch_outside_key = "precompiled headers live outside the key";
+constexpr const char* run_owned =
+    "the tool runs nvcc once per kernel with -keep, -keep-dir and --time of its own and reads each target's file "
+    "from them (the phase times are in build --json)";
 
 // nvcc's and NVRTC's spellings. Names are matched whole, or with `=value`,
 // or (Value::joined) followed directly by the value.
@@ -107,6 +110,16 @@ constexpr std::array specs = {
     Spec{"-MMD", Kind::refused, Value::none, dependencies_owned},
     Spec{"--generate-nonsystem-dependencies-with-compile", Kind::refused, Value::none, dependencies_owned},
     Spec{"-MF", Kind::refused, Value::separate, dependencies_owned},
+    Spec{"-keep", Kind::refused, Value::none, run_owned},
+    Spec{"--keep", Kind::refused, Value::none, run_owned},
+    Spec{"-keep-dir", Kind::refused, Value::separate, run_owned},
+    Spec{"--keep-dir", Kind::refused, Value::separate, run_owned},
+    Spec{"-save-temps", Kind::refused, Value::none, run_owned},
+    Spec{"--save-temps", Kind::refused, Value::none, run_owned},
+    Spec{"-time", Kind::refused, Value::separate, run_owned},
+    Spec{"--time", Kind::refused, Value::separate, run_owned},
+    Spec{"-dryrun", Kind::refused, Value::none, run_owned},
+    Spec{"--dryrun", Kind::refused, Value::none, run_owned},
     Spec{"--dependency-output", Kind::refused, Value::separate, dependencies_owned},
     Spec{"-MT", Kind::refused, Value::separate, dependencies_owned},
     Spec{"--dependency-target-name", Kind::refused, Value::separate, dependencies_owned},

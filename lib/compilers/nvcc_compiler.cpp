@@ -295,6 +295,13 @@ std::vector<CudaCompileOutput> NvccCompiler::compile_targets(const CudaCompileRe
     for (std::size_t at; (at = log.find(source.string())) != std::string::npos;)
         log.replace(at, source.string().size(), request.source_file.string());
     shared.log = to_file_line_diagnostics(log);
+    // One run cannot say which target failed (an `#error` under one
+    // __CUDA_ARCH__, a ptxas limit): compile each alone to name it.
+    if (result.exit_code != 0 && targets.size() > 1 && !util::stop_requested()) {
+        std::vector<CudaCompileOutput> outputs;
+        for (const auto& target : targets) outputs.push_back(compile_targets(request, {target}).front());
+        return outputs;
+    }
     if (result.exit_code != 0) return std::vector<CudaCompileOutput>(targets.size(), shared);
     std::vector<std::string> missing;
     shared.dependencies = compare_with_key(parse_make_dependencies(util::read_file(dependencies)), source, toolkit_include_dirs(),

@@ -49,7 +49,9 @@ public:
     /// One nvcc process for all `targets`: with several, a `-fatbin` with one
     /// `-gencode` per target, whose cubins and PTX nvcc keeps (`-keep`) and
     /// names in its `--time` list, so each front end and the host
-    /// preprocessing run once. Phase times come from that list. The `-MMD`
+    /// preprocessing run once. Phase times come from that list, and each
+    /// target's log is the whole run's. When that run fails, each target is
+    /// compiled alone, so that the failure names its target. The `-MMD`
     /// check is as for compile().
     std::vector<CudaCompileOutput> compile_targets(const CudaCompileRequest& request,
                                                    const std::vector<std::string>& targets) const override;

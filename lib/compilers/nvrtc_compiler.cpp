@@ -1,7 +1,7 @@
 // NVRTC, loaded with dlopen so that the library and CLI start on machines
-// without the toolkit. The front end runs in-process; where the toolkit has
-// ptxas, it assembles the cubins from NVRTC's PTX, started with posix_spawn
-// (util/subprocess: no copy of an MPI rank's memory).
+// without the toolkit. compile() runs in-process, so the runtime starts no
+// process; the build's compile_targets() may have the toolkit's ptxas, of
+// NVRTC's very release, assemble the cubins from NVRTC's PTX.
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
 #include "compilers/tool_probe.hpp"
@@ -146,30 +146,11 @@ std::string NvrtcCompiler::version_now() const
            ", " + std::to_string(error ? 0 : size) + " bytes)";
 }
 
-// "ptxas <version> (<size> bytes)"; empty when it cannot be asked.
-std::string NvrtcCompiler::ptxas_identity(bool may_start) const
-{
-    auto ask = [&]() -> std::string {
-        if (!may_start) return "";
-        auto result = util::run_process({ptxas_.string(), "--version"});
-        if (result.exit_code != 0) throw ToolchainError(ptxas_.string() + " --version failed:\n" + result.output);
-        std::string last, line;
-        for (char c : result.output + "\n") {
-            if (c != '\n') line += c;
-            else if (!line.empty()) last = std::exchange(line, {});
-        }
-        std::error_code error;
-        return "ptxas " + last + " (" + std::to_string(fs::file_size(ptxas_, error)) + " bytes)";
-    };
-    return probe_ ? probe_->answer(ptxas_, "ptxas-identity", ask) : ask();
-}
-
 std::string NvrtcCompiler::identity() const
 {
     std::call_once(identity_once_, [this] {
         identity_ = (probe_ && !file_.empty()) ? probe_->answer(file_, "nvrtc-identity", [this] { return version_now(); })
                                                : version_now();
-        if (!ptxas_.empty()) identity_ += "; " + ptxas_identity(true);
     });
     return identity_;
 }
@@ -178,11 +159,55 @@ std::optional<std::string> NvrtcCompiler::remembered_identity() const
 {
     if (!probe_ || file_.empty()) return std::nullopt;
     std::string identity = probe_->answer(file_, "nvrtc-identity", [] { return std::string(); });
-    if (identity.empty()) return std::nullopt;
-    if (ptxas_.empty()) return identity;
-    std::string ptxas = ptxas_identity(false);
-    if (ptxas.empty()) return std::nullopt;
-    return identity + "; " + ptxas;
+    return identity.empty() ? std::nullopt : std::optional<std::string>(identity);
+}
+
+namespace {
+
+// "cuda_13.0.r13.0/compiler.36424714_0" of ptxas's `--version` line
+// "Build cuda_13.0.r13.0/compiler.36424714_0"; "" when there is none.
+std::string build_of_version_output(const std::string& output)
+{
+    std::size_t at = output.find("\nBuild ");
+    if (at == std::string::npos) return "";
+    std::string build = output.substr(at + 7, output.find('\n', at + 1) - at - 7);
+    return build.find("compiler.") == std::string::npos ? "" : build;
+}
+
+}  // namespace
+
+// The toolkit build ptxas comes from, asked once per ptxas file (the probe
+// record); "" when it cannot say.
+std::string NvrtcCompiler::ptxas_build() const
+{
+    auto ask = [this]() -> std::string {
+        auto result = util::run_process({ptxas_.string(), "--version"});
+        return result.exit_code == 0 ? build_of_version_output(result.output) : "";
+    };
+    return probe_ ? probe_->answer(ptxas_, "ptxas-build", ask) : ask();
+}
+
+// ptxas is NVRTC's own assembler when the NVRTC library carries ptxas's
+// build string (both are built from one toolkit build, e.g.
+// "cuda_13.0.r13.0/compiler.36424714_0"): then ptxas of NVRTC's PTX makes
+// NVRTC's cubin. Read once per NVRTC file and ptxas build (probe records).
+bool NvrtcCompiler::ptxas_is_nvrtcs() const
+{
+    std::call_once(ptxas_once_, [this] {
+        if (ptxas_.empty() || file_.empty()) return;
+        std::string build = ptxas_build();
+        if (build.empty()) return;
+        auto ask = [&]() -> std::string {
+            try {
+                return util::read_file(file_).find(build) != std::string::npos ? "yes" : "no";
+            } catch (const Error&) {
+                return "";
+            }
+        };
+        std::string answer = probe_ ? probe_->answer(file_, "carries ptxas build " + build, ask) : ask();
+        ptxas_matches_ = answer == "yes";
+    });
+    return ptxas_matches_;
 }
 
 namespace {
@@ -305,7 +330,8 @@ double seconds_since(std::chrono::steady_clock::time_point start)
 
 bool NvrtcCompiler::assembles_separately(const CudaCompileRequest& request) const
 {
-    return !ptxas_.empty() && std::all_of(request.options.begin(), request.options.end(), acts_on_front_end_only);
+    return !ptxas_.empty() && std::all_of(request.options.begin(), request.options.end(), acts_on_front_end_only) &&
+           ptxas_is_nvrtcs();
 }
 
 CudaCompileOutput NvrtcCompiler::assemble(const CudaCompileOutput& ptx, const CudaCompileRequest& request,
@@ -335,8 +361,6 @@ CudaCompileOutput NvrtcCompiler::assemble(const CudaCompileOutput& ptx, const Cu
 
 CudaCompileOutput NvrtcCompiler::compile(const CudaCompileRequest& request) const
 {
-    if (artifact_extension(request.target) == "cubin" && assembles_separately(request))
-        return compile_targets(request, {request.target}).front();
     return run_nvrtc(request, request.target);
 }
 

@@ -14,8 +14,8 @@ public:
     /// `probe` may be null (no caching of the version). The toolkit's
     /// `include` and `include/cccl` folders of `cuda_root` are on NVRTC's
     /// search path, as nvcc.profile puts them on nvcc's. `<cuda_root>/bin/ptxas`,
-    /// when it is there, assembles cubins (compile_targets) and is named in
-    /// identity(), so keys say which assembler made a cubin.
+    /// when it is there and of NVRTC's release, assembles the cubins of
+    /// compile_targets().
     NvrtcCompiler(std::filesystem::path cuda_root, const ToolProbe* probe,
                   const EnvironmentReader& read = process_environment());
     ~NvrtcCompiler() override;
@@ -26,8 +26,9 @@ public:
     std::optional<std::string> remembered_identity() const override;
     std::vector<std::filesystem::path> toolkit_include_dirs() const override;
     const CompilerEnvironment& environment() const override { return environment_; }
-    /// NVRTC has no `-isystem`: those folders are given as `-I` after the
-    /// toolkit's include folder, which keeps nvcc's order.
+    /// One NVRTC run, in-process (the runtime's build on a miss starts no
+    /// process). NVRTC has no `-isystem`: those folders are given as `-I`
+    /// after the toolkit's include folder, which keeps nvcc's order.
     CudaCompileOutput compile(const CudaCompileRequest& request) const override;
     /// With the toolkit's ptxas (`<cuda_root>/bin/ptxas`) and only options
     /// that act on the front end (assembles_separately()): the targets of one
@@ -37,21 +38,28 @@ public:
     /// One NVRTC run per virtual architecture makes its PTX (the `compute_XX`
     /// target's artifact), and ptxas turns that PTX into each `sm_XX` cubin,
     /// as NVRTC does inside a cubin compile: the machine code is the same
-    /// (tests/unit/test_nvrtc_split.cpp), the front end runs once instead of
-    /// once per target. Without ptxas, or with other options, one NVRTC run
-    /// per target.
+    /// (tests/unit/test_nvrtc_compiler.cpp; only the toolkit note differs),
+    /// so the key is NVRTC's either way, and the front end runs once instead
+    /// of once per target. Otherwise (assembles_separately() false) one NVRTC
+    /// run per target.
     std::vector<CudaCompileOutput> compile_targets(const CudaCompileRequest& request,
                                                    const std::vector<std::string>& targets) const override;
-    /// Whether cubins of `request` are made by NVRTC's PTX and ptxas: ptxas
-    /// was found and every option is one NVRTC applies in the front end
-    /// (`-D`, `-U`, `-std=`, `-default-device`, `-w`, `-diag-*`).
+    /// Whether compile_targets() makes the cubins of `request` from NVRTC's
+    /// PTX with ptxas: ptxas was found, the NVRTC library of the toolkit
+    /// folder carries ptxas's build string (`ptxas --version`: "Build
+    /// cuda_13.0.r13.0/compiler.36424714_0"), so ptxas is the assembler NVRTC
+    /// has inside, and every
+    /// option is one NVRTC applies in the front end (`-D`, `-U`, `-std=`,
+    /// `-default-device`, `-w`, `-diag-*`). Asks ptxas its version once per
+    /// ptxas file (the probe record).
     bool assembles_separately(const CudaCompileRequest& request) const;
 
 private:
     struct Loaded;
     const Loaded& loaded() const;
     std::string version_now() const;
-    std::string ptxas_identity(bool may_start) const;
+    std::string ptxas_build() const;
+    bool ptxas_is_nvrtcs() const;
     CudaCompileOutput run_nvrtc(const CudaCompileRequest& request, const std::string& target) const;
     CudaCompileOutput assemble(const CudaCompileOutput& ptx, const CudaCompileRequest& request,
                                const std::string& target) const;
@@ -63,6 +71,8 @@ private:
     CompilerEnvironment environment_;
     mutable std::once_flag load_once_;
     mutable std::unique_ptr<Loaded> loaded_;
+    mutable std::once_flag ptxas_once_;
+    mutable bool ptxas_matches_ = false;
     mutable std::once_flag identity_once_;
     mutable std::string identity_;
 };

@@ -36,10 +36,13 @@ private:
     posix_spawn_file_actions_t actions_;
 };
 
-// The children now running, for terminate_children(). The one piece of global
-// state here: a signal handler can reach nothing else. Slots hold a pid or 0.
+// The children now running, for terminate_children(), and whether it ran: the
+// global state here, as a signal handler can reach nothing else. Slots hold a
+// pid or 0.
 constexpr std::size_t max_children = 256;
 std::atomic<pid_t> running_children[max_children];
+// Set by terminate_children(), never cleared: the process is stopping.
+std::atomic<bool> stopping{false};
 
 class ChildRegistration {
 public:
@@ -163,8 +166,14 @@ void signal_groups(int signal_number)
 
 }  // namespace
 
+bool stop_requested()
+{
+    return stopping.load();
+}
+
 void terminate_children()
 {
+    stopping.store(true);
     // A dying compiler still writes its intermediate files for a moment; the
     // caller removes the scratch folders after this returns, so wait for the
     // whole pipeline (nvcc, cicc, ptxas) to be gone.
@@ -196,6 +205,7 @@ fs::path find_in_path(const std::string& program)
 ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& cwd,
                           const EnvironmentOverrides& environment)
 {
+    if (stop_requested()) return {128 + SIGTERM, "not started: the build is being stopped"};
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw ToolchainError("cannot create a pipe: " + errno_message(errno));
     UniqueFd read_end(pipe_fds[0]);

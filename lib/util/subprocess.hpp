@@ -33,6 +33,12 @@ ProcessResult run_process(const std::vector<std::string>& argv, const std::files
 /// the handler removes next.
 void terminate_children();
 
+/// Whether terminate_children() has run in this process: the process is
+/// being stopped. run_process then starts nothing (it returns 128 + SIGTERM
+/// at once), and what a compiler's end would record as a failure is not one:
+/// EntryStore records no failure then.
+bool stop_requested();
+
 /// Searches PATH for `program` (a name holding a slash is taken as a path);
 /// returns an absolute path, empty when not found, not an executable file, or
 /// not accessible (a folder on its path that this user may not search).

@@ -116,6 +116,23 @@ def test_one_nvcc_run_for_all_targets_gives_each_target_its_own_artifact(run, tm
     assert report["schedule"]["jobs"] == 1
 
 
+def test_a_target_that_fails_in_one_nvcc_run_is_named(run, tmp_path):
+    # One nvcc run makes all targets; when it fails, each is compiled alone, so the
+    # failure is the target's own and the others say which sibling stopped them.
+    source = KERNEL.replace("extern", "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900\n"
+                                      "#error needs sm_90\n#endif\nextern", 1)
+    tree = kernel_tree(tmp_path, source)
+    cache = tmp_path / "cache"
+    report, result = build(run, cache, tree, "--compiler", "nvcc", "--arch", "sm_80,sm_90")
+    assert result.returncode == 1, result.stderr
+    jobs = {j["target"]: j for j in report["jobs"]}
+    assert "needs sm_90" in jobs["sm_80"]["log"] and "not published" not in jobs["sm_80"]["log"]
+    for target in ("sm_90", "compute_90"):
+        assert "needs sm_90" not in jobs[target]["log"]
+        assert "not published: sm_80 of kernel" in jobs[target]["log"]
+    assert not published(cache)
+
+
 def test_an_arch_compiler_option_is_refused(run, tmp_path):
     tree = kernel_tree(tmp_path, KERNEL)
     for compiler in ("nvcc", "nvrtc"):
@@ -125,6 +142,11 @@ def test_an_arch_compiler_option_is_refused(run, tmp_path):
         assert result.returncode == 2, result.stderr
         assert "is not accepted" in result.stderr
         assert not published(cache)
+    # nvcc's bookkeeping options: the tool runs nvcc with its own.
+    for option in ("--time=/tmp/t.csv", "--keep-dir=/tmp/kd", "-keep", "-save-temps"):
+        result = run("build", "--only", "cuda", "--compiler", "nvcc", f"--compiler-option={option}",
+                     "--cache-dir", tmp_path / "cache-keep", tree)
+        assert result.returncode == 2 and "is not accepted" in result.stderr, (option, result.stderr)
 
 
 def test_relocatable_device_code_is_never_published(run, tmp_path):

@@ -308,3 +308,6 @@ def test_sigterm_stops_the_compilers(run, tmp_path):
     assert builder.returncode == -signal.SIGTERM
     time.sleep(1)
     assert compilers() == [], "compilers outlived the build"
+    # The compilers killed did not fail: status must not say "failed last time".
+    failed = tmp_path / "cache" / "cuda-failed"
+    assert not failed.exists() or list(failed.iterdir()) == []

@@ -53,7 +53,9 @@ TEST_SUITE("compiler_options")
               Strings{"-ptx"}, Strings{"-cubin"}, Strings{"-fatbin"}, Strings{"-o", "x"}, Strings{"--output-file=x"},
               Strings{"-c"}, Strings{"-E"}, Strings{"-M"}, Strings{"-MD"}, Strings{"-MF", "x.d"},
               Strings{"--no-source-include"}, Strings{"--use-pch=x"}, Strings{"-Xcompiler", "-I/x"},
-              Strings{"--compiler-options=-O2,-isystem/x"}}) {
+              Strings{"--compiler-options=-O2,-isystem/x"}, Strings{"-keep"}, Strings{"--keep-dir=/tmp/kd"},
+              Strings{"-keep-dir", "kd"}, Strings{"--time=/tmp/t.csv"}, Strings{"-time", "t.csv"}, Strings{"-save-temps"},
+              Strings{"--dryrun"}}) {
             CAPTURE(spelling.front());
             CHECK_THROWS_WITH_AS(parse_compiler_options(spelling, "--compiler-option"),
                                  doctest::Contains(("--compiler-option: " + spelling.front()).c_str()), UsageError);

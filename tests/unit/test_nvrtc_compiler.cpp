@@ -61,9 +61,9 @@ TEST_CASE("the identity is remembered by the probe")
     NvrtcCompiler second(cuda_root_of(Config{}), &probe);
     CHECK(second.identity() == identity);
     CHECK(second.remembered_identity() == identity);
-    // One record for libnvrtc, one for the toolkit's ptxas, which assembles its cubins.
-    CHECK(identity.find("; ptxas ") != std::string::npos);
-    CHECK(std::distance(std::filesystem::directory_iterator(tree / "probes"), {}) == 2);
+    // NVRTC's alone: the toolkit's ptxas, which may assemble the build's cubins, makes the same code.
+    CHECK(identity.find("ptxas") == std::string::npos);
+    CHECK(std::distance(std::filesystem::directory_iterator(tree / "probes"), {}) == 1);
 }
 
 namespace {
@@ -87,14 +87,19 @@ std::string elf_section(const std::string& elf, const std::string& name)
     return "";
 }
 
-// A toolkit folder with NVRTC and the headers but no bin/ptxas: NVRTC then
-// assembles its cubins itself.
-std::filesystem::path toolkit_without_ptxas(const test::TempTree& tree)
+// A toolkit folder with NVRTC and the headers, and `ptxas` as bin/ptxas
+// (none when empty): NVRTC then assembles its cubins itself, unless it is
+// NVRTC's own ptxas.
+std::filesystem::path toolkit_with(const test::TempTree& tree, const std::string& ptxas = "")
 {
-    auto root = tree / "toolkit";
-    std::filesystem::create_directories(root);
+    auto root = tree / ("toolkit" + std::to_string(std::hash<std::string>{}(ptxas)));
+    std::filesystem::create_directories(root / "bin");
     auto real = cuda_root_of(Config{});
     for (const char* folder : {"lib64", "include"}) std::filesystem::create_directory_symlink(real / folder, root / folder);
+    if (!ptxas.empty()) {
+        tree.write((root / "bin" / "ptxas").lexically_relative(tree.root()).string(), ptxas);
+        std::filesystem::permissions(root / "bin" / "ptxas", std::filesystem::perms::owner_all);
+    }
     return root;
 }
 
@@ -108,11 +113,12 @@ TEST_CASE("NVRTC's PTX assembled by ptxas has the machine code of NVRTC's own cu
 {
     test::TempTree tree;
     NvrtcCompiler split(cuda_root_of(Config{}), nullptr);
-    NvrtcCompiler whole(toolkit_without_ptxas(tree), nullptr);
+    NvrtcCompiler whole(toolkit_with(tree), nullptr);
     auto req = request(tree, math_kernel, "sm_90");
     REQUIRE(split.assembles_separately(req));
     REQUIRE_FALSE(whole.assembles_separately(req));
-    CHECK(whole.identity().find("ptxas") == std::string::npos);
+    // One key for both: the machine code does not depend on which made it.
+    CHECK(whole.identity() == split.identity());
     auto outputs = split.compile_targets(req, {"sm_80", "sm_90", "compute_90"});
     REQUIRE(outputs.size() == 3);
     for (const auto& output : outputs) REQUIRE_MESSAGE(output.ok, output.log);
@@ -151,9 +157,26 @@ TEST_CASE("NVRTC groups targets by virtual architecture only when ptxas would ma
         CHECK_FALSE(nvrtc.assembles_separately(req));
         CHECK(nvrtc.target_groups(req, targets) == Groups{{"sm_80"}, {"sm_90"}, {"compute_90"}, {"sm_90a"}});
     }
-    NvrtcCompiler whole(toolkit_without_ptxas(tree), nullptr);
+    NvrtcCompiler whole(toolkit_with(tree), nullptr);
     req.options = {};
     CHECK(whole.target_groups(req, targets).size() == 4);
+    // A ptxas of another toolkit build, or one that cannot say which, is not NVRTC's assembler.
+    std::string real = (cuda_root_of(Config{}) / "bin" / "ptxas").string();
+    for (std::string version : {"Cuda compilation tools, release 13.0, V13.0.1\nBuild cuda_13.0.r13.0/compiler.1_0", "",
+                                "garbage"}) {
+        std::string script = "#!/bin/sh\nif [ \"$1\" = --version ]; then printf '%s\\n' '" + version +
+                             "'; exit 0; fi\nexec " + real + " \"$@\"\n";
+        NvrtcCompiler other(toolkit_with(tree, script), nullptr);
+        CAPTURE(version);
+        CHECK_FALSE(other.assembles_separately(req));
+        CHECK(other.target_groups(req, targets).size() == 4);
+        auto outputs = other.compile_targets(req, {"sm_90", "compute_90"});
+        for (const auto& output : outputs) CHECK_MESSAGE(output.ok, output.log);
+        CHECK(outputs[0].phases.count("front_end_and_ptxas") == 1);
+    }
+    // A ptxas that fails its --version: NVRTC alone, never a failed build.
+    NvrtcCompiler broken(toolkit_with(tree, "#!/bin/sh\nexit 3\n"), nullptr);
+    CHECK_FALSE(broken.assembles_separately(req));
 }
 
 TEST_CASE("a compile error in a group fails every target of that virtual architecture")
