@@ -38,8 +38,9 @@ struct IncludedFile {
 /// in this process. Thread-safe.
 class HeaderCache {
 public:
-    /// The header at canonical `path` of `size` bytes (as stat said), read
-    /// and lexed on first use; nothing when it cannot be read.
+    /// The header at canonical `path`, read and lexed on first use (later
+    /// calls share that text and those tokens); nothing when it cannot be
+    /// read. ProjectHeaders checks its size bounds before asking.
     std::optional<IncludedFile> get(const std::filesystem::path& path);
 
 private:
