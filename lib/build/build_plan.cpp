@@ -11,6 +11,7 @@
 #include "cache/cunumpy_entry.hpp"
 #include "cache/write_access.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "package/kernel_walker.hpp"
 #include "package/module_scan.hpp"
 #include "plan/input_change.hpp"
 #include "util/subprocess.hpp"
@@ -31,12 +32,15 @@ public:
 
     BuildPlan plan()
     {
-        plan_.kernels = find_kernels(request().paths, config(), [this](const std::string& w) { plan_.warnings.push_back(w); });
+        plan_.record = std::make_shared<SourceRecord>(source_record_file(config()));
+        plan_.kernels = find_kernels(request().paths, config(), [this](const std::string& w) { plan_.warnings.push_back(w); },
+                                     plan_.record.get());
         if (plan_.kernels.empty())
             plan_.warnings.push_back("no kernels found: a kernel is a folder <name> holding <name>" + config().host_suffix +
                                      ".py (see --host-suffix)");
         if (request().cuda) plan_cuda();
         if (request().host) plan_host();
+        plan_.record->save();
         return std::move(plan_);
     }
 
@@ -126,6 +130,7 @@ private:
         }
         context.planner = std::make_unique<CudaPlanner>(config(), with_host_compiler(*identity, *host), resolver,
                                                         compiler_facts(*context.compiler));
+        context.planner->use_record(plan_.record.get());
         warn_about_compiler_inputs(*context.planner, context.compiler->environment());
     }
 
@@ -313,6 +318,7 @@ private:
             return;
         }
         bool in_place = options.in_place;
+        options.record = plan_.record.get();
         host.plan = plan_host_builds(host.kernels, host.setup.toolchain, options);
         if (in_place) return classify_in_place(context);
         for (std::size_t i = 0; i < host.plan.modules.size(); ++i) classify_host(context, i);

@@ -7,6 +7,7 @@
 #include "build/build.hpp"
 #include "build/host_setup.hpp"
 #include "cache/cache.hpp"
+#include "cache/source_record.hpp"
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/tool_probe.hpp"
 #include "plan/cuda_job.hpp"
@@ -68,6 +69,9 @@ struct BuildPlan {
     std::map<std::string, std::unique_ptr<CacheContext>> contexts;  ///< by cache name
     std::vector<CudaMiss> cuda_misses;
     std::vector<HostMiss> host_misses;
+    /// What planning read, remembered for the next run (saved when planning
+    /// ends); later readings of this run (status's signatures) share it.
+    std::shared_ptr<SourceRecord> record;
 
     BuildPlan() = default;
     BuildPlan(BuildPlan&&) = default;

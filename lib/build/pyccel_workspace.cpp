@@ -69,7 +69,7 @@ void copy_module(const HostModule& module, const fs::path& sources)
     if (error) throw CacheError("cannot create " + copy.parent_path().string() + ": " + error.message());
     for (fs::path folder = copy.parent_path(); folder != sources; folder = folder.parent_path())
         if (!fs::exists(folder / "__init__.py", error)) write_workspace_file(folder / "__init__.py", "");
-    write_workspace_file(copy, module.source);
+    write_workspace_file(copy, planned_source(module));
     const struct timespec times[2] = {{1, 0}, {1, 0}};
     if (::utimensat(AT_FDCWD, copy.c_str(), times, 0) != 0)
         throw CacheError("cannot date " + copy.string() + ": " + util::errno_message(errno));

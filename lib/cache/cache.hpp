@@ -36,6 +36,13 @@ struct CacheLocation {
     std::filesystem::path preferred;  ///< the root that was asked for
 };
 
+/// Where the SourceRecord of runs with `config` lives: `.records/sources`
+/// in the cache folder given (`--cache-dir`), else
+/// `~/.cache/cunumpy-kernels/sources.record` (one record serves every cache
+/// name: it holds digests of source files, not entries). Nothing when there
+/// is no home folder.
+std::optional<std::filesystem::path> source_record_file(const Config& config);
+
 /// The environment prefix cunumpy derives from a cache name: upper case, every
 /// character outside [0-9A-Za-z] replaced by `_` ("my-sim" -> "MY_SIM").
 std::string env_prefix_of(const std::string& cache_name);

@@ -61,6 +61,13 @@ std::string env_prefix_of(const std::string& cache_name)
     return prefix;
 }
 
+std::optional<fs::path> source_record_file(const Config& config)
+{
+    if (config.cache_dir) return util::absolute_normal(*config.cache_dir) / ".records" / "sources";
+    if (auto home = util::home_folder()) return util::absolute_normal(*home / ".cache" / "cunumpy-kernels" / "sources.record");
+    return std::nullopt;
+}
+
 std::string cache_name_of(const Config& config, const std::string& top_package)
 {
     return config.cache_name.value_or(top_package);

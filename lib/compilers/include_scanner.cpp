@@ -12,6 +12,7 @@
 namespace ck {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 using signatures::CppToken;
 using Kind = CppToken::Kind;
 
@@ -133,10 +134,37 @@ struct IncludeScanner::Lookup {
 
 IncludeScanner::IncludeScanner(std::function<std::optional<fs::path>()> late_dir) : late_dir_probe_(std::move(late_dir)) {}
 
+namespace {
+
+json to_json(const FileIncludes& file)
+{
+    json includes = json::array();
+    for (const auto& i : file.includes) includes.push_back({i.name, i.quoted, i.line, i.guarded, i.next});
+    return {includes, file.computed};
+}
+
+FileIncludes file_includes_of(const json& json)
+{
+    FileIncludes file;
+    for (const auto& i : json.at(0))
+        file.includes.push_back({i.at(0).get<std::string>(), i.at(1).get<bool>(), i.at(2).get<int>(), i.at(3).get<bool>(),
+                                 i.at(4).get<bool>()});
+    file.computed = json.at(1).get<std::vector<std::pair<int, std::string>>>();
+    return file;
+}
+
+}  // namespace
+
 const IncludeScanner::FileFacts& IncludeScanner::facts(const fs::path& path)
 {
     auto it = facts_.find(path.native());
     if (it != facts_.end()) return it->second;
+    if (record_) {
+        FileFacts facts;
+        auto listed = [](const std::string& content) { return to_json(list_includes(content)); };
+        facts.includes = file_includes_of(record_->fact(path, "includes/1", listed, &facts.sha256));
+        return facts_.emplace(path.native(), std::move(facts)).first->second;
+    }
     std::string content = util::read_file(path);
     return facts_.emplace(path.native(), FileFacts{sha256_hex(content), list_includes(content)}).first->second;
 }

@@ -16,6 +16,8 @@
 // change more often than needed, never less.
 #pragma once
 
+#include "cache/source_record.hpp"
+
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -92,6 +94,10 @@ public:
     IncludeScan scan(const std::filesystem::path& source_file, const std::string& source,
                      const IncludeSearch& search, const std::vector<std::string>& pre_includes = {});
 
+    /// Takes header digests and include directives from `record` for files
+    /// unchanged since it remembered them (null: every header is read).
+    void use_record(SourceRecord* record) { record_ = record; }
+
     /// The late folder, if it was needed and found.
     std::optional<std::filesystem::path> late_dir_if_known() const { return late_dir_; }
 
@@ -126,6 +132,7 @@ private:
     // headers, and a warm build is little more than these lookups.
     std::unordered_map<std::string, FileFacts> facts_;
     std::unordered_map<std::string, Candidate> candidates_;
+    SourceRecord* record_ = nullptr;
 };
 
 }  // namespace ck

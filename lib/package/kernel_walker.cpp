@@ -1,6 +1,7 @@
 // Finding kernel folders in trees, by cunumpy's conventions (see package.hpp).
+#include "package/kernel_walker.hpp"
+
 #include "cunumpy_kernels/error.hpp"
-#include "cunumpy_kernels/package.hpp"
 #include "signatures/python_bindings.hpp"
 #include "util/file_util.hpp"
 
@@ -85,16 +86,18 @@ std::optional<KernelSource> kernel_in(const fs::path& folder, const Config& conf
 // cunumpy's from_folder takes `getattr(module, name)`: a module that never
 // binds the name raises AttributeError, and with it from_package of the whole
 // parent package. Empty when the kernel's module binds its name.
-std::string why_not_a_kernel(const KernelSource& kernel)
+std::string why_not_a_kernel(const KernelSource& kernel, SourceRecord* record = nullptr)
 {
     const fs::path& module = kernel.host.front().file;
-    std::string source;
+    auto binds = [&](const std::string& source) { return signatures::python_module_binds(source, kernel.name); };
+    bool bound = false;
     try {
-        source = util::read_file(module);
+        bound = record ? record->fact(module, nlohmann::json::array({"binds/1", kernel.name}).dump(), binds).get<bool>()
+                       : binds(util::read_file(module));
     } catch (const SourceError&) {
         return {};  // unreadable: kept, so check-signatures reports the file itself
     }
-    if (signatures::python_module_binds(source, kernel.name)) return {};
+    if (bound) return {};
     return module.string() + ": defines no function '" + kernel.name + "', so this folder is not a kernel (cunumpy's "
            "Kernel.from_folder raises AttributeError here, and with it KernelCatalog.from_package of its parent " +
            "package); define " + kernel.name + "() in it, or rename the file if the folder is not meant as a kernel";
@@ -102,7 +105,10 @@ std::string why_not_a_kernel(const KernelSource& kernel)
 
 class Walker {
 public:
-    Walker(const Config& config, WalkWarning warn) : config_(config), warn_(warn) {}
+    Walker(const Config& config, WalkWarning warn, SourceRecord* record = nullptr)
+        : config_(config), warn_(warn), record_(record)
+    {
+    }
 
     void add_path(const fs::path& given)
     {
@@ -167,7 +173,7 @@ private:
 
     void add_kernel(KernelSource kernel)
     {
-        if (std::string why = why_not_a_kernel(kernel); !why.empty()) {
+        if (std::string why = why_not_a_kernel(kernel, record_); !why.empty()) {
             if (warn_) warn_(why);
             return;
         }
@@ -194,6 +200,7 @@ private:
 
     const Config& config_;
     WalkWarning warn_;
+    SourceRecord* record_;
     std::set<std::pair<dev_t, ino_t>> visited_;
     std::map<std::string, KernelSource> found_;
 };
@@ -227,7 +234,13 @@ std::vector<fs::path> KernelSource::include_dirs(const Config& config) const
 
 std::vector<KernelSource> find_kernels(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn)
 {
-    Walker walker(config, warn);
+    return find_kernels(paths, config, std::move(warn), nullptr);
+}
+
+std::vector<KernelSource> find_kernels(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn,
+                                       SourceRecord* record)
+{
+    Walker walker(config, warn, record);
     if (paths.empty()) walker.add_path(fs::current_path());
     for (const auto& path : paths) walker.add_path(path);
     return walker.take();

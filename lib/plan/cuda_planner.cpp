@@ -101,10 +101,11 @@ std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
 {
     std::vector<CudaJob> jobs;
     if (!kernel.cuda_file) return jobs;
-    std::string source = util::read_file(*kernel.cuda_file);
+    // Read through the record, which keeps the readings remembered under its digest.
+    std::string source = record_ ? record_->read(*kernel.cuda_file) : util::read_file(*kernel.cuda_file);
     IncludeSearch search = search_for(kernel);
     IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes);
-    CudaJob base{&kernel, kernel_entry(kernel, config_, source, &headers_), "", source, {}, options_.system_include_dirs,
+    CudaJob base{&kernel, kernel_entry(kernel, config_, source, &headers_, record_), "", source, {}, options_.system_include_dirs,
                  scan.pre_include_files, options_.keyed, {}, {}, {}};
     for (const auto& dir : search.dirs) base.include_dirs.push_back(dir.dir);
     if (auto late = scanner_.late_dir_if_known()) base.include_dirs.push_back(*late);

@@ -59,6 +59,14 @@ public:
     /// arguments (kernel_entry).
     std::vector<CudaJob> plan(const KernelSource& kernel);
 
+    /// Takes what `record` remembers of unchanged sources and headers (their
+    /// digests, include directives and declaration readings); null: reads all.
+    void use_record(SourceRecord* record)
+    {
+        record_ = record;
+        scanner_.use_record(record);
+    }
+
     /// Options the parser does not know (passed on and keyed; warn once).
     const std::vector<std::string>& unknown_options() const { return options_.unknown; }
 
@@ -72,6 +80,7 @@ private:
     std::vector<std::string> targets_;
     IncludeScanner scanner_;
     signatures::HeaderCache headers_;  ///< for kernel_entry's declaration reading, shared by the kernels
+    SourceRecord* record_ = nullptr;
 };
 
 }  // namespace ck

@@ -20,6 +20,33 @@ using nlohmann::json;
 
 namespace {
 
+// What planning needs from a module's bytes; a pure function of them, so a
+// SourceRecord may answer it for unchanged files.
+constexpr const char* module_facts_question = "host-module/1";
+
+json module_facts(const std::string& bytes)
+{
+    json imports = json::array();
+    for (const auto& import : scan_python_imports(bytes)) imports.push_back({import.module, import.line});
+    return {{"text_sha256", sha256_hex(python_source_text(bytes))},
+            {"openmp_runtime", uses_openmp_runtime(bytes)},
+            {"imports", imports}};
+}
+
+// cunumpy's name for the module's build: a SHA-256 stream over its text and
+// the toolchain's facts, so not formed from a digest; remembered per toolchain.
+std::string cunumpy_key_of(const HostModule& module, const HostToolchain& toolchain, bool openmp, SourceRecord* record)
+{
+    auto key = [&](const std::string& bytes) {
+        return cunumpy_build_key(python_source_text(bytes), toolchain.language, openmp, toolchain.python);
+    };
+    if (!record) return key(module.source);
+    std::string question = json::array({"cunumpy-key/1", toolchain.language, openmp, toolchain.python.pyccel,
+                                        toolchain.python.version, toolchain.python.platform})
+                               .dump();
+    return record->fact(module.file, question, key).get<std::string>();
+}
+
 struct ImportEdge {
     std::size_t module;
     int line;
@@ -40,7 +67,6 @@ public:
     std::vector<HostModule> modules_;
     std::vector<std::vector<ImportEdge>> edges_;
 
-private:
     // `file` is lexically normal (the walker's paths and resolved imports are).
     std::size_t add(const fs::path& normal, const fs::path& source_root, const KernelSource* kernel)
     {
@@ -62,22 +88,38 @@ private:
 
     void expand(std::size_t index)
     {
+        HostModule& module = modules_[index];
+        json facts;
         try {
-            modules_[index].source = util::read_file(modules_[index].file);
+            facts = record_ ? record_->fact(module.file, module_facts_question, module_facts) : read_module(module);
+            module.bytes_sha256 = record_ ? record_->digest(module.file) : module.bytes_sha256;
         } catch (const SourceError& error) {
-            modules_[index].problem = error.what();
+            module.problem = error.what();
             return;
         }
-        const fs::path file = modules_[index].file;
-        const fs::path root = modules_[index].source_root;
-        for (const auto& import : scan_python_imports(modules_[index].source)) {
-            const auto& resolved = resolve(import.module, file, root);
+        module.text_sha256 = facts.at("text_sha256").get<std::string>();
+        module.openmp_runtime = facts.at("openmp_runtime").get<bool>();
+        const fs::path file = module.file;
+        const fs::path root = module.source_root;
+        for (const auto& import : facts.at("imports")) {
+            const auto& resolved = resolve(import.at(0).get<std::string>(), file, root);
             if (!resolved || *resolved == file) continue;
             std::size_t target = add(*resolved, root, nullptr);
             auto& edges = edges_[index];
             bool seen = std::any_of(edges.begin(), edges.end(), [&](const ImportEdge& e) { return e.module == target; });
-            if (!seen) edges.push_back({target, import.line});
+            if (!seen) edges.push_back({target, import.at(1).get<int>()});
         }
+    }
+
+    SourceRecord* record_ = nullptr;
+
+private:
+    json read_module(HostModule& module)
+    {
+        module.source = util::read_file(module.file);
+        module.source_read = true;
+        module.bytes_sha256 = sha256_hex(module.source);
+        return module_facts(module.source);
     }
 
     // Struphy's modules import the same few modules hundreds of times.
@@ -150,7 +192,7 @@ HostPlan reorder(GraphBuilder& graph, const std::vector<std::size_t>& order)
     return plan;
 }
 
-void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain, bool in_place)
+void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain, bool in_place, SourceRecord* record)
 {
     HostModule& module = plan.modules[index];
     HostJob& job = plan.jobs[index];
@@ -168,11 +210,8 @@ void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain,
     std::sort(job.closure.begin(), job.closure.end());
     job.closure.erase(std::unique(job.closure.begin(), job.closure.end()), job.closure.end());
     if (!module.problem.empty()) return;
-    job.openmp = toolchain.openmp || uses_openmp_runtime(module.source);
-    // One pass over the text serves our digest and cunumpy's key alike.
-    Sha256Stream text_hash;
-    text_hash.update(python_source_text(module.source));
-    job.inputs = host_key_inputs(module.name, module.relative.filename().string(), text_hash.hex(), imports,
+    job.openmp = toolchain.openmp || module.openmp_runtime;
+    job.inputs = host_key_inputs(module.name, module.relative.filename().string(), module.text_sha256, imports,
                                  toolchain, job.openmp);
     if (in_place) {
         job.inputs.erase("cache_root");
@@ -180,9 +219,13 @@ void plan_job(HostPlan& plan, std::size_t index, const HostToolchain& toolchain,
     }
     job.key = cache_key(job.inputs);
     if (in_place) return;
-    job.content_key = host_content_key(text_hash.hex(), job.openmp, std::move(contents));
-    job.cunumpy_name = cunumpy_entry_name(
-        module.name, cunumpy_build_key(text_hash, toolchain.language, job.openmp, toolchain.python));
+    job.content_key = host_content_key(module.text_sha256, job.openmp, std::move(contents));
+    try {
+        job.cunumpy_name = cunumpy_entry_name(module.name, cunumpy_key_of(module, toolchain, job.openmp, record));
+    } catch (const SourceError& error) {  // removed since its digest was taken
+        module.problem = error.what();
+        job.key.clear();
+    }
 }
 
 }  // namespace
@@ -202,11 +245,21 @@ HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const
                           const HostPlanOptions& options)
 {
     GraphBuilder graph;
+    graph.record_ = options.record;
     graph.add_modules(kernels, options.extra_modules);
     HostPlan plan = reorder(graph, import_order(graph));
-    for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain, options.in_place);
+    for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain, options.in_place, options.record);
     if (!options.in_place) mark_cunumpy_name_collisions(plan);
     return plan;
+}
+
+std::string planned_source(const HostModule& module)
+{
+    if (module.source_read) return module.source;
+    std::string bytes = util::read_file(module.file);
+    if (sha256_hex(bytes) != module.bytes_sha256)
+        throw SourceError(module.file.string() + " changed after this build planned its key; run the build again");
+    return bytes;
 }
 
 std::string describe_host_change(const json& before, const json& after)

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "plan/host_key.hpp"
+#include "cache/source_record.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "package/module_scan.hpp"
 
@@ -23,7 +24,11 @@ struct HostModule {
     std::filesystem::path source_root;     ///< folder holding its top-level package
     std::filesystem::path relative;        ///< `file` below `source_root`, e.g. particles/kernels/push/push_kernels.py
     const KernelSource* kernel = nullptr;  ///< the kernel it is the host module of; null for imported modules
-    std::string source;                    ///< the file's bytes
+    std::string source;                    ///< the file's bytes, when planning read them (see planned_source)
+    bool source_read = false;              ///< whether `source` holds them
+    std::string bytes_sha256;              ///< SHA-256 of the file's bytes, as planned
+    std::string text_sha256;               ///< SHA-256 of its python_source_text, as planned
+    bool openmp_runtime = false;           ///< it calls the OpenMP runtime (uses_openmp_runtime)
     std::vector<std::size_t> imports;      ///< modules it imports directly (indices into HostPlan::modules)
     std::vector<std::size_t> imported_by;  ///< modules that import it directly
     std::string problem;                   ///< why it cannot be built (unreadable, import cycle); empty if it can
@@ -58,6 +63,9 @@ struct HostPlanOptions {
     /// (`cunumpy_name`) are left empty and unchecked: Python imports these
     /// builds by their module names.
     bool in_place = false;
+    /// Where module digests and the imports read from them are remembered
+    /// between runs; null: every module is read and scanned.
+    SourceRecord* record = nullptr;
 };
 
 /// Finds the module graph of `kernels` (their "pyccel" host implementations)
@@ -68,6 +76,11 @@ struct HostPlanOptions {
 /// `problem`, and the others are planned.
 HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain,
                           const HostPlanOptions& options = {});
+
+/// The bytes `module` was planned with: read now when planning took them
+/// from a SourceRecord. Throws SourceError when the file cannot be read or
+/// changed since it was planned (its key would not describe the build).
+std::string planned_source(const HostModule& module);
 
 /// Which input differs between two key-input documents of one module, in
 /// words: "imported module a.b.c changed", "source push_kernels.py changed",

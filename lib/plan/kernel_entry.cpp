@@ -1,7 +1,7 @@
 #include "plan/kernel_entry.hpp"
 
 #include "cunumpy_kernels/error.hpp"
-#include "signatures/cuda_signature_reader.hpp"
+#include "signatures/kernel_declaration.hpp"
 #include "util/text.hpp"
 
 namespace ck {
@@ -58,7 +58,7 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
 }
 
 KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
-                         signatures::HeaderCache* header_cache)
+                         signatures::HeaderCache* header_cache, SourceRecord* record)
 {
     KernelEntry entry{kernel.name, {}, ""};
     const std::vector<std::string>* configured = configured_template_args(kernel, config);
@@ -69,10 +69,9 @@ KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::
         entry.origin = std::move(origin);
         return entry;
     };
-    signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config, header_cache);
-    signatures::CudaKernelDeclaration found = signatures::read_cuda_declaration(source, kernel.name, &headers);
+    signatures::KernelDeclaration found = signatures::read_kernel_declaration(kernel, config, source, header_cache, record);
     if (found.read.status != SignatureRead::Status::found) return configured ? with(*configured, from_config) : entry;
-    const auto& declaration = found.declarations[found.chosen];
+    const auto& declaration = found;
     const int line = declaration.line;
     if (!declaration.is_template) {
         if (configured)

@@ -7,6 +7,7 @@
 
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
+#include "cache/source_record.hpp"
 #include "signatures/project_headers.hpp"
 
 #include <string>
@@ -40,8 +41,9 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
 /// without arguments (naming the `template-args` key to set), when several
 /// explicit instantiations leave the choice open, when `template-args` gives
 /// another number of arguments than the template has parameters, and when
-/// `template-args` names a kernel that is not a template.
+/// `template-args` names a kernel that is not a template. `headers` and
+/// `record` as for signatures::read_kernel_declaration.
 KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
-                         signatures::HeaderCache* headers = nullptr);
+                         signatures::HeaderCache* headers = nullptr, SourceRecord* record = nullptr);
 
 }  // namespace ck

@@ -41,9 +41,9 @@ ProjectHeaders::ProjectHeaders(fs::path main_file, std::vector<fs::path> dirs, H
 {
 }
 
-std::optional<IncludedFile> ProjectHeaders::open(const std::string& spelled, const fs::path& includer)
+std::optional<fs::path> ProjectHeaders::find(const std::string& spelled, const fs::path& includer) const
 {
-    if (spelled.size() < 3 || opened_ >= max_headers) return std::nullopt;
+    if (spelled.size() < 3) return std::nullopt;
     bool quoted = spelled.front() == '"';
     std::string name = spelled.substr(1, spelled.size() - 2);
     if (name.empty() || fs::path(name).is_absolute()) return std::nullopt;
@@ -52,19 +52,27 @@ std::optional<IncludedFile> ProjectHeaders::open(const std::string& spelled, con
     for (const auto& dir : dirs_) candidates.push_back(dir / name);
     for (const auto& candidate : candidates) {
         std::error_code error;
-        if (!fs::is_regular_file(candidate, error)) continue;
-        fs::path path = fs::canonical(candidate, error);
-        auto size = fs::file_size(candidate, error);
-        if (error || size > max_bytes - bytes_) return std::nullopt;
-        std::optional<IncludedFile> file;
-        if (cache_) file = cache_->get(path);
-        else if (auto text = read_text(path)) file = IncludedFile{path, std::move(*text), nullptr};
-        if (!file) return std::nullopt;
-        ++opened_;
-        bytes_ += file->text.size();
-        return file;
+        if (fs::is_regular_file(candidate, error)) return candidate;
     }
     return std::nullopt;
+}
+
+std::optional<IncludedFile> ProjectHeaders::open(const std::string& spelled, const fs::path& includer)
+{
+    if (opened_ >= max_headers) return std::nullopt;
+    std::optional<fs::path> candidate = find(spelled, includer);
+    if (!candidate) return std::nullopt;
+    std::error_code error;
+    fs::path path = fs::canonical(*candidate, error);
+    auto size = fs::file_size(*candidate, error);
+    if (error || size > max_bytes - bytes_) return std::nullopt;
+    std::optional<IncludedFile> file;
+    if (cache_) file = cache_->get(path);
+    else if (auto text = read_text(path)) file = IncludedFile{path, std::move(*text), nullptr};
+    if (!file) return std::nullopt;
+    ++opened_;
+    bytes_ += file->text.size();
+    return file;
 }
 
 ProjectHeaders project_headers_of(const KernelSource& kernel, const Config& config, HeaderCache* cache)

@@ -71,6 +71,11 @@ public:
 
     std::optional<IncludedFile> open(const std::string& spelled, const std::filesystem::path& includer) override;
 
+    /// Where open() would look for the header first found: the candidate
+    /// path as found (not canonical), or nothing; reads no file and counts
+    /// nothing against the bounds.
+    std::optional<std::filesystem::path> find(const std::string& spelled, const std::filesystem::path& includer) const;
+
 private:
     std::filesystem::path main_dir_;
     std::vector<std::filesystem::path> dirs_;

@@ -3,7 +3,7 @@
 #include "signatures/signatures.hpp"
 
 #include "plan/kernel_entry.hpp"
-#include "signatures/cuda_signature_reader.hpp"
+#include "signatures/kernel_declaration.hpp"
 #include "signatures/cunumpy_readability.hpp"
 #include "util/file_util.hpp"
 
@@ -47,16 +47,25 @@ std::vector<Source> sources_of(const KernelSource& kernel)
     return sources;
 }
 
+// A Python declaration depends on the file's bytes alone: a record answers
+// for unchanged files without reading them.
+SignatureRead read_python(const Source& source, const std::string& name, SourceRecord& record)
+{
+    PythonDefinition which = source.language == Source::Language::python_stub ? PythonDefinition::first
+                                                                               : PythonDefinition::last;
+    auto read = [&](const std::string& text) { return signatures::to_json(read_python_signature(text, name, which)); };
+    std::string question = nlohmann::json::array({"signature/1", name, which == PythonDefinition::first}).dump();
+    return signatures::signature_read_of(record.fact(source.file, question, read));
+}
+
 SignatureRead read_source(const Source& source, const std::string& text, const KernelSource& kernel, const Config& config,
-                          signatures::HeaderCache* header_cache)
+                          signatures::HeaderCache* header_cache, SourceRecord* record)
 {
     const std::string& name = kernel.name;
     switch (source.language) {
-    case Source::Language::cuda: {
+    case Source::Language::cuda:
         // A `KERNEL` macro may come from a project header, as the build finds it.
-        signatures::ProjectHeaders headers = signatures::project_headers_of(kernel, config, header_cache);
-        return signatures::read_cuda_signature_with(text, name, &headers);
-    }
+        return signatures::read_kernel_declaration(kernel, config, text, header_cache, record).read;
     case Source::Language::python_stub: return read_python_signature(text, name, PythonDefinition::first);
     case Source::Language::python_module: break;
     }
@@ -66,8 +75,9 @@ SignatureRead read_source(const Source& source, const std::string& text, const K
 class KernelCheck {
 public:
     KernelCheck(const KernelSource& kernel, const Config& config, const CunumpyVersion& version,
-                signatures::HeaderCache* headers)
-        : kernel_(kernel), config_(config), version_(version), headers_(headers), prefix_("kernel '" + kernel.name + "': ")
+                signatures::HeaderCache* headers, SourceRecord* record)
+        : kernel_(kernel), config_(config), version_(version), headers_(headers), record_(record),
+          prefix_("kernel '" + kernel.name + "': ")
     {
         result_.module = kernel.module;
         result_.name = kernel.name;
@@ -86,16 +96,18 @@ private:
     void read(const Source& source)
     {
         Signature signature{source.role, source.file, {}};
+        bool recorded = record_ && source.language != Source::Language::cuda;
         std::string text;
         try {
-            text = util::read_file(source.file);
+            if (recorded) signature.read = read_python(source, kernel_.name, *record_);
+            else text = record_ ? record_->read(source.file) : util::read_file(source.file);
         } catch (const Error& error) {
             signature.read = {SignatureRead::Status::unreadable, 0, {}, error.what()};
             add(Kind::unreadable_file, prefix_ + "cannot read the " + source.role + ": " + error.what(), {signature});
             result_.declarations.push_back(std::move(signature));
             return;
         }
-        signature.read = read_source(source, text, kernel_, config_, headers_);
+        if (!recorded) signature.read = read_source(source, text, kernel_, config_, headers_, record_);
         result_.declarations.push_back(signature);
         if (signature.read.status != SignatureRead::Status::found) {
             // Which branch runs is the program's business: said, not called a mismatch.
@@ -133,8 +145,8 @@ private:
     // what it cannot read, or reads otherwise, fails there though all agree here.
     void check_cunumpy_reading(const Signature& cuda, const std::string& text)
     {
-        auto reading = signatures::read_as_cunumpy(text, kernel_.name, configured_template_args(kernel_, config_),
-                                                   cuda.read.line);
+        auto reading = signatures::read_as_cunumpy_recorded(text, kernel_.name, configured_template_args(kernel_, config_),
+                                                            cuda.read.line, record_);
         Signature at = cuda;
         if (reading.line > 0) at.read.line = reading.line;
         if (reading.raises) {
@@ -154,6 +166,7 @@ private:
     const Config& config_;
     const CunumpyVersion& version_;
     signatures::HeaderCache* headers_;
+    SourceRecord* record_;
     std::string version_text_;
     std::string prefix_;
     KernelSignatures result_;
@@ -184,9 +197,10 @@ SignatureAgreement KernelSignatures::agreement() const
 }
 
 KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config,
-                                         const CunumpyVersion& cunumpy_version, signatures::HeaderCache* headers)
+                                         const CunumpyVersion& cunumpy_version, signatures::HeaderCache* headers,
+                                         SourceRecord* record)
 {
-    return KernelCheck(kernel, config, cunumpy_version, headers).run();
+    return KernelCheck(kernel, config, cunumpy_version, headers, record).run();
 }
 
 }  // namespace ck

@@ -11,6 +11,7 @@
 // source text, so a pre-commit hook or CI job needs no compiler, GPU or Python.
 #pragma once
 
+#include "cache/source_record.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "cunumpy_kernels/signature_read.hpp"
@@ -93,9 +94,11 @@ using CunumpyVersion = std::function<std::string()>;
 /// reads it (cunumpy_readability.hpp, with `template-args` of `config`): a
 /// warning when cunumpy cannot read it or reads other names. Never throws:
 /// unreadable files are findings. `headers`, when given, serves the project
-/// headers other kernels' readings read already (a check of many kernels).
+/// headers other kernels' readings read already (a check of many kernels);
+/// `record`, when given, the readings of Python files unchanged since it
+/// remembered them (cache/source_record.hpp).
 KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config,
                                          const CunumpyVersion& cunumpy_version = {},
-                                         signatures::HeaderCache* headers = nullptr);
+                                         signatures::HeaderCache* headers = nullptr, SourceRecord* record = nullptr);
 
 }  // namespace ck

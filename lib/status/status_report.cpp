@@ -175,7 +175,9 @@ StatusReport read_status(const StatusRequest& request)
     plan.start_tools = false;
     plan.host = request.host;
     plan.cuda = request.cuda;
-    BuildReport build = preview_build(plan_build(plan));
+    BuildPlan planned = plan_build(plan);
+    std::shared_ptr<SourceRecord> record = planned.record;
+    BuildReport build = preview_build(planned);
     std::string cupy_unavailable;
     StatusReport report;
     if (request.cupy) {
@@ -191,7 +193,7 @@ StatusReport read_status(const StatusRequest& request)
     std::string first_cache_name;
     signatures::HeaderCache headers;
     for (auto& kernel : build.kernels) {
-        KernelStatus status{kernel, check_kernel_signatures(kernel, request.config, {}, &headers), {}};
+        KernelStatus status{kernel, check_kernel_signatures(kernel, request.config, {}, &headers, record.get()), {}};
         std::string cache_name = cache_name_of(request.config, kernel.top_package);
         if (first_cache_name.empty() && pyccel_can_build(kernel.name)) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);
@@ -209,6 +211,7 @@ StatusReport read_status(const StatusRequest& request)
         std::string name = first_cache_name.empty() ? cache_name_of(request.config, top) : first_cache_name;
         report.modules.push_back({job.module, cache.artifact(name, job)});
     }
+    record->save();
     return report;
 }
 

@@ -1,0 +1,226 @@
+#include "cache/source_record.hpp"
+
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
+#include "util/sha256.hpp"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <iterator>
+#include <unordered_set>
+#include <vector>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr const char* record_format = "cunumpy-kernels/source-record/1";
+
+std::int64_t now_ns()
+{
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+std::int64_t ns_of(const struct timespec& time)
+{
+    return static_cast<std::int64_t>(time.tv_sec) * 1000000000 + time.tv_nsec;
+}
+
+// The file holding the code that answers (the tool, or the library it
+// links), as path, size and modification time: facts answered by another
+// build of that code may answer otherwise, so a record keeps its facts only
+// for the build that wrote them. Its digests stay (they depend on the bytes alone).
+std::string answering_code()
+{
+    Dl_info info{};
+    if (::dladdr(reinterpret_cast<const void*>(&answering_code), &info) == 0 || !info.dli_fname) return "";
+    std::error_code error;
+    fs::path file = fs::canonical(info.dli_fname, error);
+    struct stat code {};
+    if (error || ::stat(file.c_str(), &code) != 0) return "";
+    return file.string() + ":" + std::to_string(code.st_size) + ":" + std::to_string(ns_of(code.st_mtim));
+}
+
+std::string fact_key(const std::string& sha256, const std::string& question)
+{
+    return sha256 + "\n" + question;
+}
+
+}  // namespace
+
+SourceRecord::SourceRecord(const std::optional<fs::path>& file)
+{
+    if (file) {
+        file_ = *file;
+        load();
+    }
+}
+
+SourceRecord::FileStat SourceRecord::stat_of(const fs::path& file)
+{
+    struct stat info {};
+    if (::stat(file.c_str(), &info) != 0)
+        throw SourceError("cannot read " + file.string() + ": " + util::errno_message(errno));
+    return {static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
+            static_cast<std::uint64_t>(info.st_size), ns_of(info.st_mtim), ns_of(info.st_ctim)};
+}
+
+std::pair<std::string, std::string> SourceRecord::read_and_record(const fs::path& file)
+{
+    // Time and stat before the read: a write during the read leaves a newer
+    // stat than the recorded one, or one too recent to trust.
+    std::int64_t hashed_at = now_ns();
+    FileStat stat = stat_of(file);
+    std::string bytes = util::read_file(file);
+    std::string sha256 = sha256_hex(bytes);
+    std::lock_guard lock(mutex_);
+    Entry& entry = entries_[file.string()];
+    // Unchanged, and as trusted as before: nothing new to write.
+    std::int64_t trusted_from = stat.modified_ns + std::chrono::nanoseconds(racy_margin).count();
+    bool same = entry.stat == stat && entry.sha256 == sha256 &&
+                (entry.hashed_at_ns >= trusted_from || hashed_at < trusted_from);
+    if (!same) {
+        entry = {stat, hashed_at, sha256};
+        changed_ = true;
+    }
+    read_now_[file.string()] = bytes;
+    ++files_read_;
+    return {std::move(bytes), std::move(sha256)};
+}
+
+std::string SourceRecord::digest(const fs::path& file)
+{
+    FileStat stat = stat_of(file);
+    {
+        std::lock_guard lock(mutex_);
+        auto it = entries_.find(file.string());
+        bool trusted = it != entries_.end() && it->second.stat == stat &&
+                       stat.modified_ns + std::chrono::nanoseconds(racy_margin).count() <= it->second.hashed_at_ns;
+        if (trusted) return it->second.sha256;
+        // Hashed in this run already, too recently to trust across runs.
+        if (it != entries_.end() && it->second.stat == stat && read_now_.count(file.string())) return it->second.sha256;
+    }
+    return read_and_record(file).second;
+}
+
+std::string SourceRecord::read(const fs::path& file)
+{
+    return read_and_record(file).first;
+}
+
+json SourceRecord::fact(const fs::path& file, const std::string& question,
+                        const std::function<json(const std::string& bytes)>& answer, std::string* sha256_out)
+{
+    std::string sha256 = digest(file);
+    if (sha256_out) *sha256_out = sha256;
+    std::optional<std::string> bytes;
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = facts_.find(fact_key(sha256, question)); it != facts_.end()) return it->second;
+        if (auto it = read_now_.find(file.string()); it != read_now_.end() && entries_[file.string()].sha256 == sha256)
+            bytes = it->second;
+    }
+    if (!bytes) std::tie(bytes, sha256) = read_and_record(file);  // read now: if it changed since, its new bytes answer
+    if (sha256_out) *sha256_out = sha256;
+    json value = answer(*bytes);
+    remember(sha256, question, value);
+    return value;
+}
+
+std::string SourceRecord::canonical(const fs::path& path)
+{
+    std::lock_guard lock(mutex_);
+    auto it = canonical_now_.find(path.string());
+    if (it != canonical_now_.end()) return it->second;
+    std::error_code error;
+    fs::path resolved = fs::canonical(path, error);
+    if (error) throw SourceError("cannot resolve " + path.string() + ": " + error.message());
+    return canonical_now_.emplace(path.string(), resolved.string()).first->second;
+}
+
+std::optional<json> SourceRecord::known(const std::string& sha256, const std::string& question) const
+{
+    std::lock_guard lock(mutex_);
+    auto it = facts_.find(fact_key(sha256, question));
+    if (it == facts_.end()) return std::nullopt;
+    return it->second;
+}
+
+void SourceRecord::remember(const std::string& sha256, const std::string& question, json answer)
+{
+    std::lock_guard lock(mutex_);
+    json& place = facts_[fact_key(sha256, question)];
+    if (place == answer) return;
+    place = std::move(answer);
+    changed_ = true;
+}
+
+std::size_t SourceRecord::files_read() const
+{
+    std::lock_guard lock(mutex_);
+    return files_read_;
+}
+
+void SourceRecord::load()
+{
+    std::ifstream in(*file_, std::ios::binary);
+    if (!in) return;
+    std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    json record = json::from_msgpack(bytes, true, false);
+    if (record.is_discarded() || !record.is_object() || record.value("format", json()) != record_format) return;
+    try {
+        for (const auto& [path, e] : record.at("files").items())
+            entries_[path] = {{e.at(0).get<std::uint64_t>(), e.at(1).get<std::uint64_t>(), e.at(2).get<std::uint64_t>(),
+                               e.at(3).get<std::int64_t>(), e.at(4).get<std::int64_t>()},
+                              e.at(5).get<std::int64_t>(),
+                              e.at(6).get<std::string>()};
+        code_ = answering_code();
+        if (record.value("code", std::string()) != code_ || code_.empty()) return;
+        for (auto& [key, value] : record.at("facts").items()) facts_[key] = std::move(value);
+    } catch (const json::exception&) {  // another writer's format: start afresh
+        entries_.clear();
+        facts_.clear();
+    }
+}
+
+void SourceRecord::save() noexcept
+{
+    std::lock_guard lock(mutex_);
+    if (!file_ || !changed_) return;
+    try {
+        std::vector<std::pair<std::int64_t, std::string>> by_age;
+        for (const auto& [path, entry] : entries_) by_age.emplace_back(entry.hashed_at_ns, path);
+        if (by_age.size() > max_files) {
+            std::sort(by_age.begin(), by_age.end());
+            for (std::size_t i = 0; i < by_age.size() - max_files; ++i) entries_.erase(by_age[i].second);
+        }
+        json files = json::object(), facts = json::object();
+        std::unordered_set<std::string> digests;
+        for (const auto& [path, e] : entries_) {
+            files[path] = {e.stat.device, e.stat.inode, e.stat.size, e.stat.modified_ns, e.stat.changed_ns,
+                           e.hashed_at_ns, e.sha256};
+            digests.insert(e.sha256);
+        }
+        // Facts about content no recorded file holds any more are dropped.
+        for (const auto& [key, value] : facts_)
+            if (digests.count(key.substr(0, key.find('\n')))) facts[key] = value;
+        if (code_.empty()) code_ = answering_code();
+        json record = {{"format", record_format}, {"code", code_}, {"files", files}, {"facts", facts}};
+        std::vector<std::uint8_t> packed = json::to_msgpack(record);
+        fs::create_directories(file_->parent_path());
+        util::replace_file_atomically(*file_, std::string(packed.begin(), packed.end()));
+        changed_ = false;
+    } catch (const std::exception&) {
+        // A record is an optimisation: the next run reads the files again.
+    }
+}
+
+}  // namespace ck

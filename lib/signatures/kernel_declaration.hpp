@@ -1,0 +1,52 @@
+// What `build`, `status` and `check-signatures` take from the reading of a
+// kernel's `__global__` declaration, read once per content: a SourceRecord
+// remembers it under the CUDA source's digest together with the project
+// headers the reading opened, and gives it back while each of them still
+// resolves to the same file with the same content (the rule of ccache's
+// manifests). Reading a kernel with its headers was most of a warm check
+// after the Python side was recorded (bench/RESULTS.md, issue 14).
+#pragma once
+
+#include "cache/source_record.hpp"
+#include "cunumpy_kernels/config.hpp"
+#include "cunumpy_kernels/package.hpp"
+#include "cunumpy_kernels/signature_read.hpp"
+#include "signatures/cuda_declaration_scanner.hpp"
+#include "signatures/cunumpy_readability.hpp"
+#include "signatures/project_headers.hpp"
+
+#include <string_view>
+#include <vector>
+
+namespace ck::signatures {
+
+/// read_cuda_declaration of a kernel, reduced to what its users need.
+struct KernelDeclaration {
+    SignatureRead read;  ///< as read_cuda_signature_with reports it
+    /// read.status == found: of the chosen declaration (the definition, else the first).
+    bool is_template = false;
+    int line = 0;
+    std::vector<TemplateParameter> template_parameters;
+    std::vector<ExplicitInstantiation> instantiations;  ///< of the name, in source order
+};
+
+/// Reads the declaration of `kernel` in its CUDA source text `source`, with
+/// the project headers `project_headers_of(kernel, config, headers)` finds.
+/// With `record`, the reading is taken from it when the source's digest is
+/// the same and every header the recorded reading opened is found at the
+/// same path with the same digest (and every header it missed is still
+/// missing); else read and remembered. Never throws.
+KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Config& config, std::string_view source,
+                                          HeaderCache* headers = nullptr, SourceRecord* record = nullptr);
+
+/// A SignatureRead as the record keeps it, and back.
+nlohmann::json to_json(const SignatureRead& read);
+SignatureRead signature_read_of(const nlohmann::json& json);
+
+/// read_as_cunumpy(source, kernel.name, template_args, hint_line), taken
+/// from `record` for a source of the same digest (it reads no header).
+CunumpyReading read_as_cunumpy_recorded(std::string_view source, const std::string& name,
+                                        const std::vector<std::string>* template_args, int hint_line,
+                                        SourceRecord* record);
+
+}  // namespace ck::signatures

@@ -1,0 +1,220 @@
+// The stat-keyed record of source digests and facts: what it takes on trust
+// (an unchanged, old enough stat), what it reads again (a changed stat, a
+// file written within the racy margin), and the remembered declaration
+// readings, which hold only while their headers resolve to the same content.
+#include "cache/source_record.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "signatures/kernel_declaration.hpp"
+#include "util/sha256.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+TEST_SUITE_BEGIN("source_record");
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+namespace {
+
+// Dates `file` an hour back: old enough for the record to trust its stat.
+void age(const fs::path& file, long seconds = 3600)
+{
+    struct timespec times[2];
+    ::clock_gettime(CLOCK_REALTIME, &times[0]);
+    times[0].tv_sec -= seconds;
+    times[1] = times[0];
+    REQUIRE(::utimensat(AT_FDCWD, file.c_str(), times, 0) == 0);
+}
+
+struct timespec modified_of(const fs::path& file)
+{
+    struct stat info {};
+    REQUIRE(::stat(file.c_str(), &info) == 0);
+    return info.st_mtim;
+}
+
+void set_modified(const fs::path& file, const struct timespec& when)
+{
+    const struct timespec times[2] = {when, when};
+    REQUIRE(::utimensat(AT_FDCWD, file.c_str(), times, 0) == 0);
+}
+
+// A run that takes `file`'s digest and saves the record at `stored`.
+void remember(const fs::path& file, const fs::path& stored)
+{
+    SourceRecord record(stored);
+    record.digest(file);
+    record.save();
+}
+
+nlohmann::json count_lines(const std::string& bytes, int& calls)
+{
+    ++calls;
+    return static_cast<int>(std::count(bytes.begin(), bytes.end(), '\n'));
+}
+
+}  // namespace
+
+TEST_CASE("an old unchanged file is taken from the record, unread")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "x = 1\n");
+    age(file);
+    fs::path stored = tree / "record/sources";
+    {
+        SourceRecord record(stored);
+        CHECK(record.digest(file) == sha256_hex("x = 1\n"));
+        CHECK(record.files_read() == 1);
+        record.save();
+    }
+    REQUIRE(fs::exists(stored));
+    SourceRecord again(stored);
+    CHECK(again.digest(file) == sha256_hex("x = 1\n"));
+    CHECK(again.files_read() == 0);
+}
+
+TEST_CASE("a file modified within the racy margin is hashed again on every run")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "x = 1\n");  // modified now
+    fs::path stored = tree / "record/sources";
+    remember(file, stored);
+    // Same size, same modification time: only a new hash can tell.
+    struct timespec before = modified_of(file);
+    std::ofstream(file, std::ios::binary) << "x = 2\n";
+    set_modified(file, before);
+    SourceRecord again(stored);
+    CHECK(again.digest(file) == sha256_hex("x = 2\n"));
+    CHECK(again.files_read() == 1);
+}
+
+TEST_CASE("an old file changed since is read again, whatever times it keeps")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "x = 1\n");
+    age(file);
+    fs::path stored = tree / "record/sources";
+    remember(file, stored);
+    SUBCASE("rewritten with its size and modification time kept")
+    {
+        struct timespec before = modified_of(file);
+        std::ofstream(file, std::ios::binary) << "x = 2\n";
+        set_modified(file, before);  // as `tar x` or `touch -r` leave it; the change time moves
+        CHECK(SourceRecord(stored).digest(file) == sha256_hex("x = 2\n"));
+    }
+    SUBCASE("replaced by another old file (a new inode)")
+    {
+        fs::path other = tree.write("b.py", "x = 3\n");
+        age(other);
+        fs::rename(other, file);
+        CHECK(SourceRecord(stored).digest(file) == sha256_hex("x = 3\n"));
+    }
+}
+
+TEST_CASE("facts are answered once per content and again when the content changes")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "a\nb\n");
+    age(file);
+    fs::path stored = tree / "record/sources";
+    int calls = 0;
+    auto lines = [&](const std::string& bytes) { return count_lines(bytes, calls); };
+    {
+        SourceRecord record(stored);
+        CHECK(record.fact(file, "lines", lines) == 2);
+        CHECK(record.fact(file, "lines", lines) == 2);
+        CHECK(calls == 1);
+        record.save();
+    }
+    {
+        SourceRecord record(stored);
+        CHECK(record.fact(file, "lines", lines) == 2);
+        CHECK(calls == 1);
+        CHECK(record.files_read() == 0);
+        std::string digest;
+        record.fact(file, "lines", lines, &digest);
+        CHECK(digest == sha256_hex("a\nb\n"));
+    }
+    std::ofstream(file, std::ios::binary) << "a\nb\nc\n";
+    SourceRecord record(stored);
+    CHECK(record.fact(file, "lines", lines) == 3);
+    CHECK(calls == 2);
+}
+
+TEST_CASE("a damaged or foreign record is an empty one, and an unreadable file an error")
+{
+    test::TempTree tree;
+    fs::path stored = tree.write("record/sources", "not a record");
+    fs::path file = tree.write("a.py", "x = 1\n");
+    SourceRecord record(stored);
+    CHECK(record.digest(file) == sha256_hex("x = 1\n"));
+    CHECK_THROWS_AS(record.digest(tree / "missing.py"), SourceError);
+    record.save();
+    SourceRecord again(stored);
+    CHECK(again.digest(file) == sha256_hex("x = 1\n"));
+}
+
+TEST_CASE("a record without a file remembers within the process only")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "x = 1\n");
+    SourceRecord record(std::nullopt);
+    record.digest(file);
+    record.save();
+    CHECK(std::distance(fs::directory_iterator(tree.root()), fs::directory_iterator()) == 1);  // a.py alone
+    CHECK(record.digest(file) == sha256_hex("x = 1\n"));
+}
+
+TEST_CASE("a remembered declaration reading holds while its headers are the same")
+{
+    test::TempTree tree;
+    fs::path header = tree.write("common.cuh", "#define KERNEL __global__ void\n");
+    age(header);
+    KernelSource kernel;
+    kernel.name = "push";
+    kernel.module = "sim.push";
+    kernel.folder = tree / "sim/push";
+    kernel.source_root = tree.root();
+    std::string source = "#include \"common.cuh\"\n#include \"extra.cuh\"\nKERNEL push(double* x, int n) {}\n";
+    kernel.cuda_file = tree.write("sim/push/push_cuda.cu", source);
+    fs::path stored = tree / "record/sources";
+    auto parameters = [&] {
+        SourceRecord record(stored);
+        auto declaration = signatures::read_kernel_declaration(kernel, Config{}, source, nullptr, &record);
+        record.save();
+        return declaration.read.parameters;
+    };
+    using Names = std::vector<std::string>;
+    CHECK(parameters() == Names{"x", "n"});
+    CHECK(parameters() == Names{"x", "n"});
+
+    SUBCASE("the header's content changes")
+    {
+        std::ofstream(header, std::ios::binary) << "#define KERNEL __global__ void\n#define n count\n";
+        CHECK(parameters() == Names{"x", "count"});
+    }
+    SUBCASE("a header of the same name appears earlier in the search")
+    {
+        // Quoted names are looked up beside the including file first.
+        tree.write("sim/push/common.cuh", "#define KERNEL __global__ void\n#define x first\n");
+        CHECK(parameters() == Names{"first", "n"});
+    }
+    SUBCASE("a header that was missing appears")
+    {
+        tree.write("extra.cuh", "#define n count\n");
+        CHECK(parameters() == Names{"x", "count"});
+    }
+    SUBCASE("the source changes")
+    {
+        source = "#include \"common.cuh\"\nKERNEL push(double* y, int n) {}\n";
+        CHECK(parameters() == Names{"y", "n"});
+    }
+}
+
+TEST_SUITE_END();
