@@ -111,9 +111,11 @@ std::string SourceRecord::digest(const fs::path& file)
     return read_and_record(file).second;
 }
 
-std::string SourceRecord::read(const fs::path& file)
+std::string SourceRecord::read(const fs::path& file, std::string* sha256)
 {
-    return read_and_record(file).first;
+    auto [bytes, digest] = read_and_record(file);
+    if (sha256) *sha256 = std::move(digest);
+    return bytes;
 }
 
 json SourceRecord::fact(const fs::path& file, const std::string& question,
@@ -146,18 +148,35 @@ std::string SourceRecord::canonical(const fs::path& path)
     return canonical_now_.emplace(path.string(), resolved.string()).first->second;
 }
 
-std::optional<json> SourceRecord::known(const std::string& sha256, const std::string& question) const
+std::optional<json> SourceRecord::known(const std::string& sha256, const std::string& question,
+                                        const std::function<bool(const json&)>& still_holds)
 {
+    std::string key = fact_key(sha256, question);
+    std::optional<json> answer;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = facts_.find(key);
+        if (it == facts_.end()) return std::nullopt;
+        if (!still_holds) return it->second;
+        if (auto held = held_now_.find(key); held != held_now_.end()) {
+            if (!held->second) return std::nullopt;
+            return it->second;
+        }
+        answer = it->second;
+    }
+    bool holds = still_holds(*answer);  // unlocked: it may ask this record about other files
     std::lock_guard lock(mutex_);
-    auto it = facts_.find(fact_key(sha256, question));
-    if (it == facts_.end()) return std::nullopt;
-    return it->second;
+    held_now_[key] = holds;
+    if (!holds) return std::nullopt;
+    return answer;
 }
 
 void SourceRecord::remember(const std::string& sha256, const std::string& question, json answer)
 {
     std::lock_guard lock(mutex_);
-    json& place = facts_[fact_key(sha256, question)];
+    std::string key = fact_key(sha256, question);
+    held_now_[key] = true;  // answered in this run from what it read
+    json& place = facts_[key];
     if (place == answer) return;
     place = std::move(answer);
     changed_ = true;

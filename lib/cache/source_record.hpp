@@ -50,8 +50,9 @@ public:
     std::string digest(const std::filesystem::path& file);
 
     /// The file's bytes, read now (the record's digest is refreshed from
-    /// them). Throws SourceError as digest().
-    std::string read(const std::filesystem::path& file);
+    /// them); `sha256`, when given, receives their digest. Throws
+    /// SourceError as digest().
+    std::string read(const std::filesystem::path& file, std::string* sha256 = nullptr);
 
     /// The answer to `question` about the content of `file`: remembered under
     /// the content's digest, so an unchanged file is not read again; else
@@ -70,8 +71,12 @@ public:
 
     /// The answer remembered for `question` about content of digest
     /// `sha256`, if any. For answers that depend on more than one file's
-    /// bytes: the caller keeps in the answer what else it read, and checks it.
-    std::optional<nlohmann::json> known(const std::string& sha256, const std::string& question) const;
+    /// bytes, the caller keeps in the answer what else it read and passes
+    /// `still_holds`, which checks that; it is asked once per run (a run
+    /// takes the file system as it was when first asked), and an answer it
+    /// rejects is not given.
+    std::optional<nlohmann::json> known(const std::string& sha256, const std::string& question,
+                                        const std::function<bool(const nlohmann::json&)>& still_holds = {});
 
     /// Remembers `answer` to `question` about content of digest `sha256`.
     void remember(const std::string& sha256, const std::string& question, nlohmann::json answer);
@@ -107,6 +112,7 @@ private:
     std::unordered_map<std::string, nlohmann::json> facts_;  ///< "<sha256>\n<question>"
     std::unordered_map<std::string, std::string> read_now_;  ///< path -> bytes read in this run
     std::unordered_map<std::string, std::string> canonical_now_;  ///< path -> canonical, this run
+    std::unordered_map<std::string, bool> held_now_;  ///< fact key -> what still_holds said, this run
     std::string code_;  ///< the answering code's file, size and time (see the .cpp)
     std::size_t files_read_ = 0;
     bool changed_ = false;

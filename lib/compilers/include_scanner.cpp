@@ -136,6 +136,8 @@ IncludeScanner::IncludeScanner(std::function<std::optional<fs::path>()> late_dir
 
 namespace {
 
+constexpr const char* includes_question = "includes/1";
+
 json to_json(const FileIncludes& file)
 {
     json includes = json::array();
@@ -155,6 +157,16 @@ FileIncludes file_includes_of(const json& json)
 
 }  // namespace
 
+FileIncludes IncludeScanner::includes_of(const std::string& source, std::string_view source_sha256)
+{
+    if (!record_) return list_includes(source);
+    std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
+    if (auto known = record_->known(digest, includes_question)) return file_includes_of(*known);
+    FileIncludes includes = list_includes(source);
+    record_->remember(digest, includes_question, to_json(includes));
+    return includes;
+}
+
 const IncludeScanner::FileFacts& IncludeScanner::facts(const fs::path& path)
 {
     auto it = facts_.find(path.native());
@@ -162,7 +174,7 @@ const IncludeScanner::FileFacts& IncludeScanner::facts(const fs::path& path)
     if (record_) {
         FileFacts facts;
         auto listed = [](const std::string& content) { return to_json(list_includes(content)); };
-        facts.includes = file_includes_of(record_->fact(path, "includes/1", listed, &facts.sha256));
+        facts.includes = file_includes_of(record_->fact(path, includes_question, listed, &facts.sha256));
         return facts_.emplace(path.native(), std::move(facts)).first->second;
     }
     std::string content = util::read_file(path);
@@ -254,14 +266,14 @@ std::string searched_folders(const fs::path& including_dir, bool quoted, const I
 }  // namespace
 
 IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string& source, const IncludeSearch& search,
-                                 const std::vector<std::string>& pre_includes)
+                                 const std::vector<std::string>& pre_includes, std::string_view source_sha256)
 {
     IncludeScan scan;
     Lookup lookup(search);
     std::map<std::string, IncludedHeader> headers;
     std::set<std::string> unresolved, computed;
     std::unordered_map<std::string, std::string> label_of_seen;  ///< native path -> key name
-    FileIncludes main = list_includes(source);
+    FileIncludes main = includes_of(source, source_sha256);
     // Files still to read: the including file (for messages and the folder
     // quoted includes start in) and its directives.
     struct Pending {

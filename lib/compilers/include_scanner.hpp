@@ -91,8 +91,10 @@ public:
     /// `pre_includes` (searched as quoted includes of the source). Throws
     /// SourceError when a found header cannot be read, and when a quoted
     /// include or a forced include is found nowhere.
+    /// `source_sha256`, when known, is the digest of `source`.
     IncludeScan scan(const std::filesystem::path& source_file, const std::string& source,
-                     const IncludeSearch& search, const std::vector<std::string>& pre_includes = {});
+                     const IncludeSearch& search, const std::vector<std::string>& pre_includes = {},
+                     std::string_view source_sha256 = {});
 
     /// Takes header digests and include directives from `record` for files
     /// unchanged since it remembered them (null: every header is read).
@@ -119,6 +121,8 @@ private:
         bool regular = false;
     };
     const FileFacts& facts(const std::filesystem::path& path);
+    /// list_includes(source), remembered under its digest in the record.
+    FileIncludes includes_of(const std::string& source, std::string_view source_sha256);
     const Candidate& candidate(const std::filesystem::path& dir, const std::string& name);
     std::optional<SearchDir> late_search_dir();
     /// `including_place`: where the including file was found (Resolution::place).

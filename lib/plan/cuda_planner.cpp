@@ -102,17 +102,19 @@ std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
     std::vector<CudaJob> jobs;
     if (!kernel.cuda_file) return jobs;
     // Read through the record, which keeps the readings remembered under its digest.
-    std::string source = record_ ? record_->read(*kernel.cuda_file) : util::read_file(*kernel.cuda_file);
+    std::string source_sha256;
+    std::string source = record_ ? record_->read(*kernel.cuda_file, &source_sha256) : util::read_file(*kernel.cuda_file);
+    if (source_sha256.empty()) source_sha256 = sha256_hex(source);
     IncludeSearch search = search_for(kernel);
-    IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes);
-    CudaJob base{&kernel, kernel_entry(kernel, config_, source, &headers_, record_), "", source, {}, options_.system_include_dirs,
+    IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes, source_sha256);
+    CudaJob base{&kernel, kernel_entry(kernel, config_, source, &headers_, record_, source_sha256), "", source, {},
+                 options_.system_include_dirs,
                  scan.pre_include_files, options_.keyed, {}, {}, {}};
     for (const auto& dir : search.dirs) base.include_dirs.push_back(dir.dir);
     if (auto late = scanner_.late_dir_if_known()) base.include_dirs.push_back(*late);
     // As found: canonical paths cost a readlink per component, paid only by a
     // cold nvcc build's check (nvcc_compiler.cpp), never by a warm build.
     for (const auto& header : scan.headers) base.headers[header.path] = header.name;
-    std::string source_sha256 = sha256_hex(source);
     for (const auto& target : targets_) {
         CudaJob job = base;
         job.target = target;

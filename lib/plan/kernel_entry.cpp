@@ -58,7 +58,7 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
 }
 
 KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
-                         signatures::HeaderCache* header_cache, SourceRecord* record)
+                         signatures::HeaderCache* header_cache, SourceRecord* record, std::string_view source_sha256)
 {
     KernelEntry entry{kernel.name, {}, ""};
     const std::vector<std::string>* configured = configured_template_args(kernel, config);
@@ -69,7 +69,8 @@ KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::
         entry.origin = std::move(origin);
         return entry;
     };
-    signatures::KernelDeclaration found = signatures::read_kernel_declaration(kernel, config, source, header_cache, record);
+    signatures::KernelDeclaration found = signatures::read_kernel_declaration(kernel, config, source, header_cache, record,
+                                                                               source_sha256);
     if (found.read.status != SignatureRead::Status::found) return configured ? with(*configured, from_config) : entry;
     const auto& declaration = found;
     const int line = declaration.line;

@@ -41,9 +41,10 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
 /// without arguments (naming the `template-args` key to set), when several
 /// explicit instantiations leave the choice open, when `template-args` gives
 /// another number of arguments than the template has parameters, and when
-/// `template-args` names a kernel that is not a template. `headers` and
-/// `record` as for signatures::read_kernel_declaration.
+/// `template-args` names a kernel that is not a template. `headers`,
+/// `record` and `source_sha256` as for signatures::read_kernel_declaration.
 KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
-                         signatures::HeaderCache* headers = nullptr, SourceRecord* record = nullptr);
+                         signatures::HeaderCache* headers = nullptr, SourceRecord* record = nullptr,
+                         std::string_view source_sha256 = {});
 
 }  // namespace ck

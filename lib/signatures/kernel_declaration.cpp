@@ -98,7 +98,7 @@ SignatureRead signature_read_of(const json& json)
 }
 
 KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Config& config, std::string_view source,
-                                          HeaderCache* header_cache, SourceRecord* record)
+                                          HeaderCache* header_cache, SourceRecord* record, std::string_view source_sha256)
 {
     ProjectHeaders headers = project_headers_of(kernel, config, header_cache);
     if (!record) return reduced(read_cuda_declaration(source, kernel.name, &headers));
@@ -107,9 +107,9 @@ KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Conf
     for (const auto& dir : kernel.include_dirs(config)) dirs.push_back(dir.string());
     std::string question =
         json::array({"cuda-declaration/1", kernel.name, kernel.cuda_file.value_or(fs::path()).string(), dirs}).dump();
-    std::string digest = sha256_hex(source);
-    if (auto known = record->known(digest, question); known && opens_the_same(known->at("opened"), headers, *record))
-        return kernel_declaration_of(known->at("declaration"));
+    std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
+    auto still_opens = [&](const json& known) { return opens_the_same(known.at("opened"), headers, *record); };
+    if (auto known = record->known(digest, question, still_opens)) return kernel_declaration_of(known->at("declaration"));
     LoggedHeaders logged(headers);
     KernelDeclaration declaration = reduced(read_cuda_declaration(source, kernel.name, &logged));
     record->remember(digest, question, {{"opened", std::move(logged.opened)}, {"declaration", declaration_to_json(declaration)}});
@@ -118,12 +118,12 @@ KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Conf
 
 CunumpyReading read_as_cunumpy_recorded(std::string_view source, const std::string& name,
                                         const std::vector<std::string>* template_args, int hint_line,
-                                        SourceRecord* record)
+                                        SourceRecord* record, std::string_view source_sha256)
 {
     if (!record) return read_as_cunumpy(source, name, template_args, hint_line);
     std::string question = json::array({"cunumpy-reading/1", name, template_args ? json(*template_args) : json(nullptr),
                                         hint_line}).dump();
-    std::string digest = sha256_hex(source);
+    std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
     if (auto known = record->known(digest, question))
         return {known->at(0).get<bool>(), known->at(1).get<std::string>(), known->at(2).get<int>(),
                 known->at(3).get<std::vector<std::string>>()};

@@ -36,8 +36,10 @@ struct KernelDeclaration {
 /// the same and every header the recorded reading opened is found at the
 /// same path with the same digest (and every header it missed is still
 /// missing); else read and remembered. Never throws.
+/// `source_sha256`, when known, is the digest of `source` (spares hashing it again).
 KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Config& config, std::string_view source,
-                                          HeaderCache* headers = nullptr, SourceRecord* record = nullptr);
+                                          HeaderCache* headers = nullptr, SourceRecord* record = nullptr,
+                                          std::string_view source_sha256 = {});
 
 /// A SignatureRead as the record keeps it, and back.
 nlohmann::json to_json(const SignatureRead& read);
@@ -47,6 +49,6 @@ SignatureRead signature_read_of(const nlohmann::json& json);
 /// from `record` for a source of the same digest (it reads no header).
 CunumpyReading read_as_cunumpy_recorded(std::string_view source, const std::string& name,
                                         const std::vector<std::string>* template_args, int hint_line,
-                                        SourceRecord* record);
+                                        SourceRecord* record, std::string_view source_sha256 = {});
 
 }  // namespace ck::signatures

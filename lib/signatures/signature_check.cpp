@@ -59,13 +59,13 @@ SignatureRead read_python(const Source& source, const std::string& name, SourceR
 }
 
 SignatureRead read_source(const Source& source, const std::string& text, const KernelSource& kernel, const Config& config,
-                          signatures::HeaderCache* header_cache, SourceRecord* record)
+                          signatures::HeaderCache* header_cache, SourceRecord* record, const std::string& sha256)
 {
     const std::string& name = kernel.name;
     switch (source.language) {
     case Source::Language::cuda:
         // A `KERNEL` macro may come from a project header, as the build finds it.
-        return signatures::read_kernel_declaration(kernel, config, text, header_cache, record).read;
+        return signatures::read_kernel_declaration(kernel, config, text, header_cache, record, sha256).read;
     case Source::Language::python_stub: return read_python_signature(text, name, PythonDefinition::first);
     case Source::Language::python_module: break;
     }
@@ -97,17 +97,17 @@ private:
     {
         Signature signature{source.role, source.file, {}};
         bool recorded = record_ && source.language != Source::Language::cuda;
-        std::string text;
+        std::string text, text_sha256;
         try {
             if (recorded) signature.read = read_python(source, kernel_.name, *record_);
-            else text = record_ ? record_->read(source.file) : util::read_file(source.file);
+            else text = record_ ? record_->read(source.file, &text_sha256) : util::read_file(source.file);
         } catch (const Error& error) {
             signature.read = {SignatureRead::Status::unreadable, 0, {}, error.what()};
             add(Kind::unreadable_file, prefix_ + "cannot read the " + source.role + ": " + error.what(), {signature});
             result_.declarations.push_back(std::move(signature));
             return;
         }
-        if (!recorded) signature.read = read_source(source, text, kernel_, config_, headers_, record_);
+        if (!recorded) signature.read = read_source(source, text, kernel_, config_, headers_, record_, text_sha256);
         result_.declarations.push_back(signature);
         if (signature.read.status != SignatureRead::Status::found) {
             // Which branch runs is the program's business: said, not called a mismatch.
@@ -115,7 +115,7 @@ private:
             add(kind, prefix_ + "cannot read the " + source.role + ": " + signature.read.reason, {signature});
             return;
         }
-        if (source.language == Source::Language::cuda) check_cunumpy_reading(signature, text);
+        if (source.language == Source::Language::cuda) check_cunumpy_reading(signature, text, text_sha256);
         const Signature& host = result_.declarations.front();
         if (&host == &result_.declarations.back() || host.read.status != SignatureRead::Status::found) return;
         if (host.read.parameters != signature.read.parameters)
@@ -143,10 +143,10 @@ private:
 
     // The program loads the kernel with cunumpy, whose reader is another:
     // what it cannot read, or reads otherwise, fails there though all agree here.
-    void check_cunumpy_reading(const Signature& cuda, const std::string& text)
+    void check_cunumpy_reading(const Signature& cuda, const std::string& text, const std::string& text_sha256)
     {
         auto reading = signatures::read_as_cunumpy_recorded(text, kernel_.name, configured_template_args(kernel_, config_),
-                                                            cuda.read.line, record_);
+                                                            cuda.read.line, record_, text_sha256);
         Signature at = cuda;
         if (reading.line > 0) at.read.line = reading.line;
         if (reading.raises) {
