@@ -6,7 +6,9 @@
 
 The cache must already hold every entry of the tree (run `build` once). The floor is a process
 that reads and SHA-256-hashes the files `status` opens below the tree and in cunumpy's header
-folder (found with strace): the sources, headers and host modules a check must look at. Each
+folder (found with strace): the sources, headers and host modules a check must look at. The
+files are those `--baseline` opens when one is given (`--floor-files` chooses): a status that
+keeps a record of digests opens only what changed, which would shrink the floor with it. Each
 command runs alternately with the others, `--runs` times; medians of whole-process wall time and
 the peak resident set size (getrusage of the child) are printed as one Markdown table, with
 `import cunumpy` for comparison. Run it on a quiet machine.
@@ -68,6 +70,8 @@ def main():
     parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
     parser.add_argument("--runs", type=int, default=41)
     parser.add_argument("--only", choices=["host", "cuda"])
+    parser.add_argument("--floor-files", choices=["baseline", "current"],
+                        help="whose opened files the floor reads (default: the baseline's, when given)")
     parser.add_argument("--build-only", choices=["host", "cuda"],
                         help="--only for build alone: a tree with modules that fail to build has no warm build")
     args = parser.parse_args()
@@ -83,7 +87,11 @@ def main():
 
     cunumpy = subprocess.run([args.python, "-c", "import cunumpy, os; print(os.path.dirname(cunumpy.__file__))"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    files = opened_files(commands(args.cli)["status"], [Path(args.tree).resolve(), Path(cunumpy).resolve()])
+    whose = args.floor_files or ("baseline" if args.baseline else "current")
+    if whose == "baseline" and not args.baseline:
+        raise SystemExit("--floor-files baseline needs --baseline")
+    lister = args.baseline if whose == "baseline" else args.cli
+    files = opened_files(commands(lister)["status"], [Path(args.tree).resolve(), Path(cunumpy).resolve()])
     listing = Path(tempfile.mkstemp(suffix=".files")[1])
     listing.write_text("".join(f"{f}\n" for f in files))
     size = sum(f.stat().st_size for f in files)
@@ -107,7 +115,7 @@ def main():
 
     floor = statistics.median(t for t, _ in times["floor: read and hash"])
     cunumpy_time = statistics.median(t for t, _ in times["import cunumpy"])
-    print(f"| {len(files)} files, {size / 1e6:.2f} MB{', --only ' + args.only if args.only else ''}; median of {args.runs} "
+    print(f"| {len(files)} files ({whose}'s), {size / 1e6:.2f} MB{', --only ' + args.only if args.only else ''}; median of {args.runs} "
           "| wall | / floor | `import cunumpy` / it | peak RSS |")
     print("|---|---|---|---|---|")
     for name, samples in times.items():

@@ -4,6 +4,8 @@
 #include "path_display.hpp"
 #include "tree_options.hpp"
 
+#include "cache/cache.hpp"
+#include "cache/source_record.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "compilers/python_probe.hpp"
 #include "signatures/signature_report.hpp"
@@ -216,7 +218,10 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
         }
         CunumpyVersion version = cunumpy_version_of(config.python);
         signatures::HeaderCache headers;
-        for (const auto& kernel : kernels) results.push_back(check_kernel_signatures(kernel, config, version, &headers));
+        SourceRecord record(source_record_file(config));
+        for (const auto& kernel : kernels)
+            results.push_back(check_kernel_signatures(kernel, config, version, &headers, &record));
+        record.save();
     }
     return results;
 }

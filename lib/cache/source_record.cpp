@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <fstream>
-#include <iterator>
 #include <unordered_set>
 #include <vector>
 
@@ -47,6 +45,13 @@ std::string answering_code()
     struct stat code {};
     if (error || ::stat(file.c_str(), &code) != 0) return "";
     return file.string() + ":" + std::to_string(code.st_size) + ":" + std::to_string(ns_of(code.st_mtim));
+}
+
+// Facts stay packed until asked: a run asks for some of them only (a CUDA
+// build for none of the host modules'), and unpacking all was most of a load.
+json unpacked(const std::string& packed)
+{
+    return json::from_msgpack(packed);
 }
 
 std::string fact_key(const std::string& sha256, const std::string& question)
@@ -126,7 +131,7 @@ json SourceRecord::fact(const fs::path& file, const std::string& question,
     std::optional<std::string> bytes;
     {
         std::lock_guard lock(mutex_);
-        if (auto it = facts_.find(fact_key(sha256, question)); it != facts_.end()) return it->second;
+        if (auto it = facts_.find(fact_key(sha256, question)); it != facts_.end()) return unpacked(it->second);
         if (auto it = read_now_.find(file.string()); it != read_now_.end() && entries_[file.string()].sha256 == sha256)
             bytes = it->second;
     }
@@ -157,12 +162,12 @@ std::optional<json> SourceRecord::known(const std::string& sha256, const std::st
         std::lock_guard lock(mutex_);
         auto it = facts_.find(key);
         if (it == facts_.end()) return std::nullopt;
-        if (!still_holds) return it->second;
+        if (!still_holds) return unpacked(it->second);
         if (auto held = held_now_.find(key); held != held_now_.end()) {
             if (!held->second) return std::nullopt;
-            return it->second;
+            return unpacked(it->second);
         }
-        answer = it->second;
+        answer = unpacked(it->second);
     }
     bool holds = still_holds(*answer);  // unlocked: it may ask this record about other files
     std::lock_guard lock(mutex_);
@@ -176,9 +181,10 @@ void SourceRecord::remember(const std::string& sha256, const std::string& questi
     std::lock_guard lock(mutex_);
     std::string key = fact_key(sha256, question);
     held_now_[key] = true;  // answered in this run from what it read
-    json& place = facts_[key];
-    if (place == answer) return;
-    place = std::move(answer);
+    std::vector<std::uint8_t> packed = json::to_msgpack(answer);
+    std::string& place = facts_[key];
+    if (place.size() == packed.size() && std::equal(packed.begin(), packed.end(), place.begin())) return;
+    place.assign(packed.begin(), packed.end());
     changed_ = true;
 }
 
@@ -190,9 +196,12 @@ std::size_t SourceRecord::files_read() const
 
 void SourceRecord::load()
 {
-    std::ifstream in(*file_, std::ios::binary);
-    if (!in) return;
-    std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::string bytes;
+    try {
+        bytes = util::read_file(*file_);
+    } catch (const Error&) {
+        return;  // none yet, or unreadable: an empty record
+    }
     json record = json::from_msgpack(bytes, true, false);
     if (record.is_discarded() || !record.is_object() || record.value("format", json()) != record_format) return;
     try {
@@ -203,7 +212,10 @@ void SourceRecord::load()
                               e.at(6).get<std::string>()};
         code_ = answering_code();
         if (record.value("code", std::string()) != code_ || code_.empty()) return;
-        for (auto& [key, value] : record.at("facts").items()) facts_[key] = std::move(value);
+        for (const auto& [key, value] : record.at("facts").items()) {
+            const auto& packed = value.get_binary();
+            facts_[key].assign(packed.begin(), packed.end());
+        }
     } catch (const json::exception&) {  // another writer's format: start afresh
         entries_.clear();
         facts_.clear();
@@ -230,7 +242,7 @@ void SourceRecord::save() noexcept
         }
         // Facts about content no recorded file holds any more are dropped.
         for (const auto& [key, value] : facts_)
-            if (digests.count(key.substr(0, key.find('\n')))) facts[key] = value;
+            if (digests.count(key.substr(0, key.find('\n')))) facts[key] = json::binary({value.begin(), value.end()});
         if (code_.empty()) code_ = answering_code();
         json record = {{"format", record_format}, {"code", code_}, {"files", files}, {"facts", facts}};
         std::vector<std::uint8_t> packed = json::to_msgpack(record);

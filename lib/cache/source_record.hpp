@@ -109,7 +109,7 @@ private:
     std::optional<std::filesystem::path> file_;
     mutable std::mutex mutex_;
     std::unordered_map<std::string, Entry> entries_;
-    std::unordered_map<std::string, nlohmann::json> facts_;  ///< "<sha256>\n<question>"
+    std::unordered_map<std::string, std::string> facts_;  ///< "<sha256>\n<question>" -> the answer, MessagePack
     std::unordered_map<std::string, std::string> read_now_;  ///< path -> bytes read in this run
     std::unordered_map<std::string, std::string> canonical_now_;  ///< path -> canonical, this run
     std::unordered_map<std::string, bool> held_now_;  ///< fact key -> what still_holds said, this run
