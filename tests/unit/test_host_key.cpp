@@ -2,6 +2,7 @@
 #include "plan/host_planner.hpp"
 #include "build/host_setup.hpp"
 #include "cache/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 
 #include "host_toolchain.hpp"
@@ -167,6 +168,59 @@ TEST_CASE("editing an imported module changes the key of every module above it, 
           "imported module pk.util.args_kernels changed");
     CHECK(describe_host_change(before.jobs[args].inputs, after.jobs[args].inputs) ==
           "imported module pk.util.lin_kernels changed");
+}
+
+TEST_CASE("a plan from the source record equals one that reads every module, and sees edits")
+{
+    test::TempTree tree;
+    write_graph_tree(tree);
+    // Old enough for the record to trust their stats.
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(tree / "src"))
+        std::filesystem::last_write_time(entry.path(), std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+    Config config;
+    auto kernels = find_kernels({tree / "src"}, config);
+    HostPlan read = plan_host_builds(pointers(kernels), toolchain());
+    std::filesystem::path stored = tree / "record/sources";
+    auto recorded = [&](std::size_t* files_read = nullptr) {
+        SourceRecord record(stored);
+        HostPlanOptions options;
+        options.record = &record;
+        HostPlan plan = plan_host_builds(pointers(kernels), toolchain(), options);
+        record.save();
+        if (files_read) *files_read = record.files_read();
+        return plan;
+    };
+    std::size_t files_read = 0;
+    recorded();
+    HostPlan warm = recorded(&files_read);
+    CHECK(files_read == 0);
+    REQUIRE(warm.jobs.size() == read.jobs.size());
+    for (std::size_t i = 0; i < read.jobs.size(); ++i) {
+        CHECK(warm.jobs[i].key == read.jobs[i].key);
+        CHECK(warm.jobs[i].cunumpy_name == read.jobs[i].cunumpy_name);
+        CHECK(warm.jobs[i].content_key == read.jobs[i].content_key);
+        CHECK(warm.modules[i].source.empty());
+        CHECK(planned_source(warm.modules[i]) == read.modules[i].source);
+    }
+
+    std::size_t k1 = 0;
+    find_module(warm, "pk.kernels.k1.k1_kernels", &k1);
+    SUBCASE("an edited import, with its modification time put back, changes the importer's key")
+    {
+        auto path = tree / "src/pk/util/lin_kernels.py";
+        auto time = std::filesystem::last_write_time(path);
+        tree.write("src/pk/util/lin_kernels.py", "def dot(a: 'float[:]', b: 'float[:]') -> float:\n    return 1.0\n");
+        std::filesystem::last_write_time(path, time);
+        HostPlan edited = recorded(&files_read);
+        CHECK(files_read == 1);
+        CHECK(edited.jobs[k1].key != warm.jobs[k1].key);
+    }
+    SUBCASE("a module edited after its key was planned is not built from its new text")
+    {
+        tree.write("src/pk/kernels/k1/k1_kernels.py", "def k1(b: 'float[:]'):\n    pass\n");
+        CHECK_THROWS_WITH_AS(planned_source(warm.modules[k1]), doctest::Contains("changed after this build planned its key"),
+                             SourceError);
+    }
 }
 
 TEST_CASE("a second checkout of the same sources has the same keys")
