@@ -34,17 +34,22 @@ json module_facts(const std::string& bytes)
 }
 
 // cunumpy's name for the module's build: a SHA-256 stream over its text and
-// the toolchain's facts, so not formed from a digest; remembered per toolchain.
+// the toolchain's facts, so not formed from a digest; remembered per toolchain
+// under the digest the module was planned with (its text read again only on
+// a miss, and refused if it changed since). Throws SourceError as planned_source.
 std::string cunumpy_key_of(const HostModule& module, const HostToolchain& toolchain, bool openmp, SourceRecord* record)
 {
-    auto key = [&](const std::string& bytes) {
-        return cunumpy_build_key(python_source_text(bytes), toolchain.language, openmp, toolchain.python);
+    auto key = [&] {
+        return cunumpy_build_key(python_source_text(planned_source(module)), toolchain.language, openmp, toolchain.python);
     };
-    if (!record) return key(module.source);
+    if (!record) return key();
     std::string question = json::array({"cunumpy-key/1", toolchain.language, openmp, toolchain.python.pyccel,
                                         toolchain.python.version, toolchain.python.platform})
                                .dump();
-    return record->fact(module.file, question, key).get<std::string>();
+    if (auto known = record->known(module.bytes_sha256, question)) return known->get<std::string>();
+    std::string computed = key();
+    record->remember(module.bytes_sha256, question, computed);
+    return computed;
 }
 
 struct ImportEdge {
@@ -55,6 +60,8 @@ struct ImportEdge {
 // Finds modules from the kernels' host files outwards, following imports.
 class GraphBuilder {
 public:
+    explicit GraphBuilder(SourceRecord* record) : record_(record) {}
+
     void add_modules(const std::vector<const KernelSource*>& kernels, const std::vector<PythonModuleFile>& extra)
     {
         for (const KernelSource* kernel : kernels)
@@ -67,6 +74,7 @@ public:
     std::vector<HostModule> modules_;
     std::vector<std::vector<ImportEdge>> edges_;
 
+private:
     // `file` is lexically normal (the walker's paths and resolved imports are).
     std::size_t add(const fs::path& normal, const fs::path& source_root, const KernelSource* kernel)
     {
@@ -91,8 +99,9 @@ public:
         HostModule& module = modules_[index];
         json facts;
         try {
-            facts = record_ ? record_->fact(module.file, module_facts_question, module_facts) : read_module(module);
-            module.bytes_sha256 = record_ ? record_->digest(module.file) : module.bytes_sha256;
+            // The digest of the content the facts were read from: the two always agree.
+            facts = record_ ? record_->fact(module.file, module_facts_question, module_facts, &module.bytes_sha256)
+                            : read_module(module);
         } catch (const SourceError& error) {
             module.problem = error.what();
             return;
@@ -111,9 +120,6 @@ public:
         }
     }
 
-    SourceRecord* record_ = nullptr;
-
-private:
     json read_module(HostModule& module)
     {
         module.source = util::read_file(module.file);
@@ -131,6 +137,7 @@ private:
         return it->second;
     }
 
+    SourceRecord* record_;
     std::unordered_map<std::string, std::size_t> index_;
     std::map<std::pair<std::string, std::string>, std::optional<fs::path>> resolved_;
 };
@@ -244,8 +251,7 @@ std::string host_label(const HostModule& module)
 HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const HostToolchain& toolchain,
                           const HostPlanOptions& options)
 {
-    GraphBuilder graph;
-    graph.record_ = options.record;
+    GraphBuilder graph(options.record);
     graph.add_modules(kernels, options.extra_modules);
     HostPlan plan = reorder(graph, import_order(graph));
     for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain, options.in_place, options.record);
