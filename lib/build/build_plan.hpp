@@ -83,7 +83,8 @@ struct BuildPlan {
 /// every key and looks it up. Without `request.dry_run` it also does what a
 /// hit needs (records the hit, re-points cunumpy's name at our entry, sweeps
 /// stale temporaries); a dry run publishes and changes nothing (it records
-/// the answers of the tools it asks in `.probes/`, for status), and with
+/// the answers of the tools it asks in `.probes/`, for status, and what it
+/// read of the sources in the SourceRecord, source_record_file), and with
 /// `request.start_tools` false starts no process (see BuildRequest). Throws
 /// as run_build does before its first compile.
 BuildPlan plan_build(const BuildRequest& request);
