@@ -4,7 +4,7 @@
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
 
-#include <dlfcn.h>
+#include <link.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -36,12 +36,37 @@ std::int64_t ns_of(const struct timespec& time)
 // links), as path, size and modification time: facts answered by another
 // build of that code may answer otherwise, so a record keeps its facts only
 // for the build that wrote them. Its digests stay (they depend on the bytes alone).
+fs::path file_of_code()
+{
+    struct Search {
+        std::uintptr_t address;
+        std::optional<std::string> name;  ///< "" for the main program
+    } search{reinterpret_cast<std::uintptr_t>(&file_of_code), std::nullopt};
+    ::dl_iterate_phdr(
+        [](struct dl_phdr_info* object, std::size_t, void* data) {
+            auto* search = static_cast<Search*>(data);
+            for (int i = 0; i < object->dlpi_phnum; ++i) {
+                const auto& segment = object->dlpi_phdr[i];
+                std::uintptr_t start = object->dlpi_addr + segment.p_vaddr;
+                if (segment.p_type == PT_LOAD && search->address >= start && search->address < start + segment.p_memsz) {
+                    search->name = object->dlpi_name ? object->dlpi_name : "";
+                    return 1;
+                }
+            }
+            return 0;
+        },
+        &search);
+    if (!search.name) return {};
+    // The main program has no name here (dladdr would give argv[0]): the kernel knows its file.
+    return search.name->empty() ? fs::path("/proc/self/exe") : fs::path(*search.name);
+}
+
 std::string answering_code()
 {
-    Dl_info info{};
-    if (::dladdr(reinterpret_cast<const void*>(&answering_code), &info) == 0 || !info.dli_fname) return "";
+    fs::path named = file_of_code();
+    if (named.empty()) return "";
     std::error_code error;
-    fs::path file = fs::canonical(info.dli_fname, error);
+    fs::path file = fs::canonical(named, error);
     struct stat code {};
     if (error || ::stat(file.c_str(), &code) != 0) return "";
     return file.string() + ":" + std::to_string(code.st_size) + ":" + std::to_string(ns_of(code.st_mtim));
