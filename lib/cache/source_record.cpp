@@ -19,13 +19,17 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* record_format = "cunumpy-kernels/source-record/1";
+// 2: a checksum over the body (a flipped byte read as a fact gave wrong
+// answers that lasted), and facts of builds that named the tool by argv[0] dropped.
+constexpr const char* record_format = "cunumpy-kernels/source-record/2";
 
 std::int64_t now_ns()
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
 }
+
+std::int64_t ns_of(const struct timespec& time);
 
 std::int64_t ns_of(const struct timespec& time)
 {
@@ -74,9 +78,11 @@ std::string answering_code()
 
 // Facts stay packed until asked: a run asks for some of them only (a CUDA
 // build for none of the host modules'), and unpacking all was most of a load.
+// Null when the bytes do not decode (a record that passed its checksum
+// always does; this keeps a bug from becoming an answer).
 json unpacked(const std::string& packed)
 {
-    return json::from_msgpack(packed);
+    return json::from_msgpack(packed, true, false);
 }
 
 std::string fact_key(const std::string& sha256, const std::string& question)
@@ -86,12 +92,21 @@ std::string fact_key(const std::string& sha256, const std::string& question)
 
 }  // namespace
 
-SourceRecord::SourceRecord(const std::optional<fs::path>& file)
+SourceRecord::SourceRecord(const std::optional<fs::path>& file, std::chrono::nanoseconds margin)
+    : margin_ns_(margin.count())
 {
     if (file) {
         file_ = *file;
         load();
     }
+}
+
+// Both times: a rewrite that puts the modification time back moves the change
+// time, but within one tick of a coarse clock it may not, so that too must be
+// older than the margin (ext4 and xfs before Linux 6.13, NFS, ext2).
+bool SourceRecord::old_enough(const FileStat& stat, std::int64_t hashed_at_ns) const
+{
+    return stat.modified_ns + margin_ns_ <= hashed_at_ns && stat.changed_ns + margin_ns_ <= hashed_at_ns;
 }
 
 SourceRecord::FileStat SourceRecord::stat_of(const fs::path& file)
@@ -114,9 +129,8 @@ std::pair<std::string, std::string> SourceRecord::read_and_record(const fs::path
     std::lock_guard lock(mutex_);
     Entry& entry = entries_[file.string()];
     // Unchanged, and as trusted as before: nothing new to write.
-    std::int64_t trusted_from = stat.modified_ns + std::chrono::nanoseconds(racy_margin).count();
     bool same = entry.stat == stat && entry.sha256 == sha256 &&
-                (entry.hashed_at_ns >= trusted_from || hashed_at < trusted_from);
+                (old_enough(stat, entry.hashed_at_ns) || !old_enough(stat, hashed_at));
     if (!same) {
         entry = {stat, hashed_at, sha256};
         changed_ = true;
@@ -132,8 +146,7 @@ std::string SourceRecord::digest(const fs::path& file)
     {
         std::lock_guard lock(mutex_);
         auto it = entries_.find(file.string());
-        bool trusted = it != entries_.end() && it->second.stat == stat &&
-                       stat.modified_ns + std::chrono::nanoseconds(racy_margin).count() <= it->second.hashed_at_ns;
+        bool trusted = it != entries_.end() && it->second.stat == stat && old_enough(stat, it->second.hashed_at_ns);
         if (trusted) return it->second.sha256;
         // Hashed in this run already, too recently to trust across runs.
         if (it != entries_.end() && it->second.stat == stat && read_now_.count(file.string())) return it->second.sha256;
@@ -156,7 +169,10 @@ json SourceRecord::fact(const fs::path& file, const std::string& question,
     std::optional<std::string> bytes;
     {
         std::lock_guard lock(mutex_);
-        if (auto it = facts_.find(fact_key(sha256, question)); it != facts_.end()) return unpacked(it->second);
+        if (auto it = facts_.find(fact_key(sha256, question)); it != facts_.end()) {
+            json known = unpacked(it->second);
+            if (!known.is_discarded()) return known;
+        }
         if (auto it = read_now_.find(file.string()); it != read_now_.end() && entries_[file.string()].sha256 == sha256)
             bytes = it->second;
     }
@@ -187,12 +203,13 @@ std::optional<json> SourceRecord::known(const std::string& sha256, const std::st
         std::lock_guard lock(mutex_);
         auto it = facts_.find(key);
         if (it == facts_.end()) return std::nullopt;
-        if (!still_holds) return unpacked(it->second);
+        answer = unpacked(it->second);
+        if (answer->is_discarded()) return std::nullopt;
+        if (!still_holds) return answer;
         if (auto held = held_now_.find(key); held != held_now_.end()) {
             if (!held->second) return std::nullopt;
-            return unpacked(it->second);
+            return answer;
         }
-        answer = unpacked(it->second);
     }
     bool holds = still_holds(*answer);  // unlocked: it may ask this record about other files
     std::lock_guard lock(mutex_);
@@ -227,8 +244,15 @@ void SourceRecord::load()
     } catch (const Error&) {
         return;  // none yet, or unreadable: an empty record
     }
-    json record = json::from_msgpack(bytes, true, false);
-    if (record.is_discarded() || !record.is_object() || record.value("format", json()) != record_format) return;
+    json outer = json::from_msgpack(bytes, true, false);
+    if (outer.is_discarded() || !outer.is_object() || outer.value("format", json()) != record_format) return;
+    // A damaged record is an empty one: nothing read from it is trusted.
+    const json* body = outer.contains("body") && outer["body"].is_binary() ? &outer["body"] : nullptr;
+    if (!body) return;
+    std::string_view packed(reinterpret_cast<const char*>(body->get_binary().data()), body->get_binary().size());
+    if (outer.value("sha256", std::string()) != sha256_hex(packed)) return;
+    json record = json::from_msgpack(packed.begin(), packed.end(), true, false);
+    if (record.is_discarded() || !record.is_object()) return;
     try {
         for (const auto& [path, e] : record.at("files").items())
             entries_[path] = {{e.at(0).get<std::uint64_t>(), e.at(1).get<std::uint64_t>(), e.at(2).get<std::uint64_t>(),
@@ -269,8 +293,13 @@ void SourceRecord::save() noexcept
         for (const auto& [key, value] : facts_)
             if (digests.count(key.substr(0, key.find('\n')))) facts[key] = json::binary({value.begin(), value.end()});
         if (code_.empty()) code_ = answering_code();
-        json record = {{"format", record_format}, {"code", code_}, {"files", files}, {"facts", facts}};
+        std::vector<std::uint8_t> body = json::to_msgpack(json{{"code", code_}, {"files", files}, {"facts", facts}});
+        std::string_view body_bytes(reinterpret_cast<const char*>(body.data()), body.size());
+        json record = {{"format", record_format}, {"sha256", sha256_hex(body_bytes)}, {"body", json::binary(std::move(body))}};
         std::vector<std::uint8_t> packed = json::to_msgpack(record);
+        // The record's own folder only: a cache folder that does not exist yet
+        // is created by a build, never by status.
+        if (!fs::is_directory(file_->parent_path().parent_path())) return;
         fs::create_directories(file_->parent_path());
         util::replace_file_atomically(*file_, std::string(packed.begin(), packed.end()));
         changed_ = false;

@@ -6,7 +6,7 @@
 //
 // Trust, as git's index gives it ("racy git"): a digest is taken from the
 // record only when the file's device, inode, size, modification and change
-// times all equal the recorded ones, and the modification time is at least
+// times all equal the recorded ones, and both times are at least
 // `racy_margin` older than the moment the digest was taken. A file written in
 // the same timestamp tick as an earlier reading can keep its times; such a
 // file, and any file changed within the margin, is read and hashed again.
@@ -37,12 +37,12 @@ public:
     /// The record forgets the files seen longest ago beyond this many.
     static constexpr std::size_t max_files = 100000;
 
-    /// A record kept in this process only.
-    SourceRecord() = default;
     /// The record stored at `file` (none: one kept in this process); an
     /// absent, unreadable or foreign file gives an empty record. Nothing is
     /// written before save().
-    explicit SourceRecord(const std::optional<std::filesystem::path>& file);
+    /// `margin` replaces racy_margin (tests, which cannot date a change time back).
+    explicit SourceRecord(const std::optional<std::filesystem::path>& file,
+                          std::chrono::nanoseconds margin = racy_margin);
 
     /// SHA-256 (64 hex digits) of the file's bytes: from the record when its
     /// stat is unchanged and old enough to trust, else read and hashed now.
@@ -102,11 +102,14 @@ private:
     };
 
     static FileStat stat_of(const std::filesystem::path& file);
+    /// Whether a stat taken at `hashed_at_ns` may be trusted later (both times older than the margin).
+    bool old_enough(const FileStat& stat, std::int64_t hashed_at_ns) const;
     /// Reads and hashes `file`, records it, and returns its bytes and digest.
     std::pair<std::string, std::string> read_and_record(const std::filesystem::path& file);
     void load();
 
     std::optional<std::filesystem::path> file_;
+    std::int64_t margin_ns_;
     mutable std::mutex mutex_;
     std::unordered_map<std::string, Entry> entries_;
     std::unordered_map<std::string, std::string> facts_;  ///< "<sha256>\n<question>" -> the answer, MessagePack

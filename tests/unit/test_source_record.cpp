@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <iterator>
 
 TEST_SUITE_BEGIN("source_record");
 
@@ -22,7 +23,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Dates `file` an hour back: old enough for the record to trust its stat.
+// Setting times moves a file's change time to now, which the record's margin
+// (2 s) would not trust before 2 s have passed: most tests trust at once.
+constexpr std::chrono::nanoseconds trusting{0};
+
+// Dates `file`'s modification time an hour back.
 void age(const fs::path& file, long seconds = 3600)
 {
     struct timespec times[2];
@@ -46,9 +51,9 @@ void set_modified(const fs::path& file, const struct timespec& when)
 }
 
 // A run that takes `file`'s digest and saves the record at `stored`.
-void remember(const fs::path& file, const fs::path& stored)
+void remember(const fs::path& file, const fs::path& stored, std::chrono::nanoseconds margin = trusting)
 {
-    SourceRecord record(stored);
+    SourceRecord record(stored, margin);
     record.digest(file);
     record.save();
 }
@@ -68,13 +73,13 @@ TEST_CASE("an old unchanged file is taken from the record, unread")
     age(file);
     fs::path stored = tree / "record/sources";
     {
-        SourceRecord record(stored);
+        SourceRecord record(stored, trusting);
         CHECK(record.digest(file) == sha256_hex("x = 1\n"));
         CHECK(record.files_read() == 1);
         record.save();
     }
     REQUIRE(fs::exists(stored));
-    SourceRecord again(stored);
+    SourceRecord again(stored, trusting);
     CHECK(again.digest(file) == sha256_hex("x = 1\n"));
     CHECK(again.files_read() == 0);
 }
@@ -84,7 +89,7 @@ TEST_CASE("a file modified within the racy margin is hashed again on every run")
     test::TempTree tree;
     fs::path file = tree.write("a.py", "x = 1\n");  // modified now
     fs::path stored = tree / "record/sources";
-    remember(file, stored);
+    remember(file, stored, SourceRecord::racy_margin);
     // Same size, same modification time: only a new hash can tell.
     struct timespec before = modified_of(file);
     std::ofstream(file, std::ios::binary) << "x = 2\n";
@@ -92,6 +97,48 @@ TEST_CASE("a file modified within the racy margin is hashed again on every run")
     SourceRecord again(stored);
     CHECK(again.digest(file) == sha256_hex("x = 2\n"));
     CHECK(again.files_read() == 1);
+}
+
+TEST_CASE("a recent change time is not trusted, whatever the modification time says")
+{
+    // Within one tick of a coarse clock a rewrite can keep every time; only
+    // times older than the margin rule that out.
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "x = 1\n");
+    age(file);  // an old modification time, a change time of now
+    fs::path stored = tree / "record/sources";
+    remember(file, stored, SourceRecord::racy_margin);
+    SourceRecord again(stored);
+    again.digest(file);
+    CHECK(again.files_read() == 1);
+}
+
+TEST_CASE("a record with a damaged byte is an empty one")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "x = 1\n");
+    fs::path stored = tree / "record/sources";
+    int calls = 0;
+    auto lines = [&](const std::string& bytes) { return count_lines(bytes, calls); };
+    {
+        SourceRecord record(stored, trusting);
+        record.fact(file, "lines", lines);
+        record.save();
+    }
+    std::string bytes;
+    {
+        std::ifstream in(stored, std::ios::binary);
+        bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    for (std::size_t at : {bytes.size() / 2, bytes.size() - 3}) {
+        std::string damaged = bytes;
+        damaged[at] = static_cast<char>(damaged[at] ^ 0x20);
+        std::ofstream(stored, std::ios::binary | std::ios::trunc) << damaged;
+        SourceRecord record(stored, trusting);
+        CHECK(record.fact(file, "lines", lines) == 1);
+        CHECK(record.files_read() == 1);
+    }
+    CHECK(calls == 3);
 }
 
 TEST_CASE("an old file changed since is read again, whatever times it keeps")
@@ -106,14 +153,14 @@ TEST_CASE("an old file changed since is read again, whatever times it keeps")
         struct timespec before = modified_of(file);
         std::ofstream(file, std::ios::binary) << "x = 2\n";
         set_modified(file, before);  // as `tar x` or `touch -r` leave it; the change time moves
-        CHECK(SourceRecord(stored).digest(file) == sha256_hex("x = 2\n"));
+        CHECK(SourceRecord(stored, trusting).digest(file) == sha256_hex("x = 2\n"));
     }
     SUBCASE("replaced by another old file (a new inode)")
     {
         fs::path other = tree.write("b.py", "x = 3\n");
         age(other);
         fs::rename(other, file);
-        CHECK(SourceRecord(stored).digest(file) == sha256_hex("x = 3\n"));
+        CHECK(SourceRecord(stored, trusting).digest(file) == sha256_hex("x = 3\n"));
     }
 }
 
@@ -126,14 +173,14 @@ TEST_CASE("facts are answered once per content and again when the content change
     int calls = 0;
     auto lines = [&](const std::string& bytes) { return count_lines(bytes, calls); };
     {
-        SourceRecord record(stored);
+        SourceRecord record(stored, trusting);
         CHECK(record.fact(file, "lines", lines) == 2);
         CHECK(record.fact(file, "lines", lines) == 2);
         CHECK(calls == 1);
         record.save();
     }
     {
-        SourceRecord record(stored);
+        SourceRecord record(stored, trusting);
         CHECK(record.fact(file, "lines", lines) == 2);
         CHECK(calls == 1);
         CHECK(record.files_read() == 0);
@@ -142,7 +189,7 @@ TEST_CASE("facts are answered once per content and again when the content change
         CHECK(digest == sha256_hex("a\nb\n"));
     }
     std::ofstream(file, std::ios::binary) << "a\nb\nc\n";
-    SourceRecord record(stored);
+    SourceRecord record(stored, trusting);
     CHECK(record.fact(file, "lines", lines) == 3);
     CHECK(calls == 2);
 }
@@ -152,11 +199,11 @@ TEST_CASE("a damaged or foreign record is an empty one, and an unreadable file a
     test::TempTree tree;
     fs::path stored = tree.write("record/sources", "not a record");
     fs::path file = tree.write("a.py", "x = 1\n");
-    SourceRecord record(stored);
+    SourceRecord record(stored, trusting);
     CHECK(record.digest(file) == sha256_hex("x = 1\n"));
     CHECK_THROWS_AS(record.digest(tree / "missing.py"), SourceError);
     record.save();
-    SourceRecord again(stored);
+    SourceRecord again(stored, trusting);
     CHECK(again.digest(file) == sha256_hex("x = 1\n"));
 }
 
@@ -185,7 +232,7 @@ TEST_CASE("a remembered declaration reading holds while its headers are the same
     kernel.cuda_file = tree.write("sim/push/push_cuda.cu", source);
     fs::path stored = tree / "record/sources";
     auto parameters = [&] {
-        SourceRecord record(stored);
+        SourceRecord record(stored, trusting);
         auto declaration = signatures::read_kernel_declaration(kernel, Config{}, source, nullptr, &record);
         record.save();
         return declaration.read.parameters;
