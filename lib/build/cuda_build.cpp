@@ -167,6 +167,19 @@ std::vector<CompiledCudaJob> compile_cuda_jobs(const std::vector<const CudaJob*>
     return compiled;
 }
 
+void refuse_if_inputs_changed(std::vector<CompiledCudaJob>& targets, const std::string& changed)
+{
+    if (changed.empty() || targets.empty()) return;
+    std::string message = changed + " while kernel " + targets.front().job->kernel->name +
+                          " compiled; its entries are not published: run the build again";
+    for (auto& target : targets) {
+        target.result.state = JobState::failed;
+        target.result.log = with_line(target.result.log, message);
+        if (target.failure.empty()) target.failure = "an input changed during the compile";
+        target.remembered = false;
+    }
+}
+
 std::vector<JobResult> publish_cuda_kernel(std::vector<CompiledCudaJob> targets, const EntryStore& store)
 {
     auto failed = std::find_if(targets.begin(), targets.end(), [](auto& t) { return !t.failure.empty(); });
@@ -179,7 +192,7 @@ std::vector<JobResult> publish_cuda_kernel(std::vector<CompiledCudaJob> targets,
     std::vector<JobResult> results;
     for (auto& target : targets) {
         const CudaJob& job = *target.job;
-        if (target.result.state == JobState::failed)
+        if (target.result.state == JobState::failed && target.remembered)
             store.remember_failure("cuda", job.kernel->module, job.target, job.key, target.result.log);
         results.push_back(std::move(target.result));
     }

@@ -16,7 +16,15 @@ struct CompiledCudaJob {
     JobResult result;          ///< failed (the log says why), or built once published
     CudaCompileOutput output;  ///< the artifact and the compiler's log
     std::string failure;       ///< why it failed, in a few words ("check 'architecture' failed"); "" when not
+    bool remembered = true;    ///< a failure is recorded for status; not when an input changed during the compile
 };
+
+/// The compiler reads the headers from disk: one saved while it ran went into
+/// the artifacts under the key of the old content. When `changed` (what
+/// CudaPlanner::inputs_changed_since says after the compile) is not empty,
+/// every target of the compile fails with it, unremembered (not a failure of
+/// these inputs), and the next build compiles the new content.
+void refuse_if_inputs_changed(std::vector<CompiledCudaJob>& targets, const std::string& changed);
 
 /// Compiles `job` and checks the artifact. A compile error, a failed check or
 /// a toolchain error is a failed result with the log, never an exception.

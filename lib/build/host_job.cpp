@@ -45,6 +45,8 @@ public:
     {
         try {
             compile_and_publish();
+        } catch (const InputChangedError& error) {
+            fail(error.what(), false);  // not a failure of these inputs: not remembered
         } catch (const Error& error) {
             fail(error.what());
         }
@@ -106,11 +108,11 @@ private:
         result_.state = JobState::built;
     }
 
-    void fail(const std::string& message)
+    void fail(const std::string& message, bool remembered = true)
     {
         result_.state = JobState::failed;
         if (!message.empty()) result_.log += (result_.log.empty() ? "" : "\n") + message;
-        store_.remember_failure("host", host_label(module_), "host", job_.key, result_.log);
+        if (remembered) store_.remember_failure("host", host_label(module_), "host", job_.key, result_.log);
     }
 
     double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }

@@ -59,6 +59,13 @@ public:
     /// arguments (kernel_entry).
     std::vector<CudaJob> plan(const KernelSource& kernel);
 
+    /// What changed in the headers of `job` (planned by this planner) since
+    /// it was planned, in words ("header <kernel>/common.cuh changed"), or ""
+    /// when a fresh scan of its source (nothing taken from the record or this
+    /// planner's caches) finds the same headers with the same digests and
+    /// misses the same names. Thread-safe; never throws.
+    std::string inputs_changed_since(const CudaJob& job) const;
+
     /// Takes what `record` remembers of unchanged sources and headers (their
     /// digests, include directives and declaration readings); null: reads all.
     void use_record(SourceRecord* record)

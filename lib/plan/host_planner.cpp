@@ -264,7 +264,7 @@ std::string planned_source(const HostModule& module)
     if (module.source_read) return module.source;
     std::string bytes = util::read_file(module.file);
     if (sha256_hex(bytes) != module.bytes_sha256)
-        throw SourceError(module.file.string() + " changed after this build planned its key; run the build again");
+        throw InputChangedError(module.file.string() + " changed after this build planned its key; run the build again");
     return bytes;
 }
 

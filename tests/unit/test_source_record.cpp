@@ -3,6 +3,7 @@
 // file written within the racy margin), and the remembered declaration
 // readings, which hold only while their headers resolve to the same content.
 #include "cache/source_record.hpp"
+#include "plan/cuda_planner.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/kernel_declaration.hpp"
 #include "util/sha256.hpp"
@@ -261,6 +262,42 @@ TEST_CASE("a remembered declaration reading holds while its headers are the same
     {
         source = "#include \"common.cuh\"\nKERNEL push(double* y, int n) {}\n";
         CHECK(parameters() == Names{"y", "n"});
+    }
+}
+
+TEST_CASE("a planned kernel's headers changed since planning are named, from a fresh scan")
+{
+    // What a build checks after each compile: the compiler read the headers
+    // from disk, so a header saved meanwhile must not publish under the old key.
+    test::TempTree tree;
+    tree.write("src/sim/__init__.py", "");
+    fs::path header = tree.write("src/common.cuh", "#define SCALE 1.25\n");
+    tree.kernel("src/sim", "push", "#include \"common.cuh\"\n__global__ void push(double* x, int n) { x[0] *= SCALE; }\n");
+    Config config;
+    config.architectures = {"sm_90"};
+    config.ptx = false;
+    auto kernels = find_kernels({tree / "src"}, config);
+    REQUIRE(kernels.size() == 1);
+    SourceRecord record(std::nullopt);
+    CudaPlanner planner(config, "nvrtc 99.9 (fake)", [] { return std::nullopt; });
+    planner.use_record(&record);
+    auto jobs = planner.plan(kernels[0]);
+    REQUIRE(jobs.size() == 1);
+    CHECK(planner.inputs_changed_since(jobs[0]).empty());
+    SUBCASE("the header's content")
+    {
+        tree.write("src/common.cuh", "#define SCALE 1.75\n");
+        CHECK(planner.inputs_changed_since(jobs[0]) == "header common.cuh changed");
+    }
+    SUBCASE("a header of the name appears earlier in the search")
+    {
+        tree.write("src/sim/push/common.cuh", "#define SCALE 2.0\n");
+        CHECK_FALSE(planner.inputs_changed_since(jobs[0]).empty());
+    }
+    SUBCASE("the header is removed")
+    {
+        fs::remove(header);
+        CHECK(planner.inputs_changed_since(jobs[0]).find("an included header changed") == 0);
     }
 }
 
