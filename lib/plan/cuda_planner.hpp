@@ -80,7 +80,9 @@ public:
 private:
     IncludeSearch search_for(const KernelSource& kernel) const;
 
-    const Config& config_;
+    // A copy: a build asks the planner again after compiling
+    // (inputs_changed_since), when the request it was made from has moved.
+    const Config config_;
     std::string compiler_identity_;
     CompilerFacts facts_;
     CompilerOptions options_;
