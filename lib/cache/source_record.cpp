@@ -29,8 +29,6 @@ std::int64_t now_ns()
         .count();
 }
 
-std::int64_t ns_of(const struct timespec& time);
-
 std::int64_t ns_of(const struct timespec& time)
 {
     return static_cast<std::int64_t>(time.tv_sec) * 1000000000 + time.tv_nsec;
@@ -78,8 +76,8 @@ std::string answering_code()
 
 // Facts stay packed until asked: a run asks for some of them only (a CUDA
 // build for none of the host modules'), and unpacking all was most of a load.
-// Null when the bytes do not decode (a record that passed its checksum
-// always does; this keeps a bug from becoming an answer).
+// A discarded value when the bytes do not decode (a record that passed its
+// checksum always decodes; this keeps a bug from becoming an answer).
 json unpacked(const std::string& packed)
 {
     return json::from_msgpack(packed, true, false);
