@@ -8,6 +8,7 @@
 #include "cache/source_record.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "compilers/python_probe.hpp"
+#include "package/kernel_walker.hpp"
 #include "signatures/signature_report.hpp"
 
 #include <fmt/format.h>
@@ -210,15 +211,15 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
     for (const auto& [pyproject, group] : by_config) {
         Config config = group.empty() ? flags.tree.resolve() : flags.tree.resolve_at(group.front());
         warnings_as_errors = warnings_as_errors || config.warnings_as_errors;
+        SourceRecord record(source_record_file(config));
         std::vector<KernelSource> kernels;
         try {
-            kernels = kernels_of_paths(group, config, [&](const std::string& w) { walk_warnings.push_back(w); });
+            kernels = kernels_of_paths(group, config, [&](const std::string& w) { walk_warnings.push_back(w); }, &record);
         } catch (const SourceError& error) {
             throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
         }
         CunumpyVersion version = cunumpy_version_of(config.python);
         signatures::HeaderCache headers;
-        SourceRecord record(source_record_file(config));
         for (const auto& kernel : kernels)
             results.push_back(check_kernel_signatures(kernel, config, version, &headers, &record));
         record.save();

@@ -154,6 +154,20 @@ std::string SourceRecord::digest(const fs::path& file)
 
 std::string SourceRecord::read(const fs::path& file, std::string* sha256)
 {
+    // Read once a run: a planned source is asked for again by the signature
+    // check and the build. Its stat says whether it is still the same, with
+    // the trust digest() gives it (a file changed within the margin is read again).
+    FileStat stat = stat_of(file);
+    {
+        std::lock_guard lock(mutex_);
+        auto bytes = read_now_.find(file.string());
+        auto entry = entries_.find(file.string());
+        if (bytes != read_now_.end() && entry != entries_.end() && entry->second.stat == stat &&
+            old_enough(stat, entry->second.hashed_at_ns)) {
+            if (sha256) *sha256 = entry->second.sha256;
+            return bytes->second;
+        }
+    }
     auto [bytes, digest] = read_and_record(file);
     if (sha256) *sha256 = std::move(digest);
     return bytes;
@@ -167,10 +181,7 @@ json SourceRecord::fact(const fs::path& file, const std::string& question,
     std::optional<std::string> bytes;
     {
         std::lock_guard lock(mutex_);
-        if (auto it = facts_.find(fact_key(sha256, question)); it != facts_.end()) {
-            json known = unpacked(it->second);
-            if (!known.is_discarded()) return known;
-        }
+        if (const json* known = remembered(fact_key(sha256, question))) return *known;
         if (auto it = read_now_.find(file.string()); it != read_now_.end() && entries_[file.string()].sha256 == sha256)
             bytes = it->second;
     }
@@ -192,6 +203,16 @@ std::string SourceRecord::canonical(const fs::path& path)
     return canonical_now_.emplace(path.string(), resolved.string()).first->second;
 }
 
+const json* SourceRecord::remembered(const std::string& key)
+{
+    if (auto decoded = decoded_now_.find(key); decoded != decoded_now_.end()) return &decoded->second;
+    auto packed = facts_.find(key);
+    if (packed == facts_.end()) return nullptr;
+    json answer = unpacked(packed->second);
+    if (answer.is_discarded()) return nullptr;
+    return &decoded_now_.emplace(key, std::move(answer)).first->second;
+}
+
 std::optional<json> SourceRecord::known(const std::string& sha256, const std::string& question,
                                         const std::function<bool(const json&)>& still_holds)
 {
@@ -199,15 +220,14 @@ std::optional<json> SourceRecord::known(const std::string& sha256, const std::st
     std::optional<json> answer;
     {
         std::lock_guard lock(mutex_);
-        auto it = facts_.find(key);
-        if (it == facts_.end()) return std::nullopt;
-        answer = unpacked(it->second);
-        if (answer->is_discarded()) return std::nullopt;
-        if (!still_holds) return answer;
+        const json* known = remembered(key);
+        if (!known) return std::nullopt;
+        if (!still_holds) return *known;
         if (auto held = held_now_.find(key); held != held_now_.end()) {
             if (!held->second) return std::nullopt;
-            return answer;
+            return *known;
         }
+        answer = *known;
     }
     bool holds = still_holds(*answer);  // unlocked: it may ask this record about other files
     std::lock_guard lock(mutex_);
@@ -216,11 +236,21 @@ std::optional<json> SourceRecord::known(const std::string& sha256, const std::st
     return answer;
 }
 
-void SourceRecord::remember(const std::string& sha256, const std::string& question, json answer)
+json SourceRecord::answer(const std::string& sha256, const std::string& question, const std::function<json()>& compute,
+                          const std::function<bool(const json&)>& still_holds)
+{
+    if (auto known_answer = known(sha256, question, still_holds)) return *std::move(known_answer);
+    json computed = compute();
+    remember(sha256, question, computed);
+    return computed;
+}
+
+void SourceRecord::remember(const std::string& sha256, const std::string& question, const json& answer)
 {
     std::lock_guard lock(mutex_);
     std::string key = fact_key(sha256, question);
     held_now_[key] = true;  // answered in this run from what it read
+    decoded_now_.insert_or_assign(key, answer);
     std::vector<std::uint8_t> packed = json::to_msgpack(answer);
     std::string& place = facts_[key];
     if (place.size() == packed.size() && std::equal(packed.begin(), packed.end(), place.begin())) return;
@@ -233,6 +263,106 @@ std::size_t SourceRecord::files_read() const
     std::lock_guard lock(mutex_);
     return files_read_;
 }
+
+// Reads a record's body, {"code": ..., "files": {path: [device, inode, size,
+// modified, changed, hashed at, sha256]}, "facts": {key: MessagePack}},
+// straight into the record's maps: building the document first was most of
+// a warm run's load (bench/RESULTS.md, issue 14). Anything else fails the read.
+class SourceRecord::BodyReader final : public nlohmann::json_sax<json> {
+public:
+    BodyReader(SourceRecord& record) : record_(record) {}
+
+    bool null() override { return false; }
+    bool boolean(bool) override { return false; }
+    bool number_float(number_float_t, const string_t&) override { return false; }
+    bool number_integer(number_integer_t value) override { return field(static_cast<std::uint64_t>(value)); }
+    bool number_unsigned(number_unsigned_t value) override { return field(value); }
+
+    bool string(string_t& text) override
+    {
+        if (depth_ == 1 && section_ == Section::code) {
+            // Facts answered by another build of the tool are not taken.
+            code_matches_ = !record_.code_.empty() && text == record_.code_;
+            return true;
+        }
+        if (depth_ != 3 || field_ != 6) return false;
+        entry_.sha256 = std::move(text);
+        ++field_;
+        return true;
+    }
+
+    bool binary(binary_t& packed) override
+    {
+        if (depth_ != 2 || section_ != Section::facts) return false;
+        if (code_matches_) record_.facts_[std::move(key_)].assign(packed.begin(), packed.end());
+        return true;
+    }
+
+    bool key(string_t& name) override
+    {
+        if (depth_ == 1) {
+            section_ = name == "code" ? Section::code : name == "files" ? Section::files : name == "facts" ? Section::facts
+                                                                                                          : Section::other;
+            return section_ != Section::other;
+        }
+        key_ = std::move(name);
+        return depth_ == 2;
+    }
+
+    bool start_object(std::size_t) override
+    {
+        ++depth_;
+        return depth_ == 1 || (depth_ == 2 && (section_ == Section::files || section_ == Section::facts));
+    }
+
+    bool end_object() override
+    {
+        --depth_;
+        return true;
+    }
+
+    bool start_array(std::size_t) override
+    {
+        ++depth_;
+        field_ = 0;
+        return depth_ == 3 && section_ == Section::files;
+    }
+
+    bool end_array() override
+    {
+        --depth_;
+        if (field_ != 7) return false;
+        record_.entries_[std::move(key_)] = entry_;
+        return true;
+    }
+
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+
+private:
+    enum class Section { none, code, files, facts, other };
+
+    bool field(std::uint64_t value)
+    {
+        if (depth_ != 3 || field_ > 5) return false;
+        switch (field_++) {
+        case 0: entry_.stat.device = value; break;
+        case 1: entry_.stat.inode = value; break;
+        case 2: entry_.stat.size = value; break;
+        case 3: entry_.stat.modified_ns = static_cast<std::int64_t>(value); break;
+        case 4: entry_.stat.changed_ns = static_cast<std::int64_t>(value); break;
+        default: entry_.hashed_at_ns = static_cast<std::int64_t>(value); break;
+        }
+        return true;
+    }
+
+    SourceRecord& record_;
+    int depth_ = 0;
+    Section section_ = Section::none;
+    bool code_matches_ = false;
+    std::string key_;
+    int field_ = 0;
+    Entry entry_;
+};
 
 void SourceRecord::load()
 {
@@ -249,22 +379,10 @@ void SourceRecord::load()
     if (!body) return;
     std::string_view packed(reinterpret_cast<const char*>(body->get_binary().data()), body->get_binary().size());
     if (outer.value("sha256", std::string()) != sha256_hex(packed)) return;
-    json record = json::from_msgpack(packed.begin(), packed.end(), true, false);
-    if (record.is_discarded() || !record.is_object()) return;
-    try {
-        for (const auto& [path, e] : record.at("files").items())
-            entries_[path] = {{e.at(0).get<std::uint64_t>(), e.at(1).get<std::uint64_t>(), e.at(2).get<std::uint64_t>(),
-                               e.at(3).get<std::int64_t>(), e.at(4).get<std::int64_t>()},
-                              e.at(5).get<std::int64_t>(),
-                              e.at(6).get<std::string>()};
-        code_ = answering_code();
-        if (record.value("code", std::string()) != code_ || code_.empty()) return;
-        for (const auto& [key, value] : record.at("facts").items()) {
-            const auto& packed = value.get_binary();
-            facts_[key].assign(packed.begin(), packed.end());
-        }
-    } catch (const json::exception&) {  // another writer's format: start afresh
-        entries_.clear();
+    code_ = answering_code();
+    BodyReader reader(*this);
+    if (!json::sax_parse(packed.begin(), packed.end(), &reader, nlohmann::detail::input_format_t::msgpack)) {
+        entries_.clear();  // another writer's format: start afresh
         facts_.clear();
     }
 }

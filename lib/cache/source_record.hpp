@@ -50,8 +50,9 @@ public:
     std::string digest(const std::filesystem::path& file);
 
     /// The file's bytes, read now (the record's digest is refreshed from
-    /// them); `sha256`, when given, receives their digest. Throws
-    /// SourceError as digest().
+    /// them), or the bytes this run read already when the file's stat is
+    /// still the one they were read with; `sha256`, when given, receives
+    /// their digest. Throws SourceError as digest().
     std::string read(const std::filesystem::path& file, std::string* sha256 = nullptr);
 
     /// The answer to `question` about the content of `file`: remembered under
@@ -69,17 +70,16 @@ public:
     /// Throws SourceError when it does not resolve.
     std::string canonical(const std::filesystem::path& path);
 
-    /// The answer remembered for `question` about content of digest
-    /// `sha256`, if any. For answers that depend on more than one file's
-    /// bytes, the caller keeps in the answer what else it read and passes
-    /// `still_holds`, which checks that; it is asked once per run (a run
-    /// takes the file system as it was when first asked), and an answer it
-    /// rejects is not given.
-    std::optional<nlohmann::json> known(const std::string& sha256, const std::string& question,
-                                        const std::function<bool(const nlohmann::json&)>& still_holds = {});
-
-    /// Remembers `answer` to `question` about content of digest `sha256`.
-    void remember(const std::string& sha256, const std::string& question, nlohmann::json answer);
+    /// The answer to `question` about content of digest `sha256`: the one
+    /// remembered, else `compute()`'s, which is remembered. For answers that
+    /// depend on more than that content, the answer keeps what else was read
+    /// and `still_holds` checks it; it is asked once per run (a run takes the
+    /// file system as it was when first asked), and a remembered answer it
+    /// rejects is computed again. Throws whatever `compute` throws (nothing
+    /// is remembered then).
+    nlohmann::json answer(const std::string& sha256, const std::string& question,
+                          const std::function<nlohmann::json()>& compute,
+                          const std::function<bool(const nlohmann::json&)>& still_holds = {});
 
     /// Writes the record to its file when it changed, replacing it whole
     /// (concurrent writers: one wins; either record is sound). Best effort:
@@ -106,6 +106,13 @@ private:
     bool old_enough(const FileStat& stat, std::int64_t hashed_at_ns) const;
     /// Reads and hashes `file`, records it, and returns its bytes and digest.
     std::pair<std::string, std::string> read_and_record(const std::filesystem::path& file);
+    /// The remembered answer under `key`, decoded once per run; null when
+    /// none (or one that does not decode). Called with mutex_ held.
+    const nlohmann::json* remembered(const std::string& key);
+    std::optional<nlohmann::json> known(const std::string& sha256, const std::string& question,
+                                        const std::function<bool(const nlohmann::json&)>& still_holds);
+    void remember(const std::string& sha256, const std::string& question, const nlohmann::json& answer);
+    class BodyReader;
     void load();
 
     std::optional<std::filesystem::path> file_;
@@ -116,6 +123,7 @@ private:
     std::unordered_map<std::string, std::string> read_now_;  ///< path -> bytes read in this run
     std::unordered_map<std::string, std::string> canonical_now_;  ///< path -> canonical, this run
     std::unordered_map<std::string, bool> held_now_;  ///< fact key -> what still_holds said, this run
+    std::unordered_map<std::string, nlohmann::json> decoded_now_;  ///< fact key -> the answer decoded, this run
     std::string code_;  ///< the answering code's file, size and time (see the .cpp)
     std::size_t files_read_ = 0;
     bool changed_ = false;

@@ -161,10 +161,7 @@ FileIncludes IncludeScanner::includes_of(const std::string& source, std::string_
 {
     if (!record_) return list_includes(source);
     std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
-    if (auto known = record_->known(digest, includes_question)) return file_includes_of(*known);
-    FileIncludes includes = list_includes(source);
-    record_->remember(digest, includes_question, to_json(includes));
-    return includes;
+    return file_includes_of(record_->answer(digest, includes_question, [&] { return to_json(list_includes(source)); }));
 }
 
 const IncludeScanner::FileFacts& IncludeScanner::facts(const fs::path& path)

@@ -3,6 +3,7 @@
 #include "compilers/include_scanner.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
+#include "package/kernel_walker.hpp"
 #include "util/file_util.hpp"
 
 #include <deque>
@@ -82,6 +83,12 @@ fs::path tree_of_header(const fs::path& header, const Config& config)
 
 std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn)
 {
+    return kernels_of_paths(paths, config, std::move(warn), nullptr);
+}
+
+std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn,
+                                           SourceRecord* record)
+{
     std::vector<fs::path> folders, files, headers;
     for (const auto& path : paths) {
         std::error_code error;
@@ -91,19 +98,19 @@ std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, c
     }
     std::map<std::string, KernelSource> found;
     if (!folders.empty() || (files.empty() && headers.empty()))
-        for (auto& kernel : find_kernels(folders, config, warn)) found.emplace(kernel.module, std::move(kernel));
+        for (auto& kernel : find_kernels(folders, config, warn, record)) found.emplace(kernel.module, std::move(kernel));
     std::set<fs::path> asked;
     for (const auto& file : files) {
         std::error_code error;
         fs::path folder = fs::absolute(file, error).lexically_normal().parent_path();
         if (!asked.insert(folder).second) continue;
-        if (auto kernel = kernel_of_file(file, config)) found.emplace(kernel->module, std::move(*kernel));
+        if (auto kernel = kernel_of_file(file, config, record)) found.emplace(kernel->module, std::move(*kernel));
     }
     std::map<fs::path, std::vector<KernelSource>> trees;
     for (const auto& header : headers) {
         fs::path canonical = canonical_or_empty(header);
         fs::path tree = tree_of_header(canonical, config);
-        if (!trees.count(tree)) trees[tree] = find_kernels({tree}, config);
+        if (!trees.count(tree)) trees[tree] = find_kernels({tree}, config, {}, record);
         for (const auto& kernel : trees[tree])
             if (!found.count(kernel.module) && includes(kernel, config, canonical)) found.emplace(kernel.module, kernel);
     }

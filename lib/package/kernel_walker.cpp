@@ -248,13 +248,18 @@ std::vector<KernelSource> find_kernels(const std::vector<fs::path>& paths, const
 
 std::optional<KernelSource> kernel_of_file(const fs::path& file, const Config& config)
 {
+    return kernel_of_file(file, config, nullptr);
+}
+
+std::optional<KernelSource> kernel_of_file(const fs::path& file, const Config& config, SourceRecord* record)
+{
     std::error_code error;
     fs::path folder = fs::absolute(file, error).lexically_normal().parent_path();
     if (folder.filename() == "__pyccel__") folder = folder.parent_path();
     auto kernel = kernel_in(folder, config);
-    if (!kernel || !why_not_a_kernel(*kernel).empty()) return std::nullopt;
+    if (!kernel || !why_not_a_kernel(*kernel, record).empty()) return std::nullopt;
     // The walk's rule: a folder holding kernel folders is a package.
-    Walker walker(config, {});
+    Walker walker(config, {}, record);
     walker.add_path(folder);
     auto below = walker.take();
     if (below.size() == 1 && below.front().folder == kernel->folder) return kernel;

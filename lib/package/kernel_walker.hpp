@@ -1,4 +1,5 @@
-// The walk of package.hpp's find_kernels, with a record of what was read.
+// The walks of package.hpp (find_kernels, kernel_of_file, kernels_of_paths),
+// with a record of what was read.
 #pragma once
 
 #include "cache/source_record.hpp"
@@ -11,5 +12,12 @@ namespace ck {
 /// module is read). Throws as find_kernels.
 std::vector<KernelSource> find_kernels(const std::vector<std::filesystem::path>& paths, const Config& config,
                                        WalkWarning warn, SourceRecord* record);
+
+/// kernel_of_file, with `record` as find_kernels takes it.
+std::optional<KernelSource> kernel_of_file(const std::filesystem::path& file, const Config& config, SourceRecord* record);
+
+/// kernels_of_paths, with `record` as find_kernels takes it. Throws as kernels_of_paths.
+std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths, const Config& config,
+                                           WalkWarning warn, SourceRecord* record);
 
 }  // namespace ck

@@ -46,10 +46,7 @@ std::string cunumpy_key_of(const HostModule& module, const HostToolchain& toolch
     std::string question = json::array({"cunumpy-key/1", toolchain.language, openmp, toolchain.python.pyccel,
                                         toolchain.python.version, toolchain.python.platform})
                                .dump();
-    if (auto known = record->known(module.bytes_sha256, question)) return known->get<std::string>();
-    std::string computed = key();
-    record->remember(module.bytes_sha256, question, computed);
-    return computed;
+    return record->answer(module.bytes_sha256, question, [&] { return json(key()); }).get<std::string>();
 }
 
 struct ImportEdge {

@@ -108,12 +108,13 @@ KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Conf
     std::string question =
         json::array({"cuda-declaration/1", kernel.name, kernel.cuda_file.value_or(fs::path()).string(), dirs}).dump();
     std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
+    auto read = [&] {
+        LoggedHeaders logged(headers);
+        KernelDeclaration declaration = reduced(read_cuda_declaration(source, kernel.name, &logged));
+        return json{{"opened", std::move(logged.opened)}, {"declaration", declaration_to_json(declaration)}};
+    };
     auto still_opens = [&](const json& known) { return opens_the_same(known.at("opened"), headers, *record); };
-    if (auto known = record->known(digest, question, still_opens)) return kernel_declaration_of(known->at("declaration"));
-    LoggedHeaders logged(headers);
-    KernelDeclaration declaration = reduced(read_cuda_declaration(source, kernel.name, &logged));
-    record->remember(digest, question, {{"opened", std::move(logged.opened)}, {"declaration", declaration_to_json(declaration)}});
-    return declaration;
+    return kernel_declaration_of(record->answer(digest, question, read, still_opens).at("declaration"));
 }
 
 CunumpyReading read_as_cunumpy_recorded(std::string_view source, const std::string& name,
@@ -124,12 +125,13 @@ CunumpyReading read_as_cunumpy_recorded(std::string_view source, const std::stri
     std::string question = json::array({"cunumpy-reading/1", name, template_args ? json(*template_args) : json(nullptr),
                                         hint_line}).dump();
     std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
-    if (auto known = record->known(digest, question))
-        return {known->at(0).get<bool>(), known->at(1).get<std::string>(), known->at(2).get<int>(),
-                known->at(3).get<std::vector<std::string>>()};
-    CunumpyReading reading = read_as_cunumpy(source, name, template_args, hint_line);
-    record->remember(digest, question, {reading.raises, reading.why, reading.line, reading.names});
-    return reading;
+    auto read = [&] {
+        CunumpyReading reading = read_as_cunumpy(source, name, template_args, hint_line);
+        return json{reading.raises, reading.why, reading.line, reading.names};
+    };
+    json known = record->answer(digest, question, read);
+    return {known.at(0).get<bool>(), known.at(1).get<std::string>(), known.at(2).get<int>(),
+            known.at(3).get<std::vector<std::string>>()};
 }
 
 }  // namespace ck::signatures

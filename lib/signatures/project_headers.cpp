@@ -36,6 +36,15 @@ std::optional<IncludedFile> HeaderCache::get(const fs::path& path)
     return files_.emplace(path, std::move(file)).first->second;
 }
 
+bool HeaderCache::is_file(const fs::path& path)
+{
+    std::lock_guard lock(mutex_);
+    auto it = is_file_.find(path.native());
+    if (it != is_file_.end()) return it->second;
+    std::error_code error;
+    return is_file_.emplace(path.native(), fs::is_regular_file(path, error)).first->second;
+}
+
 ProjectHeaders::ProjectHeaders(fs::path main_file, std::vector<fs::path> dirs, HeaderCache* cache)
     : main_dir_(main_file.parent_path()), dirs_(std::move(dirs)), cache_(cache)
 {
@@ -52,7 +61,7 @@ std::optional<fs::path> ProjectHeaders::find(const std::string& spelled, const f
     for (const auto& dir : dirs_) candidates.push_back(dir / name);
     for (const auto& candidate : candidates) {
         std::error_code error;
-        if (fs::is_regular_file(candidate, error)) return candidate;
+        if (cache_ ? cache_->is_file(candidate) : fs::is_regular_file(candidate, error)) return candidate;
     }
     return std::nullopt;
 }

@@ -18,6 +18,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace ck::signatures {
@@ -43,9 +44,15 @@ public:
     /// read. ProjectHeaders checks its size bounds before asking.
     std::optional<IncludedFile> get(const std::filesystem::path& path);
 
+    /// Whether `path` is a regular file, asked once per path in this
+    /// process (the search for a header tries the same candidates for
+    /// every kernel).
+    bool is_file(const std::filesystem::path& path);
+
 private:
     std::mutex mutex_;
     std::map<std::filesystem::path, std::optional<IncludedFile>> files_;
+    std::unordered_map<std::string, bool> is_file_;
 };
 
 /// Where the preprocessor gets included files (a seam: tests give others).

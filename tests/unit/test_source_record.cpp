@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <functional>
 #include <iterator>
 
 TEST_SUITE_BEGIN("source_record");
@@ -206,6 +207,119 @@ TEST_CASE("a damaged or foreign record is an empty one, and an unreadable file a
     record.save();
     SourceRecord again(stored, trusting);
     CHECK(again.digest(file) == sha256_hex("x = 1\n"));
+}
+
+namespace {
+
+// The record's body decoded, changed by `edit`, and stored again with a
+// checksum that fits: what another writer could leave.
+void rewrite_body(const fs::path& stored, const std::function<void(nlohmann::json&)>& edit)
+{
+    using nlohmann::json;
+    std::ifstream in(stored, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    json outer = json::from_msgpack(bytes);
+    json body = json::from_msgpack(outer["body"].get_binary());
+    edit(body);
+    std::vector<std::uint8_t> packed = json::to_msgpack(body);
+    outer["sha256"] = sha256_hex(std::string_view(reinterpret_cast<const char*>(packed.data()), packed.size()));
+    outer["body"] = json::binary(packed);
+    std::vector<std::uint8_t> record = json::to_msgpack(outer);
+    std::ofstream(stored, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(record.data()),
+                                                                    static_cast<std::streamsize>(record.size()));
+}
+
+}  // namespace
+
+TEST_CASE("a body of another layout is an empty record; facts of another build of the tool are dropped, digests kept")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "a\nb\n");
+    age(file);
+    fs::path stored = tree / "record/sources";
+    int calls = 0;
+    auto lines = [&](const std::string& bytes) { return count_lines(bytes, calls); };
+    {
+        SourceRecord record(stored, trusting);
+        record.fact(file, "lines", lines);
+        record.save();
+    }
+    SUBCASE("an entry with a field missing")
+    {
+        rewrite_body(stored, [&](nlohmann::json& body) { body["files"][file.string()].erase(6); });
+        SourceRecord record(stored, trusting);
+        CHECK(record.fact(file, "lines", lines) == 2);
+        CHECK(record.files_read() == 1);
+        CHECK(calls == 2);
+    }
+    SUBCASE("a section it does not know")
+    {
+        rewrite_body(stored, [](nlohmann::json& body) { body["more"] = 1; });
+        SourceRecord record(stored, trusting);
+        CHECK(record.digest(file) == sha256_hex("a\nb\n"));
+        CHECK(record.files_read() == 1);
+    }
+    SUBCASE("written by another build")
+    {
+        rewrite_body(stored, [](nlohmann::json& body) { body["code"] = "/elsewhere/cunumpy-kernels:1:2"; });
+        SourceRecord record(stored, trusting);
+        CHECK(record.fact(file, "lines", lines) == 2);
+        CHECK(calls == 2);
+        CHECK(record.files_read() == 1);  // read to answer; the digest alone would have come from the record
+        SourceRecord digests(stored, trusting);
+        digests.digest(file);
+        CHECK(digests.files_read() == 0);
+    }
+}
+
+TEST_CASE("a file is read once a run while its stat holds, and again when it changes")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.cu", "one\n");
+    age(file);
+    SourceRecord record(std::nullopt, trusting);
+    std::string digest;
+    CHECK(record.read(file, &digest) == "one\n");
+    CHECK(record.read(file) == "one\n");
+    CHECK(record.files_read() == 1);
+    std::ofstream(file, std::ios::binary | std::ios::app) << "two\n";
+    CHECK(record.read(file, &digest) == "one\ntwo\n");
+    CHECK(digest == sha256_hex("one\ntwo\n"));
+    CHECK(record.files_read() == 2);
+}
+
+TEST_CASE("an answer is computed once per content, and again when what else it read changed")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.cu", "one\n");
+    age(file);
+    fs::path stored = tree / "record/sources";
+    int computed = 0;
+    auto compute = [&] { return nlohmann::json(++computed); };
+    std::string digest;
+    {
+        SourceRecord record(stored, trusting);
+        digest = record.digest(file);
+        CHECK(record.answer(digest, "q", compute) == 1);
+        CHECK(record.answer(digest, "q", compute) == 1);
+        CHECK(record.answer(digest, "other q", compute) == 2);
+        CHECK(record.answer(digest, "checked", compute, [](const nlohmann::json&) { return false; }) == 3);
+        record.save();  // computed in this run: taken as holding, never asked
+    }
+    int asked = 0;
+    bool holds = true;
+    auto still_holds = [&](const nlohmann::json&) { return ++asked, holds; };
+    {
+        SourceRecord record(stored, trusting);
+        CHECK(record.answer(digest, "q", compute) == 1);
+        CHECK(record.answer(digest, "checked", compute, still_holds) == 3);
+        CHECK(record.answer(digest, "checked", compute, still_holds) == 3);
+        CHECK(asked == 1);  // once a run
+    }
+    holds = false;
+    SourceRecord record(stored, trusting);
+    CHECK(record.answer(digest, "checked", compute, still_holds) == 4);
+    CHECK(computed == 4);
 }
 
 TEST_CASE("a record without a file remembers within the process only")
