@@ -1,17 +1,23 @@
 """Warm `build` and `status` over a kernel tree against the read-and-hash floor (issue 14).
 
     .venv/bin/python bench/warm_check.py --tree STRUPHY_TREE --cache WARM_CACHE
-        [--cli build/tools/cunumpy-kernels] [--baseline OLD_CLI] [--floor build/bench/read-hash-floor]
+        [--cli build/tools/cunumpy-kernels] [--baseline OLD_CLI [--baseline-cache ITS_COPY]]
+        [--floor build/bench/read-hash-floor]
         [--runs 41] [--only host|cuda] [--build-only host|cuda]
 
 The cache must already hold every entry of the tree (run `build` once). The floor is a process
 that reads and SHA-256-hashes the files `status` opens below the tree and in cunumpy's header
-folder (found with strace): the sources, headers and host modules a check must look at. The
-files are those `--baseline` opens when one is given (`--floor-files` chooses): a status that
-keeps a record of digests opens only what changed, which would shrink the floor with it. Each
-command runs alternately with the others, `--runs` times; medians of whole-process wall time and
+folder (found with strace): the sources, headers and host modules a check must look at. A
+status that keeps a record of digests opens only what changed, which would shrink the floor with
+it, so the files are by default those a status opens with no record (`--floor-files cold`: the
+current binary over the warm cache's entries without its record); `baseline` or `current` take
+those the warm binary opens. Each command runs alternately with the others, `--runs` times; medians of whole-process wall time and
 the peak resident set size (getrusage of the child) are printed as one Markdown table, with
 `import cunumpy` for comparison. Run it on a quiet machine.
+
+Two builds of the tool that both keep a source record drop each other's facts (a record keeps
+facts for the build that wrote them), so alternating them over one cache measures neither warm:
+give the baseline a copy of the cache (`cp -a`) with `--baseline-cache`.
 """
 
 import argparse
@@ -66,12 +72,13 @@ def main():
     parser.add_argument("--cache", required=True)
     parser.add_argument("--cli", default=str(ROOT / "build" / "tools" / "cunumpy-kernels"))
     parser.add_argument("--baseline", help="an older binary, measured the same way")
+    parser.add_argument("--baseline-cache", help="the baseline's copy of --cache (default: --cache itself)")
     parser.add_argument("--floor", default=str(ROOT / "build" / "bench" / "read-hash-floor"))
     parser.add_argument("--python", default=str(ROOT / ".venv" / "bin" / "python"))
     parser.add_argument("--runs", type=int, default=41)
     parser.add_argument("--only", choices=["host", "cuda"])
-    parser.add_argument("--floor-files", choices=["baseline", "current"],
-                        help="whose opened files the floor reads (default: the baseline's, when given)")
+    parser.add_argument("--floor-files", choices=["cold", "baseline", "current"], default="cold",
+                        help="whose opened files the floor reads (default: a status with no record)")
     parser.add_argument("--build-only", choices=["host", "cuda"],
                         help="--only for build alone: a tree with modules that fail to build has no warm build")
     args = parser.parse_args()
@@ -80,18 +87,28 @@ def main():
     build_only = ["--only", args.build_only] if args.build_only else only
     env = dict(os.environ)
 
-    def commands(cli):
-        common = ["--cache-dir", args.cache, "--python", args.python]
+    def commands(cli, cache=args.cache):
+        common = ["--cache-dir", cache, "--python", args.python]
         return {"build": [cli, "build", "--jobs", "2", *build_only, *common, args.tree],
                 "status": [cli, "status", *only, *common, args.tree]}
 
     cunumpy = subprocess.run([args.python, "-c", "import cunumpy, os; print(os.path.dirname(cunumpy.__file__))"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    whose = args.floor_files or ("baseline" if args.baseline else "current")
+    whose = args.floor_files
     if whose == "baseline" and not args.baseline:
         raise SystemExit("--floor-files baseline needs --baseline")
-    lister = args.baseline if whose == "baseline" else args.cli
-    files = opened_files(commands(lister)["status"], [Path(args.tree).resolve(), Path(cunumpy).resolve()])
+    roots = [Path(args.tree).resolve(), Path(cunumpy).resolve()]
+    if whose == "cold":
+        # The warm cache without its record: links to all but `.records`.
+        with tempfile.TemporaryDirectory() as unrecorded:
+            for entry in Path(args.cache).iterdir():
+                if entry.name != ".records":
+                    (Path(unrecorded) / entry.name).symlink_to(entry.resolve())
+            files = opened_files(commands(args.cli, unrecorded)["status"], roots)
+    elif whose == "baseline":
+        files = opened_files(commands(args.baseline, args.baseline_cache or args.cache)["status"], roots)
+    else:
+        files = opened_files(commands(args.cli)["status"], roots)
     listing = Path(tempfile.mkstemp(suffix=".files")[1])
     listing.write_text("".join(f"{f}\n" for f in files))
     size = sum(f.stat().st_size for f in files)
@@ -100,7 +117,7 @@ def main():
     for name, command in commands(args.cli).items():
         measured[f"{name}, current"] = command
     if args.baseline:
-        for name, command in commands(args.baseline).items():
+        for name, command in commands(args.baseline, args.baseline_cache or args.cache).items():
             measured[f"{name}, baseline"] = command
     # A build that exits 1 compiled (and failed) something: not a warm build.
     allowed = {name: (0,) if name.startswith("build") else (0, 1) for name in measured}

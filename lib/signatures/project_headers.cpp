@@ -56,13 +56,16 @@ std::optional<fs::path> ProjectHeaders::find(const std::string& spelled, const f
     bool quoted = spelled.front() == '"';
     std::string name = spelled.substr(1, spelled.size() - 2);
     if (name.empty() || fs::path(name).is_absolute()) return std::nullopt;
-    std::vector<fs::path> candidates;
-    if (quoted) candidates.push_back((includer.empty() ? main_dir_ : includer.parent_path()) / name);
-    for (const auto& dir : dirs_) candidates.push_back(dir / name);
-    for (const auto& candidate : candidates) {
+    auto is_file = [this](const fs::path& candidate) {
         std::error_code error;
-        if (cache_ ? cache_->is_file(candidate) : fs::is_regular_file(candidate, error)) return candidate;
+        return cache_ ? cache_->is_file(candidate) : fs::is_regular_file(candidate, error);
+    };
+    if (quoted) {
+        fs::path beside = (includer.empty() ? main_dir_ : includer.parent_path()) / name;
+        if (is_file(beside)) return beside;
     }
+    for (const auto& dir : dirs_)
+        if (fs::path candidate = dir / name; is_file(candidate)) return candidate;
     return std::nullopt;
 }
 
