@@ -118,6 +118,33 @@ void BM_KernelCallNullDriver(benchmark::State& state)
 }
 BENCHMARK(BM_KernelCallNullDriver)->Repetitions(5);
 
+// The runtime's own share of a first call from a warm cache (bench_runtime_launch's
+// BM_FirstCallWarmCache without the driver): opening the catalog is not timed; the
+// entry's lookup, its manifest and SHA-256 check, reading the cubin and the
+// load's bookkeeping are.
+void BM_FirstCallNullDriver(benchmark::State& state)
+{
+    static Setup setup;
+    ck::CatalogOptions options;
+    options.load.config = setup.config;
+    options.load.gpu = setup.gpu;
+    options.load.read_only_cache = true;
+    constexpr long long n = 1024;
+    auto x = ck::device_array<double>(0x10000, {n}), v = ck::device_array<double>(0x20000, {n}),
+         e = ck::device_array<double>(0x30000, {n});
+    for (auto _ : state) {
+        state.PauseTiming();
+        std::optional<ck::KernelCatalog> catalog(ck::KernelCatalog::from_package(package(), options));
+        ck::Kernel& push = (*catalog)["push"];
+        state.ResumeTiming();
+        push(x, v, e, 0.05, 1.0, n);
+        state.PauseTiming();
+        catalog.reset();
+        state.ResumeTiming();
+    }
+}
+BENCHMARK(BM_FirstCallNullDriver)->Unit(benchmark::kMicrosecond)->Repetitions(3);
+
 }  // namespace
 
 BENCHMARK_MAIN();
