@@ -66,6 +66,20 @@ nlohmann::json count_lines(const std::string& bytes, int& calls)
     return static_cast<int>(std::count(bytes.begin(), bytes.end(), '\n'));
 }
 
+// An old file a.py of two lines, where its record goes, and a question
+// about it that counts how often it is answered.
+struct CountedLines {
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "a\nb\n");
+    fs::path stored = tree / "record/sources";
+    int calls = 0;
+    std::function<nlohmann::json(const std::string&)> lines = [this](const std::string& bytes) {
+        return count_lines(bytes, calls);
+    };
+
+    CountedLines() { age(file); }
+};
+
 }  // namespace
 
 TEST_CASE("an old unchanged file is taken from the record, unread")
@@ -166,14 +180,8 @@ TEST_CASE("an old file changed since is read again, whatever times it keeps")
     }
 }
 
-TEST_CASE("facts are answered once per content and again when the content changes")
+TEST_CASE_FIXTURE(CountedLines, "facts are answered once per content and again when the content changes")
 {
-    test::TempTree tree;
-    fs::path file = tree.write("a.py", "a\nb\n");
-    age(file);
-    fs::path stored = tree / "record/sources";
-    int calls = 0;
-    auto lines = [&](const std::string& bytes) { return count_lines(bytes, calls); };
     {
         SourceRecord record(stored, trusting);
         CHECK(record.fact(file, "lines", lines) == 2);
@@ -231,14 +239,9 @@ void rewrite_body(const fs::path& stored, const std::function<void(nlohmann::jso
 
 }  // namespace
 
-TEST_CASE("a body of another layout is an empty record; facts of another build of the tool are dropped, digests kept")
+TEST_CASE_FIXTURE(CountedLines,
+                  "a body of another layout is an empty record; facts of another build of the tool are dropped, digests kept")
 {
-    test::TempTree tree;
-    fs::path file = tree.write("a.py", "a\nb\n");
-    age(file);
-    fs::path stored = tree / "record/sources";
-    int calls = 0;
-    auto lines = [&](const std::string& bytes) { return count_lines(bytes, calls); };
     {
         SourceRecord record(stored, trusting);
         record.fact(file, "lines", lines);
