@@ -2,8 +2,11 @@
 
     .venv/bin/python bench/warm_check.py --tree STRUPHY_TREE --cache WARM_CACHE
         [--cli build/tools/cunumpy-kernels] [--baseline OLD_CLI [--baseline-cache ITS_COPY]]
-        [--floor build/bench/read-hash-floor]
-        [--runs 41] [--only host|cuda] [--build-only host|cuda]
+        [--floor build/bench/read-hash-floor] [--floor-files cold|baseline|current]
+        [--python .venv/bin/python] [--runs 41] [--only host|cuda] [--build-only host|cuda]
+
+Needs strace (the floor's file list) and the floor program (`meson configure build -Dbench=true`,
+then `ninja -C build bench/read-hash-floor`).
 
 The cache must already hold every entry of the tree (run `build` once). The floor is a process
 that reads and SHA-256-hashes the files `status` opens below the tree and in cunumpy's header
@@ -97,6 +100,8 @@ def main():
     whose = args.floor_files
     if whose == "baseline" and not args.baseline:
         raise SystemExit("--floor-files baseline needs --baseline")
+    if args.baseline_cache and not args.baseline:
+        raise SystemExit("--baseline-cache needs --baseline")
     roots = [Path(args.tree).resolve(), Path(cunumpy).resolve()]
     if whose == "cold":
         # The warm cache without its record: links to all but `.records`.

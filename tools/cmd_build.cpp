@@ -5,6 +5,7 @@
 
 #include "build/build.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/elapsed.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -96,7 +97,7 @@ public:
 private:
     void show()
     {
-        double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+        double elapsed = util::seconds_since(start_);
         terminal_.progress(fmt::format("[{}/{}] {} ({:.1f} s)", done_, total_, current_, elapsed));
     }
 

@@ -263,6 +263,10 @@ CommandRunner setup_check_signatures(CLI::App& command)
 {
     auto flags = std::make_shared<CheckFlags>();
     flags->tree.add_to(command);
+    // Here the cache is only where the record of source digests is kept.
+    command.get_option("--cache-dir")
+        ->description("Cache root whose .records/sources keeps the record of source digests "
+                      "(default: ~/.cache/cunumpy-kernels/sources.record)");
     command.add_option("--format", flags->format, "text (file:line: error: ...), json, or github (workflow annotations)")
         ->check(CLI::IsMember({"text", "json", "github"}));
     command.add_flag("--warnings-as-errors", flags->warnings_as_errors,

@@ -13,6 +13,7 @@
 #include "compilers/compiler_scratch.hpp"
 #include "scheduler/job_graph.hpp"
 #include "scheduler/job_pool.hpp"
+#include "util/elapsed.hpp"
 #include "util/subprocess.hpp"
 
 #include <algorithm>
@@ -112,14 +113,14 @@ private:
             [this, &seconds](std::size_t i) {
                 auto job_start = std::chrono::steady_clock::now();
                 bool ok = run_miss(i);
-                seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - job_start).count();
+                seconds[i] = util::seconds_since(job_start);
                 return ok;
             },
             [this](std::size_t i, std::size_t failed) { finish(skipped_host(plan_.host_misses[i], plan_.host_misses[failed])); });
         ScheduleReport& schedule = report_.schedule;
         schedule.workers = graph.workers();
         schedule.jobs = dependencies.size();
-        schedule.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        schedule.wall_seconds = util::seconds_since(start);
         for (double job : seconds) schedule.job_seconds += job;
         schedule.longest_path_seconds = longest_path(dependencies, seconds);
     }
@@ -367,7 +368,7 @@ BuildReport run_build(const BuildRequest& request, BuildObserver* observer)
 {
     auto start = std::chrono::steady_clock::now();
     BuildPlan plan = plan_build(request);
-    double plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double plan_seconds = util::seconds_since(start);
     BuildReport report;
     if (request.dry_run) {
         report = preview_build(plan);
@@ -381,7 +382,7 @@ BuildReport run_build(const BuildRequest& request, BuildObserver* observer)
     report.schedule.plan_seconds = plan_seconds;
     report.schedule.workers = job_count(request.config.jobs);
     if (request.cupy) add_cupy_jobs(request, report, observer);
-    report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    report.seconds = util::seconds_since(start);
     return report;
 }
 

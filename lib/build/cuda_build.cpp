@@ -2,6 +2,7 @@
 
 #include "compilers/artifact_check.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/elapsed.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -118,10 +119,12 @@ std::vector<std::vector<std::size_t>> cuda_compile_groups(const std::vector<cons
                                                           const CudaCompiler& compiler)
 {
     // Jobs whose requests agree but for the target, as the compiler would group them.
+    std::vector<CudaCompileRequest> requests;  // each holds the source's text: made once a job
+    for (const CudaJob* job : jobs) requests.push_back(compile_request(*job));
     std::vector<std::vector<std::size_t>> alike;
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         auto same = std::find_if(alike.begin(), alike.end(), [&](const std::vector<std::size_t>& group) {
-            return same_but_target(compile_request(*jobs[group.front()]), compile_request(*jobs[i]));
+            return same_but_target(requests[group.front()], requests[i]);
         });
         if (same == alike.end()) alike.push_back({i});
         else same->push_back(i);
@@ -130,7 +133,7 @@ std::vector<std::vector<std::size_t>> cuda_compile_groups(const std::vector<cons
     for (const auto& members : alike) {
         std::vector<std::string> targets;
         for (std::size_t i : members) targets.push_back(jobs[i]->target);
-        for (const auto& group : compiler.target_groups(compile_request(*jobs[members.front()]), targets)) {
+        for (const auto& group : compiler.target_groups(requests[members.front()], targets)) {
             groups.emplace_back();
             for (const auto& target : group)
                 for (std::size_t i : members)
@@ -162,7 +165,7 @@ std::vector<CompiledCudaJob> compile_cuda_jobs(const std::vector<const CudaJob*>
             target.result.state = JobState::failed;
         }
     }
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = util::seconds_since(start);
     for (auto& target : compiled) target.result.seconds = seconds;
     return compiled;
 }

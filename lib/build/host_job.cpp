@@ -4,6 +4,7 @@
 
 #include "cache/cunumpy_entry.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/elapsed.hpp"
 #include "util/file_util.hpp"
 #include "util/temporary_dir.hpp"
 #include "util/utc_time.hpp"
@@ -115,7 +116,7 @@ private:
         if (remembered) store_.remember_failure("host", host_label(module_), "host", job_.key, result_.log);
     }
 
-    double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+    double elapsed() const { return util::seconds_since(start_); }
 
     const HostPlan& plan_;
     const HostModule& module_;

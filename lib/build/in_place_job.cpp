@@ -5,6 +5,7 @@
 #include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/atomic_file.hpp"
+#include "util/elapsed.hpp"
 #include "util/file_util.hpp"
 #include "util/temporary_dir.hpp"
 #include "util/utc_time.hpp"
@@ -239,7 +240,7 @@ private:
         scratch_.remember_failure("in-place", result_.module, "host", job_.key, result_.log);
     }
 
-    double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
+    double elapsed() const { return util::seconds_since(start_); }
 
     const HostPlan& plan_;
     const HostModule& module_;

@@ -66,13 +66,14 @@ std::vector<fs::path> process_files(const fs::path& folder)
 class FoldLock {
 public:
     // Never creates the cache root (a mistyped --cache-dir stays absent); a
-    // lock file another member of a group created opens read-only, which flock needs.
+    // lock file another member of a group created opens read-only, which flock
+    // needs; without blocking, should it be a FIFO.
     explicit FoldLock(const fs::path& folder)
     {
         std::error_code error;
         if (!fs::is_directory(folder.parent_path(), error)) return;
         fs::create_directory(folder, error);
-        fd_ = util::UniqueFd(::open((folder / ".lock").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666));
+        fd_ = util::UniqueFd(::open((folder / ".lock").c_str(), O_RDONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0666));
         held_ = fd_.valid() && ::flock(fd_.get(), LOCK_EX) == 0;
     }
     bool held() const { return held_; }

@@ -3,6 +3,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
+#include "util/temporary_name.hpp"
 
 #include <link.h>
 #include <sys/stat.h>
@@ -19,9 +20,13 @@ using nlohmann::json;
 
 namespace {
 
+// The file is one text line, "<format> <SHA-256 of the body>", then the body
+// in MessagePack.
 // 2: a checksum over the body (a flipped byte read as a fact gave wrong
 // answers that lasted), and facts of builds that named the tool by argv[0] dropped.
-constexpr const char* record_format = "cunumpy-kernels/source-record/2";
+// 3: the line before the body, which was a MessagePack binary inside an
+// envelope: nlohmann's reader copied it out byte by byte, a third of a load.
+constexpr std::string_view record_format = "cunumpy-kernels/source-record/3";
 
 std::int64_t now_ns()
 {
@@ -368,22 +373,37 @@ void SourceRecord::load()
 {
     std::string bytes;
     try {
-        bytes = util::read_file(*file_);
+        bytes = util::read_file(*file_, max_bytes);
     } catch (const Error&) {
-        return;  // none yet, or unreadable: an empty record
+        return;  // none yet, unreadable, not a regular file or too large: an empty record
     }
-    json outer = json::from_msgpack(bytes, true, false);
-    if (outer.is_discarded() || !outer.is_object() || outer.value("format", json()) != record_format) return;
-    // A damaged record is an empty one: nothing read from it is trusted.
-    const json* body = outer.contains("body") && outer["body"].is_binary() ? &outer["body"] : nullptr;
-    if (!body) return;
-    std::string_view packed(reinterpret_cast<const char*>(body->get_binary().data()), body->get_binary().size());
-    if (outer.value("sha256", std::string()) != sha256_hex(packed)) return;
+    // A damaged or foreign record is an empty one: nothing read from it is trusted.
+    std::string_view all = bytes;
+    std::size_t line_end = all.find('\n');
+    if (line_end == std::string_view::npos) return;
+    std::string_view line = all.substr(0, line_end), packed = all.substr(line_end + 1);
+    if (line.size() != record_format.size() + 65 || line.substr(0, record_format.size()) != record_format ||
+        line[record_format.size()] != ' ' || line.substr(record_format.size() + 1) != sha256_hex(packed))
+        return;
     code_ = answering_code();
     BodyReader reader(*this);
     if (!json::sax_parse(packed.begin(), packed.end(), &reader, nlohmann::detail::input_format_t::msgpack)) {
         entries_.clear();  // another writer's format: start afresh
         facts_.clear();
+    }
+}
+
+// A writer killed between writing its temporary and renaming it leaves the
+// temporary (`.<record>.<host>.<pid>.<n>.<random>`, util::AtomicFile); each
+// save sweeps those of dead writers, as builds sweep their folders.
+void SourceRecord::remove_dead_writers_leftovers() const
+{
+    const std::string prefix = "." + file_->filename().string() + ".";
+    std::error_code error;
+    for (fs::directory_iterator it(file_->parent_path(), error), end; !error && it != end; it.increment(error)) {
+        std::string name = it->path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        if (is_stale_temporary(it->path(), name.substr(prefix.size()), 24 * 3600.0)) fs::remove(it->path(), error);
     }
 }
 
@@ -411,14 +431,15 @@ void SourceRecord::save() noexcept
         if (code_.empty()) code_ = answering_code();
         std::vector<std::uint8_t> body = json::to_msgpack(json{{"code", code_}, {"files", files}, {"facts", facts}});
         std::string_view body_bytes(reinterpret_cast<const char*>(body.data()), body.size());
-        json record = {{"format", record_format}, {"sha256", sha256_hex(body_bytes)}, {"body", json::binary(std::move(body))}};
-        std::vector<std::uint8_t> packed = json::to_msgpack(record);
+        std::string record = std::string(record_format) + " " + sha256_hex(body_bytes) + "\n";
+        record.append(body_bytes);
         // The record's own folder only: a cache folder that does not exist yet
         // is created by a build, never by status.
         if (!fs::is_directory(file_->parent_path().parent_path())) return;
         fs::create_directories(file_->parent_path());
-        util::replace_file_atomically(*file_, std::string(packed.begin(), packed.end()));
+        util::replace_file_atomically(*file_, record);
         changed_ = false;
+        remove_dead_writers_leftovers();
     } catch (const std::exception&) {
         // A record is an optimisation: the next run reads the files again.
     }

@@ -34,8 +34,12 @@ public:
     /// Files modified less than this before their digest was taken are
     /// hashed again (covers coarse and 2-second file system timestamps).
     static constexpr std::chrono::seconds racy_margin{2};
-    /// The record forgets the files seen longest ago beyond this many.
-    static constexpr std::size_t max_files = 100000;
+    /// The record forgets the files hashed longest ago beyond this many:
+    /// one record in the home folder serves every tree, and every run reads
+    /// it whole (about 200 bytes a file, more with its facts).
+    static constexpr std::size_t max_files = 20000;
+    /// A record file larger than this is read as an empty one.
+    static constexpr std::uint64_t max_bytes = 256u << 20;
 
     /// The record stored at `file` (none: one kept in this process); an
     /// absent, unreadable or foreign file gives an empty record. Nothing is
@@ -114,6 +118,7 @@ private:
     void remember(const std::string& sha256, const std::string& question, const nlohmann::json& answer);
     class BodyReader;
     void load();
+    void remove_dead_writers_leftovers() const;
 
     std::optional<std::filesystem::path> file_;
     std::int64_t margin_ns_;

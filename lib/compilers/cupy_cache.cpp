@@ -155,8 +155,7 @@ CupyCacheRun run_cupy_cache(const CupyCacheRequest& request, const std::vector<C
             jobs.push_back({{"id", job}, {"kernel", run.entries[job].kernel}, {"arch", run.entries[job].architecture}});
         shares[i].request = scratch.path() / ("request-" + std::to_string(i) + ".json");
         shares[i].result = scratch.path() / ("result-" + std::to_string(i) + ".json");
-        util::write_file_synced(shares[i].request,
-                                json{{"probe", request.probe}, {"kernels", kernel_list}, {"jobs", jobs}}.dump());
+        util::write_file(shares[i].request, json{{"probe", request.probe}, {"kernels", kernel_list}, {"jobs", jobs}}.dump());
     }
 
     util::EnvironmentOverrides environment;

@@ -281,7 +281,7 @@ std::vector<CudaCompileOutput> NvccCompiler::compile_targets(const CudaCompileRe
     argv.insert(argv.end(), {"-MMD", "-MF", dependencies.string()});
     // nvcc reads the file itself: hand it the exact text that was hashed.
     fs::path source = scratch.path() / request.source_file.filename();
-    util::write_file_synced(source, request.source + template_instantiation(request));
+    util::write_file(source, request.source + template_instantiation(request));
     argv.push_back(source.string());
 
     CudaCompileOutput shared;

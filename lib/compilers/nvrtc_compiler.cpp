@@ -9,6 +9,7 @@
 #include "compilers/compiler_scratch.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/dynamic_library.hpp"
+#include "util/elapsed.hpp"
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
 
@@ -302,8 +303,7 @@ CudaCompileOutput NvrtcCompiler::run_nvrtc(const CudaCompileRequest& request, co
         while (!output.artifact.empty() && output.artifact.back() == '\0') output.artifact.pop_back();
     output.ok = true;
     // A cubin compile runs NVRTC's own assembler too: its time is not the front end's alone.
-    output.phases[cubin ? "front_end_and_ptxas" : "front_end"] =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    output.phases[cubin ? "front_end_and_ptxas" : "front_end"] = util::seconds_since(start);
     return output;
 }
 
@@ -321,11 +321,6 @@ bool acts_on_front_end_only(const std::string& option)
            std::find(std::begin(whole), std::end(whole), option) != std::end(whole);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start)
-{
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
 }  // namespace
 
 bool NvrtcCompiler::assembles_separately(const CudaCompileRequest& request) const
@@ -341,13 +336,13 @@ CudaCompileOutput NvrtcCompiler::assemble(const CudaCompileOutput& ptx, const Cu
     CompilerScratch scratch;
     fs::path input = scratch.path() / (request.kernel + "." + virtual_architecture(target) + ".ptx");
     fs::path cubin = scratch.path() / (request.kernel + "." + target + ".cubin");
-    util::write_file_synced(input, ptx.artifact);
+    util::write_file(input, ptx.artifact);
     auto result = util::run_process({ptxas_.string(), "-arch=" + target, "-o", cubin.string(), input.string()}, scratch.path(),
                                     {{"TMPDIR", scratch.tmp().string()}});
     CudaCompileOutput output;
     output.log = ptx.log;
     output.phases = ptx.phases;
-    output.phases["ptxas"] = seconds_since(start);
+    output.phases["ptxas"] = util::seconds_since(start);
     if (result.exit_code != 0) {
         output.log += (output.log.empty() ? "" : "\n") + request.source_file.string() + ": error: ptxas (" +
                       ptxas_.string() + ") failed on NVRTC's PTX for " + target + ":\n" + result.output;

@@ -12,6 +12,7 @@
 #include "compilers/nvcc_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
 #include "compilers/tool_probe.hpp"
+#include "util/elapsed.hpp"
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
 #include "util/utc_time.hpp"
@@ -270,7 +271,7 @@ ModuleImage ArtifactCache::build(const KernelSource& kernel, int cc_major, int c
     }
     auto start = std::chrono::steady_clock::now();
     CudaCompileOutput output = nvrtc_->compile(compile_request(job));
-    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    double seconds = util::seconds_since(start);
     if (!output.ok)
         throw ArtifactError("kernel '" + kernel.name + "': NVRTC could not build " + kernel.cuda_file->string() +
                             " for " + target + ":\n" + output.log);

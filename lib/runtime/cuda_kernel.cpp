@@ -6,6 +6,7 @@
 #include "runtime/cache_images.hpp"
 #include "plan/kernel_entry.hpp"
 #include "runtime/gpu_state.hpp"
+#include "util/elapsed.hpp"
 #include "util/file_util.hpp"
 
 #include <chrono>
@@ -187,7 +188,7 @@ std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_module(const CurrentContext
         report.push_back(problem);
     }
     if (!loaded) loaded = load_built(current, report);
-    loaded->info.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    loaded->info.seconds = util::seconds_since(start);
     return loaded;
 }
 

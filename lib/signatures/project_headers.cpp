@@ -1,7 +1,7 @@
 #include "signatures/project_headers.hpp"
 
-#include <fstream>
-#include <iterator>
+#include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
 
 namespace ck::signatures {
 
@@ -11,10 +11,11 @@ namespace {
 
 std::optional<std::string> read_text(const fs::path& path)
 {
-    std::ifstream in(path, std::ios::binary);
-    std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-    if (!in.good() && !in.eof()) return std::nullopt;
-    return text;
+    try {
+        return util::read_file(path);
+    } catch (const Error&) {
+        return std::nullopt;  // not followed, as a header that is not there
+    }
 }
 
 }  // namespace

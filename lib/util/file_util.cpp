@@ -6,14 +6,13 @@
 
 #include <fcntl.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <system_error>
 
 namespace ck::util {
@@ -46,14 +45,29 @@ std::string errno_message(int error)
     return std::strerror(error);
 }
 
-std::string read_file(const fs::path& path)
+std::string read_file(const fs::path& path, std::uint64_t max_bytes)
 {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw SourceError("cannot read " + path.string() + ": " + errno_message(errno));
-    std::ostringstream content;
-    content << in.rdbuf();
-    if (in.bad()) throw SourceError("cannot read " + path.string() + ": " + errno_message(errno));
-    return content.str();
+    auto failed = [&](const std::string& why) { return SourceError("cannot read " + path.string() + ": " + why); };
+    // Non-blocking: a FIFO put where a file is expected (a shared cache's
+    // record, a source) would otherwise hang the run at the open.
+    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd.valid()) throw failed(errno_message(errno));
+    struct stat info {};
+    if (::fstat(fd.get(), &info) != 0) throw failed(errno_message(errno));
+    if (!S_ISREG(info.st_mode)) throw failed("not a regular file");
+    auto too_large = [&] { return failed("larger than " + std::to_string(max_bytes) + " bytes"); };
+    if (static_cast<std::uint64_t>(info.st_size) > max_bytes) throw too_large();
+    std::string content;
+    content.reserve(static_cast<std::size_t>(info.st_size));
+    char buffer[1 << 16];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw failed(errno_message(errno));
+        if (n == 0) return content;
+        content.append(buffer, static_cast<std::size_t>(n));
+        if (content.size() > max_bytes) throw too_large();  // grown while read
+    }
 }
 
 void write_all(int fd, std::string_view bytes, const fs::path& path)
@@ -67,11 +81,26 @@ void write_all(int fd, std::string_view bytes, const fs::path& path)
     }
 }
 
-void write_file_synced(const fs::path& path, const std::string& bytes)
+namespace {
+
+UniqueFd create_holding(const fs::path& path, std::string_view bytes)
 {
     UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
     if (!fd.valid()) throw CacheError("cannot create " + path.string() + ": " + errno_message(errno));
     write_all(fd.get(), bytes, path);
+    return fd;
+}
+
+}  // namespace
+
+void write_file(const fs::path& path, std::string_view bytes)
+{
+    create_holding(path, bytes);
+}
+
+void write_file_synced(const fs::path& path, const std::string& bytes)
+{
+    UniqueFd fd = create_holding(path, bytes);
     if (::fsync(fd.get()) != 0) throw CacheError("cannot sync " + path.string() + ": " + errno_message(errno));
 }
 

@@ -1,6 +1,7 @@
 // Small file helpers with errors that name the path and the OS's reason.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -26,12 +27,19 @@ private:
     int fd_;
 };
 
-/// The whole file. Throws SourceError "cannot read PATH: REASON".
-std::string read_file(const std::filesystem::path& path);
+/// The whole file. Throws SourceError "cannot read PATH: REASON", also for
+/// what is not a regular file (a FIFO, a device, a folder: never waited
+/// on) and for a file larger than `max_bytes`.
+std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes = UINT64_MAX);
 
 /// Writes all of `bytes` to `fd` (retrying short writes and EINTR). Throws
 /// CacheError "cannot write PATH: REASON", `path` naming the file.
 void write_all(int fd, std::string_view bytes, const std::filesystem::path& path);
+
+/// Writes `bytes` to a new file (or over an old one), unsynced: for a
+/// compiler's scratch input, which no crash needs to find. Throws
+/// CacheError naming the path.
+void write_file(const std::filesystem::path& path, std::string_view bytes);
 
 /// Writes `bytes` to a new file and fsyncs it. Throws CacheError naming the path.
 void write_file_synced(const std::filesystem::path& path, const std::string& bytes);

@@ -7,12 +7,15 @@
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/kernel_declaration.hpp"
 #include "util/sha256.hpp"
+#include "util/temporary_name.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <functional>
@@ -226,15 +229,15 @@ void rewrite_body(const fs::path& stored, const std::function<void(nlohmann::jso
     using nlohmann::json;
     std::ifstream in(stored, std::ios::binary);
     std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    json outer = json::from_msgpack(bytes);
-    json body = json::from_msgpack(outer["body"].get_binary());
+    std::size_t line_end = bytes.find('\n');
+    REQUIRE(line_end != std::string::npos);
+    std::string format = bytes.substr(0, bytes.find(' '));
+    json body = json::from_msgpack(bytes.substr(line_end + 1));
     edit(body);
     std::vector<std::uint8_t> packed = json::to_msgpack(body);
-    outer["sha256"] = sha256_hex(std::string_view(reinterpret_cast<const char*>(packed.data()), packed.size()));
-    outer["body"] = json::binary(packed);
-    std::vector<std::uint8_t> record = json::to_msgpack(outer);
-    std::ofstream(stored, std::ios::binary | std::ios::trunc).write(reinterpret_cast<const char*>(record.data()),
-                                                                    static_cast<std::streamsize>(record.size()));
+    std::string packed_bytes(packed.begin(), packed.end());
+    std::ofstream(stored, std::ios::binary | std::ios::trunc) << format << ' ' << sha256_hex(packed_bytes) << '\n'
+                                                              << packed_bytes;
 }
 
 }  // namespace
@@ -323,6 +326,41 @@ TEST_CASE("an answer is computed once per content, and again when what else it r
     SourceRecord record(stored, trusting);
     CHECK(record.answer(digest, "checked", compute, still_holds) == 4);
     CHECK(computed == 4);
+}
+
+TEST_CASE("a FIFO or a device at the record's path is an empty record, never waited on")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "x = 1\n");
+    fs::path stored = tree / "record/sources";
+    fs::create_directories(stored.parent_path());
+    SUBCASE("a FIFO") { REQUIRE(::mkfifo(stored.c_str(), 0600) == 0); }
+    SUBCASE("a link to /dev/zero") { fs::create_symlink("/dev/zero", stored); }
+    SourceRecord record(stored, trusting);
+    CHECK(record.digest(file) == sha256_hex("x = 1\n"));
+    record.save();
+    CHECK(fs::is_regular_file(fs::symlink_status(stored)));
+    CHECK(SourceRecord(stored, trusting).digest(file) == sha256_hex("x = 1\n"));
+}
+
+TEST_CASE("a save removes the temporaries of writers that died before their rename, not a live one's")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("a.py", "x = 1\n");
+    fs::path stored = tree / "record/sources";
+    pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    REQUIRE(child > 0);
+    REQUIRE(::waitpid(child, nullptr, 0) == child);
+    fs::path dead = tree.write("record/.sources." + host_name() + "." + std::to_string(child) + ".0.abcdef", "half");
+    fs::path live = tree.write("record/.sources." + host_name() + "." + std::to_string(::getpid()) + ".7.abcdef", "half");
+    fs::path other = tree.write("record/.other." + host_name() + "." + std::to_string(child) + ".0.abcdef", "not ours");
+    SourceRecord record(stored, trusting);
+    record.digest(file);
+    record.save();
+    CHECK_FALSE(fs::exists(dead));
+    CHECK(fs::exists(live));
+    CHECK(fs::exists(other));
 }
 
 TEST_CASE("a record without a file remembers within the process only")

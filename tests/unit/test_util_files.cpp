@@ -105,6 +105,21 @@ TEST_CASE("a temporary folder that exists already is refused, naming it")
     CHECK(fs::is_directory(tree / "taken"));
 }
 
+TEST_CASE("read_file reads a regular file whole, and refuses a FIFO, a device, a folder and what is too large at once")
+{
+    test::TempTree tree;
+    std::string big(200000, 'x');
+    fs::path file = tree.write("a.txt", big);
+    CHECK(ck::util::read_file(file) == big);
+    CHECK_THROWS_WITH_AS(ck::util::read_file(file, 1000), doctest::Contains("larger than 1000 bytes"), ck::SourceError);
+    fs::path fifo = tree / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);  // no writer: a blocking open would wait forever
+    CHECK_THROWS_WITH_AS(ck::util::read_file(fifo), doctest::Contains("not a regular file"), ck::SourceError);
+    CHECK_THROWS_WITH_AS(ck::util::read_file("/dev/zero"), doctest::Contains("not a regular file"), ck::SourceError);
+    CHECK_THROWS_WITH_AS(ck::util::read_file(tree.root()), doctest::Contains("not a regular file"), ck::SourceError);
+    CHECK_THROWS_AS(ck::util::read_file(tree / "missing"), ck::SourceError);
+}
+
 TEST_CASE("SHA-256 in one piece and in pieces agree with the published test vector")
 {
     const std::string abc_digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
