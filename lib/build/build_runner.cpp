@@ -187,7 +187,7 @@ private:
         if (!to_compile.empty()) {
             auto outputs = compile_cuda_jobs(to_compile, *first.context->compiler);
             if (first.context->planner)
-                refuse_if_inputs_changed(outputs, first.context->planner->inputs_changed_since(*to_compile.front()));
+                refuse_if_inputs_changed(outputs, inputs_changed_since(*first.context->planner, *to_compile.front()));
             for (std::size_t i = 0; i < outputs.size(); ++i) {
                 outputs[i].result.reason = reasons[i];
                 compiled.push_back(std::move(outputs[i]));

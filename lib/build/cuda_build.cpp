@@ -2,6 +2,7 @@
 
 #include "compilers/artifact_check.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "plan/input_change.hpp"
 #include "util/elapsed.hpp"
 
 #include <algorithm>
@@ -168,6 +169,15 @@ std::vector<CompiledCudaJob> compile_cuda_jobs(const std::vector<const CudaJob*>
     double seconds = util::seconds_since(start);
     for (auto& target : compiled) target.result.seconds = seconds;
     return compiled;
+}
+
+std::string inputs_changed_since(const CudaPlanner& planner, const CudaJob& job)
+{
+    try {
+        return describe_input_change(job.inputs, planner.rescanned_inputs(job));
+    } catch (const SourceError& error) {
+        return std::string("an included header changed (") + error.what() + ")";
+    }
 }
 
 void refuse_if_inputs_changed(std::vector<CompiledCudaJob>& targets, const std::string& changed)

@@ -4,6 +4,7 @@
 
 #include "build/build.hpp"
 #include "plan/cuda_job.hpp"
+#include "plan/cuda_planner.hpp"
 
 #include <string>
 #include <vector>
@@ -19,11 +20,17 @@ struct CompiledCudaJob {
     bool remembered = true;    ///< a failure is recorded for status; not when an input changed during the compile
 };
 
+/// What changed in the includes of `job` since `planner` planned it, in the
+/// words of describe_input_change ("header <kernel>/common.cuh changed"),
+/// from a fresh scan (CudaPlanner::rescanned_inputs); "" when nothing did.
+/// Never throws: an include no longer found is a change too.
+std::string inputs_changed_since(const CudaPlanner& planner, const CudaJob& job);
+
 /// The compiler reads the headers from disk: one saved while it ran went into
 /// the artifacts under the key of the old content. When `changed` (what
-/// CudaPlanner::inputs_changed_since says after the compile) is not empty,
-/// every target of the compile fails with it, unremembered (not a failure of
-/// these inputs), and the next build compiles the new content.
+/// inputs_changed_since says after the compile) is not empty, every target of
+/// the compile fails with it, unremembered (not a failure of these inputs),
+/// and the next build compiles the new content.
 void refuse_if_inputs_changed(std::vector<CompiledCudaJob>& targets, const std::string& changed);
 
 /// Compiles `job` and checks the artifact. A compile error, a failed check or

@@ -275,7 +275,7 @@ std::size_t SourceRecord::files_read() const
 // a warm run's load (bench/RESULTS.md, issue 14). Anything else fails the read.
 class SourceRecord::BodyReader final : public nlohmann::json_sax<json> {
 public:
-    BodyReader(SourceRecord& record) : record_(record) {}
+    explicit BodyReader(SourceRecord& record) : record_(record) {}
 
     bool null() override { return false; }
     bool boolean(bool) override { return false; }

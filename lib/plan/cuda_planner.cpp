@@ -1,7 +1,6 @@
 #include "plan/cuda_planner.hpp"
 
 #include "compilers/python_probe.hpp"
-#include "cunumpy_kernels/error.hpp"
 #include "compilers/tool_probe.hpp"
 #include "util/file_util.hpp"
 
@@ -98,24 +97,14 @@ IncludeSearch CudaPlanner::search_for(const KernelSource& kernel) const
     return search;
 }
 
-std::string CudaPlanner::inputs_changed_since(const CudaJob& job) const
+nlohmann::json CudaPlanner::rescanned_inputs(const CudaJob& job) const
 {
     std::optional<fs::path> late = scanner_.late_dir_if_known();
     IncludeScanner fresh([late] { return late; });
-    IncludeScan scan;
-    try {
-        scan = fresh.scan(*job.kernel->cuda_file, job.source, search_for(*job.kernel), options_.pre_includes);
-    } catch (const SourceError& error) {
-        return std::string("an included header changed (") + error.what() + ")";
-    }
-    const nlohmann::json& planned = job.inputs.at("headers");
-    for (const auto& header : scan.headers) {
-        if (!planned.contains(header.name)) return "header " + header.name + " appeared";
-        if (planned.at(header.name) != header.sha256) return "header " + header.name + " changed";
-    }
-    if (planned.size() != scan.headers.size()) return "a header is no longer included";
-    if (job.inputs.at("absent") != nlohmann::json(scan.absent)) return "a header that was not found appeared";
-    return "";
+    IncludeScan scan = fresh.scan(*job.kernel->cuda_file, job.source, search_for(*job.kernel), options_.pre_includes);
+    const auto& source_sha256 = job.inputs.at("source").at("sha256").get_ref<const std::string&>();
+    return cuda_key_inputs(*job.kernel, source_sha256, scan, compiler_identity_, job.target, options_.keyed,
+                           facts_.environment, job.entry);
 }
 
 std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)

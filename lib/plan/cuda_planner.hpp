@@ -59,12 +59,11 @@ public:
     /// arguments (kernel_entry).
     std::vector<CudaJob> plan(const KernelSource& kernel);
 
-    /// What changed in the headers of `job` (planned by this planner) since
-    /// it was planned, in words ("header <kernel>/common.cuh changed"), or ""
-    /// when a fresh scan of its source (nothing taken from the record or this
-    /// planner's caches) finds the same headers with the same digests and
-    /// misses the same names. Thread-safe; never throws.
-    std::string inputs_changed_since(const CudaJob& job) const;
+    /// The key inputs of `job` (planned by this planner) as they are now:
+    /// its source's includes scanned afresh (nothing taken from the record or
+    /// this planner's caches), everything else as planned. Thread-safe.
+    /// Throws SourceError when a quoted include is no longer found.
+    nlohmann::json rescanned_inputs(const CudaJob& job) const;
 
     /// Takes what `record` remembers of unchanged sources and headers (their
     /// digests, include directives and declaration readings); null: reads all.
@@ -81,7 +80,7 @@ private:
     IncludeSearch search_for(const KernelSource& kernel) const;
 
     // A copy: a build asks the planner again after compiling
-    // (inputs_changed_since), when the request it was made from has moved.
+    // (rescanned_inputs), when the request it was made from has moved.
     const Config config_;
     std::string compiler_identity_;
     CompilerFacts facts_;
