@@ -1,5 +1,7 @@
 #include "plan/cuda_planner.hpp"
 
+#include "cunumpy_kernels/error.hpp"
+
 #include "compilers/python_probe.hpp"
 #include "compilers/tool_probe.hpp"
 #include "util/file_util.hpp"
@@ -107,32 +109,47 @@ nlohmann::json CudaPlanner::rescanned_inputs(const CudaJob& job) const
                            facts_.environment, job.entry);
 }
 
-std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
+PlannedKernel CudaPlanner::read_kernel(const KernelSource& kernel)
 {
-    std::vector<CudaJob> jobs;
-    if (!kernel.cuda_file) return jobs;
+    PlannedKernel planned;
+    if (!kernel.cuda_file) throw SourceError("kernel '" + kernel.name + "' has no CUDA source");
     // Read through the record, which keeps the readings remembered under its digest.
-    std::string source_sha256;
-    std::string source = record_ ? record_->read(*kernel.cuda_file, &source_sha256) : util::read_file(*kernel.cuda_file);
-    if (source_sha256.empty()) source_sha256 = sha256_hex(source);
+    std::string source = record_ ? record_->read(*kernel.cuda_file, &planned.source_sha256)
+                                 : util::read_file(*kernel.cuda_file);
+    if (planned.source_sha256.empty()) planned.source_sha256 = sha256_hex(source);
     IncludeSearch search = search_for(kernel);
-    IncludeScan scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes, source_sha256);
-    CudaJob base{&kernel, kernel_entry(kernel, config_, source, &headers_, record_, source_sha256), "", source, {},
-                 options_.system_include_dirs,
-                 scan.pre_include_files, options_.keyed, {}, {}, {}};
+    planned.scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes, planned.source_sha256);
+    CudaJob& base = planned.base;
+    base.kernel = &kernel;
+    base.entry = kernel_entry(kernel, config_, source, &headers_, record_, planned.source_sha256);
+    base.source = std::move(source);
+    base.system_include_dirs = options_.system_include_dirs;
+    base.pre_includes = planned.scan.pre_include_files;
+    base.options = options_.keyed;
     for (const auto& dir : search.dirs) base.include_dirs.push_back(dir.dir);
     if (auto late = scanner_.late_dir_if_known()) base.include_dirs.push_back(*late);
     // As found: canonical paths cost a readlink per component, paid only by a
     // cold nvcc build's check (nvcc_compiler.cpp), never by a warm build.
-    for (const auto& header : scan.headers) base.headers[header.path] = header.name;
-    for (const auto& target : targets_) {
-        CudaJob job = base;
-        job.target = target;
-        job.inputs = cuda_key_inputs(kernel, source_sha256, scan, compiler_identity_, target, options_.keyed,
-                                     facts_.environment, job.entry);
-        job.key = cache_key(job.inputs);
-        jobs.push_back(std::move(job));
-    }
+    for (const auto& header : planned.scan.headers) base.headers[header.path] = header.name;
+    return planned;
+}
+
+CudaJob CudaPlanner::job(const PlannedKernel& planned, const std::string& target) const
+{
+    CudaJob job = planned.base;
+    job.target = target;
+    job.inputs = cuda_key_inputs(*job.kernel, planned.source_sha256, planned.scan, compiler_identity_, target,
+                                 options_.keyed, facts_.environment, job.entry);
+    job.key = cache_key(job.inputs);
+    return job;
+}
+
+std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
+{
+    std::vector<CudaJob> jobs;
+    if (!kernel.cuda_file) return jobs;
+    PlannedKernel planned = read_kernel(kernel);
+    for (const auto& target : targets_) jobs.push_back(job(planned, target));
     return jobs;
 }
 

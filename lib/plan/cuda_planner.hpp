@@ -43,6 +43,14 @@ std::optional<std::string> host_compiler_option(const Config& config, const Comp
 /// compiler's when one takes part (CudaCompiler::host_compiler_identity).
 std::string with_host_compiler(const std::string& compiler_identity, const std::string& host_identity);
 
+/// A kernel's CUDA source read once: its text, entry, includes and folders,
+/// from which CudaPlanner::job makes the job of any target.
+struct PlannedKernel {
+    CudaJob base;  ///< everything but the target, the key inputs and the key
+    IncludeScan scan;
+    std::string source_sha256;
+};
+
 class CudaPlanner {
 public:
     /// `compiler_identity` is the identity() of the compiler that builds.
@@ -58,6 +66,17 @@ public:
     /// found nowhere, or the entry is a template without (fitting) template
     /// arguments (kernel_entry).
     std::vector<CudaJob> plan(const KernelSource& kernel);
+
+    /// The part of plan() that reads: the source, its includes and its
+    /// entry, for jobs of targets chosen later (the runtime computes the key
+    /// of the best target first and of the others only when it does not
+    /// load). Throws as plan() does, and SourceError when the kernel has no
+    /// CUDA source.
+    PlannedKernel read_kernel(const KernelSource& kernel);
+
+    /// The job of `planned` (read by this planner) for `target`, any target
+    /// parse_target accepts, whether or not the config names it.
+    CudaJob job(const PlannedKernel& planned, const std::string& target) const;
 
     /// The key inputs of `job` (planned by this planner) as they are now:
     /// its source's includes scanned afresh (nothing taken from the record or

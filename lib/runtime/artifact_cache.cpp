@@ -102,17 +102,43 @@ ArtifactCache::~ArtifactCache()
     if (!read_only_) add_counters(location_.root, counters);
 }
 
-const std::vector<CudaJob>& ArtifactCache::jobs_of(const KernelSource& kernel, int cc_major, int cc_minor)
+const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::string& target)
 {
-    std::string name = kernel.module + "@" + std::to_string(cc_major) + std::to_string(cc_minor);
     std::lock_guard lock(mutex_);
-    auto it = plans_.find(name);
-    if (it != plans_.end()) return it->second;
-    Config config = config_;
-    config.architectures = serving_targets(config_, cc_major, cc_minor);
-    config.ptx = false;
-    CudaPlanner planner(config, identity_, cunumpy_dir_resolver(config, *probe_, false), facts_);
-    return plans_.emplace(name, planner.plan(kernel)).first->second;
+    std::string name = kernel.module + "@" + target;
+    if (auto it = jobs_.find(name); it != jobs_.end()) return it->second;
+    auto read = read_kernels_.find(kernel.module);
+    if (read == read_kernels_.end()) {
+        // A planner of its own: its header readings are of this moment, not
+        // of when another kernel was first loaded. Targets are asked one at
+        // a time (CudaPlanner::job): the config's list plays no part.
+        Config config = config_;
+        config.architectures.clear();
+        config.ptx = false;
+        auto planner = std::make_unique<CudaPlanner>(config, identity_, cunumpy_dir_resolver(config, *probe_, false),
+                                                     facts_);
+        PlannedKernel planned = planner->read_kernel(kernel);
+        read = read_kernels_.emplace(kernel.module, ReadKernel{std::move(planner), std::move(planned)}).first;
+    }
+    return jobs_.emplace(name, read->second.planner->job(read->second.planned, target)).first->second;
+}
+
+std::vector<ServingTarget> ArtifactCache::serving(int cc_major, int cc_minor) const
+{
+    std::vector<std::string> targets = serving_targets(config_, cc_major, cc_minor);
+    std::vector<ServingTarget> ranked;
+    for (const auto& fit : rank_targets(targets, cc_major, cc_minor)) ranked.push_back({targets[fit.index], fit.how});
+    return ranked;
+}
+
+std::optional<ArtifactCandidate> ArtifactCache::find(const KernelSource& kernel, const ServingTarget& target)
+{
+    const CudaJob& job = job_for(kernel, target.target);
+    std::string problem;
+    auto candidate = lookup(job, problem);
+    if (!problem.empty()) throw ArtifactError(target.target + ": unusable entry: " + problem);
+    if (candidate) candidate->how = target.how;
+    return candidate;
 }
 
 std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::string& problem) const
@@ -148,32 +174,6 @@ std::vector<std::string> ArtifactCache::held(const KernelSource& kernel) const
     if (lines.empty()) lines.push_back("no entry of " + kernel.module + " (run cunumpy-kernels build)");
     std::sort(lines.begin(), lines.end());
     return lines;
-}
-
-std::vector<ArtifactCandidate> ArtifactCache::candidates(const KernelSource& kernel, int cc_major, int cc_minor,
-                                                         std::vector<std::string>& report)
-{
-    const std::vector<CudaJob>& jobs = jobs_of(kernel, cc_major, cc_minor);
-    std::vector<std::string> targets;
-    for (const auto& job : jobs) targets.push_back(job.target);
-    std::vector<ArtifactCandidate> found;
-    std::string missing;
-    for (const auto& fit : rank_targets(targets, cc_major, cc_minor)) {
-        const CudaJob& job = jobs[fit.index];
-        std::string problem;
-        auto candidate = lookup(job, problem);
-        if (!candidate) {
-            if (problem.empty()) missing += (missing.empty() ? "" : ", ") + job.target;
-            else report.push_back(job.target + ": unusable entry: " + problem);
-            continue;
-        }
-        candidate->how = fit.how;
-        found.push_back(std::move(*candidate));
-    }
-    if (!missing.empty()) report.push_back("no entry of the current inputs for " + missing);
-    if (found.empty())
-        for (auto& line : held(kernel)) report.push_back(std::move(line));
-    return found;
 }
 
 ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const

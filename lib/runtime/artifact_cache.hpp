@@ -29,6 +29,12 @@ class CudaCompiler;
 class CudaPlanner;
 class ToolProbe;
 
+/// A target that may serve a device, and how it would be loaded.
+struct ServingTarget {
+    std::string target;  ///< sm_90, compute_90, ...
+    const char* how;     ///< "cubin", "compatible cubin" or "ptx" (rank_targets)
+};
+
 /// A cache entry that may fit the device.
 struct ArtifactCandidate {
     Manifest manifest;
@@ -46,16 +52,27 @@ public:
 
     const std::filesystem::path& root() const { return location_.root; }
 
-    /// The entries that may serve a device of compute capability
-    /// `cc_major`.`cc_minor`, best first: the cubin of its architecture, a
-    /// compatible cubin (same major, lower minor), then the newest PTX not
-    /// newer than the device. Every target that could serve is looked up,
+    /// The targets whose entries may serve a device of compute capability
+    /// `cc_major`.`cc_minor`, best first (rank_targets): the cubin of its
+    /// architecture, compatible cubins (same major, lower minor), then PTX
+    /// not newer than the device. Every target that could serve is listed,
     /// whatever the config's `arch` names, so a cache built with other
-    /// `--arch` flags is found too. `report` gets lines for the error when
-    /// nothing fits: the targets without entry, unusable entries, and the
-    /// entries the cache holds for the kernel from other inputs.
-    std::vector<ArtifactCandidate> candidates(const KernelSource& kernel, int cc_major, int cc_minor,
-                                              std::vector<std::string>& report);
+    /// `--arch` flags is found too.
+    std::vector<ServingTarget> serving(int cc_major, int cc_minor) const;
+
+    /// The entry of `kernel` for `target` under the current inputs, or
+    /// nullopt when the cache holds none. Keys are computed when first asked
+    /// (the kernel's source, includes and entry are read once per cache, a
+    /// target's key once), so a device served by its first target costs one
+    /// key and one lookup. Throws ArtifactError naming the target when the
+    /// entry held is unusable (its manifest does not parse, an artifact is
+    /// missing or truncated), SourceError as CudaPlanner::read_kernel,
+    /// UsageError when the config's compiler options cannot be parsed.
+    std::optional<ArtifactCandidate> find(const KernelSource& kernel, const ServingTarget& target);
+
+    /// Lines for the error when nothing fits: the entries the cache holds
+    /// for `kernel` from other inputs, or that it holds none.
+    std::vector<std::string> held(const KernelSource& kernel) const;
 
     /// The candidate's bytes after checking size and SHA-256 against the
     /// manifest. Throws ArtifactError when they differ (never loaded).
@@ -73,10 +90,8 @@ public:
     ModuleImage build(const KernelSource& kernel, int cc_major, int cc_minor);
 
 private:
-    struct Plans;
-    const std::vector<CudaJob>& jobs_of(const KernelSource& kernel, int cc_major, int cc_minor);
+    const CudaJob& job_for(const KernelSource& kernel, const std::string& target);
     std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& problem) const;
-    std::vector<std::string> held(const KernelSource& kernel) const;
     CudaJob nvrtc_job(const KernelSource& kernel, const std::string& target);
     std::optional<ModuleImage> published_image(const CudaJob& job) const;
     bool publish(const CudaJob& job, const CudaCompileOutput& output, double seconds, std::filesystem::path& artifact);
@@ -91,10 +106,15 @@ private:
     std::atomic<std::uint64_t> load_misses_{0};
     WarningSink warn_;
     bool identity_known_ = true;  ///< false: keys are matched against latest records minus the compiler
-    std::mutex mutex_;            ///< guards the planners and the plans (CudaPlanner is not thread-safe)
+    std::mutex mutex_;            ///< guards the planners and the jobs (CudaPlanner is not thread-safe)
     std::string identity_;        ///< of the configured compiler; "" when unknown
     CompilerFacts facts_;         ///< of the configured compiler; empty when it is not installed
-    std::map<std::string, std::vector<CudaJob>> plans_;       ///< by module@cc
+    struct ReadKernel {
+        std::unique_ptr<CudaPlanner> planner;  ///< the one that read it, for the jobs of its targets
+        PlannedKernel planned;
+    };
+    std::map<std::string, ReadKernel> read_kernels_;          ///< by module
+    std::map<std::string, CudaJob> jobs_;                     ///< by module@target
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time
 };

@@ -20,7 +20,9 @@ std::vector<ImageCandidate> BundleImages::candidates(int cc_major, int cc_minor,
     std::vector<ImageCandidate> images;
     for (const auto& fit : rank_targets(targets, cc_major, cc_minor)) {
         const BundleArtifact& artifact = artifacts[fit.index];
-        images.push_back({artifact.target, [this, &artifact, how = std::string(fit.how)] { return read(artifact, how); }});
+        images.push_back({artifact.target, [this, &artifact, how = std::string(fit.how)]() -> std::optional<ModuleImage> {
+                              return read(artifact, how);
+                          }});
     }
     if (images.empty())
         report.push_back("kernel '" + kernel().name + "' for " + (targets.empty() ? "no target" : util::comma_list(targets)) +

@@ -1,6 +1,7 @@
 #include "runtime/cache_images.hpp"
 
 #include "runtime/artifact_cache.hpp"
+#include "util/text.hpp"
 
 namespace ck {
 
@@ -9,14 +10,24 @@ CacheImages::CacheImages(KernelSource kernel, std::shared_ptr<ArtifactCache> cac
 {
 }
 
-std::vector<ImageCandidate> CacheImages::candidates(int cc_major, int cc_minor, std::vector<std::string>& report)
+std::vector<ImageCandidate> CacheImages::candidates(int cc_major, int cc_minor, std::vector<std::string>& /*report*/)
 {
     std::vector<ImageCandidate> images;
-    for (auto& candidate : cache_->candidates(kernel_, cc_major, cc_minor, report)) {
-        std::string target = candidate.manifest.target;
-        images.push_back({target, [cache = cache_, c = std::move(candidate)] { return cache->read(c); }});
+    for (auto& target : cache_->serving(cc_major, cc_minor)) {
+        images.push_back({target.target, [this, target]() -> std::optional<ModuleImage> {
+                              auto candidate = cache_->find(kernel_, target);
+                              if (!candidate) return std::nullopt;
+                              return cache_->read(*candidate);
+                          }});
     }
     return images;
+}
+
+void CacheImages::explain_missing(const std::vector<std::string>& missing, bool any_held, std::vector<std::string>& report)
+{
+    if (!missing.empty()) report.push_back("no entry of the current inputs for " + util::comma_list(missing));
+    if (!any_held)
+        for (auto& line : cache_->held(kernel_)) report.push_back(std::move(line));
 }
 
 std::string CacheImages::holder() const

@@ -171,13 +171,19 @@ std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_module(const CurrentContext
 {
     auto start = std::chrono::steady_clock::now();
     const DeviceInfo& device = current.device->info;
-    std::vector<std::string> report;
+    std::vector<std::string> report, missing;
+    bool any_held = false;
     std::unique_ptr<Loaded> loaded;
     for (const auto& candidate : images_->candidates(device.cc_major, device.cc_minor, report)) {
         std::string problem;
         try {
-            ModuleImage image = candidate.read();
-            if (auto attempt = try_image(current, image, problem)) {
+            std::optional<ModuleImage> image = candidate.read();
+            if (!image) {
+                missing.push_back(candidate.target);
+                continue;
+            }
+            any_held = true;
+            if (auto attempt = try_image(current, *image, problem)) {
                 loaded = std::move(*attempt);
                 break;
             }
@@ -187,7 +193,10 @@ std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_module(const CurrentContext
         }
         report.push_back(problem);
     }
-    if (!loaded) loaded = load_built(current, report);
+    if (!loaded) {
+        images_->explain_missing(missing, any_held, report);
+        loaded = load_built(current, report);
+    }
     loaded->info.seconds = util::seconds_since(start);
     return loaded;
 }

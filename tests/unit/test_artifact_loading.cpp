@@ -147,6 +147,38 @@ TEST_CASE_FIXTURE(Fixture, "an entry every user can write is never loaded: the n
     CHECK(package.warnings[0].find("chmod o-w " + cubin.parent_path().string()) != std::string::npos);
 }
 
+namespace {
+
+void damage_manifest(const std::filesystem::path& artifact)
+{
+    auto manifest = artifact.parent_path() / "manifest.json";
+    std::filesystem::permissions(manifest, std::filesystem::perms::owner_write, std::filesystem::perm_options::add);
+    std::ofstream(manifest, std::ios::binary) << "{ not a manifest";
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(Fixture, "targets are looked up best first and only until one loads: a lower target's entry is never read")
+{
+    auto report = package.build({"sm_90"}, true);
+    damage_manifest(artifact_of(report, "push", "compute_90"));
+    auto info = load();
+    REQUIRE(info);
+    CHECK(info->target == "sm_90");
+    CHECK(package.warnings.empty());  // the damaged PTX entry was not even opened
+}
+
+TEST_CASE_FIXTURE(Fixture, "an unusable entry of the best target is reported and the next target serves")
+{
+    auto report = package.build({"sm_90"}, true);
+    damage_manifest(artifact_of(report, "push", "sm_90"));
+    auto info = load();
+    REQUIRE(info);
+    CHECK(info->target == "compute_90");
+    REQUIRE(package.warnings.size() == 1);
+    CHECK(package.warnings[0].find("sm_90: unusable entry: ") != std::string::npos);
+}
+
 TEST_CASE_FIXTURE(Fixture, "loads and NVRTC compiles are counted in the cache's statistics, once per process")
 {
     package.build({"sm_90"}, false);
