@@ -60,6 +60,12 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
 KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
                          signatures::HeaderCache* header_cache, SourceRecord* record, std::string_view source_sha256)
 {
+    return kernel_entry_of(kernel, config,
+                           signatures::read_kernel_declaration(kernel, config, source, header_cache, record, source_sha256));
+}
+
+KernelEntry kernel_entry_of(const KernelSource& kernel, const Config& config, const signatures::KernelDeclaration& found)
+{
     KernelEntry entry{kernel.name, {}, ""};
     const std::vector<std::string>* configured = configured_template_args(kernel, config);
     std::string from_config = "template-args in " + config_file(config);
@@ -69,8 +75,6 @@ KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::
         entry.origin = std::move(origin);
         return entry;
     };
-    signatures::KernelDeclaration found = signatures::read_kernel_declaration(kernel, config, source, header_cache, record,
-                                                                               source_sha256);
     if (found.read.status != SignatureRead::Status::found) return configured ? with(*configured, from_config) : entry;
     const auto& declaration = found;
     const int line = declaration.line;

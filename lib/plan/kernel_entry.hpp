@@ -8,6 +8,7 @@
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "cache/source_record.hpp"
+#include "signatures/kernel_declaration.hpp"
 #include "signatures/project_headers.hpp"
 
 #include <string>
@@ -46,5 +47,11 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
 KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
                          signatures::HeaderCache* headers = nullptr, SourceRecord* record = nullptr,
                          std::string_view source_sha256 = {});
+
+/// kernel_entry from a reading of the declaration made already (the
+/// runtime reads it once for the entry and the signature). Throws as
+/// kernel_entry.
+KernelEntry kernel_entry_of(const KernelSource& kernel, const Config& config,
+                            const signatures::KernelDeclaration& found);
 
 }  // namespace ck

@@ -34,11 +34,12 @@ CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config&
     CudaKernelFacts facts{source.name, *source.cuda_file, std::nullopt, ""};
     try {
         std::string text = util::read_file(*source.cuda_file);
-        // The entry build compiled: a template's instantiation is typed with its arguments.
-        KernelEntry entry = kernel_entry(source, config, text);
+        // One reading for the entry and the signature: the entry build
+        // compiled, a template's instantiation typed with its arguments.
         signatures::ProjectHeaders headers = signatures::project_headers_of(source, config);
-        facts.parameters =
-            read_global_signature(text, source.name, *source.cuda_file, entry.template_args, &headers).parameters;
+        auto found = signatures::read_cuda_declaration(text, source.name, &headers);
+        KernelEntry entry = kernel_entry_of(source, config, signatures::reduced(found));
+        facts.parameters = global_signature_of(found, source.name, *source.cuda_file, entry.template_args).parameters;
     } catch (const SourceError& error) {
         facts.signature_error = error.what();
     }

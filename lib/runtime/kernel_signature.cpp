@@ -262,7 +262,12 @@ GlobalSignature read_global_signature(const std::string& source, const std::stri
                                       const std::vector<std::string>& template_args,
                                       signatures::IncludeSource* includes)
 {
-    auto found = signatures::read_cuda_declaration(source, name, includes);
+    return global_signature_of(signatures::read_cuda_declaration(source, name, includes), name, file, template_args);
+}
+
+GlobalSignature global_signature_of(const signatures::CudaKernelDeclaration& found, const std::string& name,
+                                    const std::filesystem::path& file, const std::vector<std::string>& template_args)
+{
     std::string at = file.string() + (found.read.line ? ":" + std::to_string(found.read.line) : "");
     if (found.read.status != SignatureRead::Status::found) {
         std::string hint = found.read.status == SignatureRead::Status::not_found

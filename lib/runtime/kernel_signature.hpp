@@ -14,6 +14,7 @@
 #pragma once
 
 #include "cunumpy_kernels/arguments.hpp"
+#include "signatures/cuda_signature_reader.hpp"
 #include "signatures/project_headers.hpp"
 
 #include <filesystem>
@@ -65,6 +66,11 @@ GlobalSignature read_global_signature(const std::string& source, const std::stri
                                       const std::filesystem::path& file,
                                       const std::vector<std::string>& template_args = {},
                                       signatures::IncludeSource* includes = nullptr);
+
+/// read_global_signature from a reading of the declaration made already
+/// (`found`, read_cuda_declaration of `name`). Throws as read_global_signature.
+GlobalSignature global_signature_of(const signatures::CudaKernelDeclaration& found, const std::string& name,
+                                    const std::filesystem::path& file, const std::vector<std::string>& template_args);
 
 
 }  // namespace ck

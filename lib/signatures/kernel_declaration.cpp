@@ -72,6 +72,8 @@ KernelDeclaration kernel_declaration_of(const json& json)
     return declaration;
 }
 
+}  // namespace
+
 KernelDeclaration reduced(const CudaKernelDeclaration& found)
 {
     KernelDeclaration declaration{found.read, false, 0, {}, found.instantiations};
@@ -83,8 +85,6 @@ KernelDeclaration reduced(const CudaKernelDeclaration& found)
     }
     return declaration;
 }
-
-}  // namespace
 
 json to_json(const SignatureRead& read)
 {

@@ -12,6 +12,7 @@
 #include "cunumpy_kernels/package.hpp"
 #include "cunumpy_kernels/signature_read.hpp"
 #include "signatures/cuda_declaration_scanner.hpp"
+#include "signatures/cuda_signature_reader.hpp"
 #include "signatures/cunumpy_readability.hpp"
 #include "signatures/project_headers.hpp"
 
@@ -29,6 +30,9 @@ struct KernelDeclaration {
     std::vector<TemplateParameter> template_parameters;
     std::vector<ExplicitInstantiation> instantiations;  ///< of the name, in source order
 };
+
+/// What `found` (a read_cuda_declaration) gives its users.
+KernelDeclaration reduced(const CudaKernelDeclaration& found);
 
 /// Reads the declaration of `kernel` in its CUDA source text `source`, with
 /// the project headers `project_headers_of(kernel, config, headers)` finds.
