@@ -92,6 +92,19 @@ public:
         scanner_.use_record(record);
     }
 
+    /// Takes only the digests and include directives of unchanged headers
+    /// from `record`, and reads each declaration afresh: the runtime's
+    /// in-process record, shared by the kernels of a cache. A remembered
+    /// declaration reading is checked by resolving each header's canonical
+    /// path, a `readlink` per path component, which cost more than reading
+    /// a small kernel again (bench/RESULTS.md, issue 14).
+    void use_record_for_includes(SourceRecord* record) { scanner_.use_record(record); }
+
+    /// Lexes the project headers of declaration readings through `lexed`
+    /// (shared by the runtime's planners and its catalog); the planner
+    /// still reads each header afresh.
+    void share_lexing(signatures::LexedTexts* lexed) { headers_.share_lexing(lexed); }
+
     /// Options the parser does not know (passed on and keyed; warn once).
     const std::vector<std::string>& unknown_options() const { return options_.unknown; }
 

@@ -117,6 +117,8 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
         config.ptx = false;
         auto planner = std::make_unique<CudaPlanner>(config, identity_, cunumpy_dir_resolver(config, *probe_, false),
                                                      facts_);
+        planner->use_record_for_includes(&includes_record_);
+        planner->share_lexing(&lexed_);
         PlannedKernel planned = planner->read_kernel(kernel);
         read = read_kernels_.emplace(kernel.module, ReadKernel{std::move(planner), std::move(planned)}).first;
     }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cache/cache.hpp"
+#include "cache/source_record.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/kernel.hpp"
 #include "cunumpy_kernels/package.hpp"
@@ -51,6 +52,10 @@ public:
     ~ArtifactCache();
 
     const std::filesystem::path& root() const { return location_.root; }
+
+    /// Project headers lexed already, by their text: shared by the catalog's
+    /// declaration readings and the first calls' planning (LexedTexts).
+    signatures::LexedTexts& lexed() { return lexed_; }
 
     /// The targets whose entries may serve a device of compute capability
     /// `cc_major`.`cc_minor`, best first (rank_targets): the cubin of its
@@ -113,6 +118,13 @@ private:
         std::unique_ptr<CudaPlanner> planner;  ///< the one that read it, for the jobs of its targets
         PlannedKernel planned;
     };
+    /// This process's record of headers' digests and include directives,
+    /// never saved: the kernels of one tree include the same headers, and
+    /// each first call's include scan lexed them again. Trusted as any
+    /// record (a file's stat, a 2 s margin), so an edit between two first
+    /// calls is seen.
+    SourceRecord includes_record_{std::nullopt};
+    signatures::LexedTexts lexed_;  ///< project headers lexed by the catalog's readings and the planners
     std::map<std::string, ReadKernel> read_kernels_;          ///< by module
     std::map<std::string, CudaJob> jobs_;                     ///< by module@target
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target

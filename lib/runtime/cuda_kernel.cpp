@@ -29,14 +29,15 @@ int function_attribute(CudaDriver& driver, CUfunction function, CUfunction_attri
 
 }  // namespace
 
-CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config)
+CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config, signatures::LexedTexts* lexed)
 {
     CudaKernelFacts facts{source.name, *source.cuda_file, std::nullopt, ""};
     try {
         std::string text = util::read_file(*source.cuda_file);
         // One reading for the entry and the signature: the entry build
         // compiled, a template's instantiation typed with its arguments.
-        signatures::ProjectHeaders headers = signatures::project_headers_of(source, config);
+        signatures::HeaderCache cache(lexed);
+        signatures::ProjectHeaders headers = signatures::project_headers_of(source, config, &cache);
         auto found = signatures::read_cuda_declaration(text, source.name, &headers);
         KernelEntry entry = kernel_entry_of(source, config, signatures::reduced(found));
         facts.parameters = global_signature_of(found, source.name, *source.cuda_file, entry.template_args).parameters;
@@ -48,7 +49,8 @@ CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config&
 
 CudaKernel::CudaKernel(KernelSource source, const Config& config, std::shared_ptr<ArtifactCache> cache,
                        std::shared_ptr<Gpu> gpu, WarningSink warn)
-    : CudaKernel(read_cuda_kernel_facts(source, config), std::make_unique<CacheImages>(source, std::move(cache)),
+    : CudaKernel(read_cuda_kernel_facts(source, config, cache ? &cache->lexed() : nullptr),
+                 std::make_unique<CacheImages>(source, std::move(cache)),
                  std::move(gpu), std::move(warn))
 {
 }

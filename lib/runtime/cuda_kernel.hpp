@@ -19,6 +19,10 @@
 #include <string>
 #include <vector>
 
+namespace ck::signatures {
+class LexedTexts;
+}
+
 namespace ck {
 
 class ArtifactCache;
@@ -38,8 +42,10 @@ struct CudaKernelFacts {
 /// The facts of a ported kernel read from its source: the `__global__`
 /// signature typed with the entry's template arguments (`config`'s
 /// template-args, kernel_entry). An unreadable signature is kept in
-/// signature_error.
-CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config);
+/// signature_error. `lexed`, when given, lexes the project headers
+/// (shared with the planning of the first call, ArtifactCache::lexed).
+CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config,
+                                       signatures::LexedTexts* lexed = nullptr);
 
 class CudaKernel {
 public:

@@ -20,6 +20,17 @@ std::optional<std::string> read_text(const fs::path& path)
 
 }  // namespace
 
+std::shared_ptr<const std::vector<CppToken>> LexedTexts::directives(const std::string& text)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = by_text_.find(text); it != by_text_.end()) return it->second;
+    }
+    auto tokens = std::make_shared<const std::vector<CppToken>>(lex_cpp(text, LexScope::directives));
+    std::lock_guard lock(mutex_);
+    return by_text_.emplace(text, std::move(tokens)).first->second;
+}
+
 std::optional<IncludedFile> HeaderCache::get(const fs::path& path)
 {
     std::lock_guard lock(mutex_);
@@ -28,7 +39,8 @@ std::optional<IncludedFile> HeaderCache::get(const fs::path& path)
     std::optional<IncludedFile> file;
     try {
         if (auto text = read_text(path)) {
-            auto tokens = std::make_shared<const std::vector<CppToken>>(lex_cpp(*text, LexScope::directives));
+            auto tokens = lexed_ ? lexed_->directives(*text)
+                                 : std::make_shared<const std::vector<CppToken>>(lex_cpp(*text, LexScope::directives));
             file = IncludedFile{path, std::move(*text), std::move(tokens)};
         }
     } catch (const std::exception&) {

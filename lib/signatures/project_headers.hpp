@@ -32,6 +32,22 @@ struct IncludedFile {
     std::shared_ptr<const std::vector<CppToken>> directives;
 };
 
+/// Header texts lexed already, by their exact bytes: the key is the text
+/// itself, so an entry is never stale, and readings made at different
+/// moments can share it. The runtime's catalog and first calls do: the
+/// kernels of one tree include the same headers, and lexing them again for
+/// each kernel was most of a Struphy rank's load (bench/RESULTS.md, issue 14).
+/// Thread-safe.
+class LexedTexts {
+public:
+    /// lex_cpp(text, LexScope::directives), lexed once per distinct text.
+    std::shared_ptr<const std::vector<CppToken>> directives(const std::string& text);
+
+private:
+    std::mutex mutex_;
+    std::unordered_map<std::string, std::shared_ptr<const std::vector<CppToken>>> by_text_;
+};
+
 /// Project headers read and lexed once for all the readings that share it:
 /// the kernels of one build or status include the same few headers, and
 /// lexing them again for each kernel was most of a warm status's work
@@ -39,6 +55,11 @@ struct IncludedFile {
 /// in this process. Thread-safe.
 class HeaderCache {
 public:
+    /// `lexed`, when given, lexes the headers (shared with other caches).
+    explicit HeaderCache(LexedTexts* lexed = nullptr) : lexed_(lexed) {}
+    /// Lexes with `lexed` from now on.
+    void share_lexing(LexedTexts* lexed) { lexed_ = lexed; }
+
     /// The header at canonical `path`, read and lexed on first use (later
     /// calls share that text and those tokens); nothing when it cannot be
     /// read. ProjectHeaders checks its size bounds before asking.
@@ -50,6 +71,7 @@ public:
     bool is_file(const std::filesystem::path& path);
 
 private:
+    LexedTexts* lexed_;
     std::mutex mutex_;
     std::map<std::filesystem::path, std::optional<IncludedFile>> files_;
     std::unordered_map<std::string, bool> is_file_;

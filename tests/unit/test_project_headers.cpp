@@ -152,4 +152,28 @@ TEST_CASE_FIXTURE(Tree, "a header cache reads and lexes a header once for every 
     CHECK_FALSE(bounded.open("\"common.cuh\"", {}));
 }
 
+TEST_CASE_FIXTURE(Tree, "header caches that share their lexing read each header afresh and lex each text once")
+{
+    std::vector<std::filesystem::path> dirs = {tree / "src/sim/kernels/push", tree / "src"};
+    tree.write("src/sim/kernels/push/common.cuh", "#define KERNEL extern \"C\" __global__\n");
+    LexedTexts lexed;
+    HeaderCache first(&lexed), second(&lexed);
+    auto a = ProjectHeaders(cuda, dirs, &first).open("\"common.cuh\"", {});
+    auto b = ProjectHeaders(cuda, dirs, &second).open("\"common.cuh\"", {});
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->directives == b->directives);  // one lexing for the same text
+    // An edit between two readings is seen: the text is read by each cache, and its tokens are its own.
+    tree.write("src/sim/kernels/push/common.cuh", "#define KERNEL __global__\n");
+    HeaderCache third(&lexed);
+    auto c = ProjectHeaders(cuda, dirs, &third).open("\"common.cuh\"", {});
+    REQUIRE(c);
+    CHECK(c->text == "#define KERNEL __global__\n");
+    CHECK(c->directives != a->directives);
+    std::string source = "#include \"common.cuh\"\nKERNEL void push(double* x) {}\n";
+    ProjectHeaders headers(cuda, dirs, &third);
+    CHECK(read_cuda_signature_with(source, "push", &headers).parameters == Names{"x"});
+    CHECK(lexed.directives("#define KERNEL __global__\n") == c->directives);
+}
+
 TEST_SUITE_END();
