@@ -191,6 +191,7 @@ std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_module(const CurrentContext
                 break;
             }
         } catch (const ArtifactError& error) {
+            any_held = true;  // an entry of the current inputs, unusable: not "no entry"
             problem = error.what();
             if (warn_) warn_("kernel '" + name_ + "': " + problem);
         }

@@ -46,7 +46,8 @@ public:
 
     /// Lines for the error when no candidate loaded: `missing` names the
     /// targets whose read() found nothing, `any_held` says whether any
-    /// image was read (and refused). The cache says what it holds instead.
+    /// image was found (and refused or unusable). The cache says what it
+    /// holds from other inputs when it held none of the current ones.
     virtual void explain_missing(const std::vector<std::string>& missing, bool any_held, std::vector<std::string>& report)
     {
         (void)missing, (void)any_held, (void)report;

@@ -179,6 +179,24 @@ TEST_CASE_FIXTURE(Fixture, "an unusable entry of the best target is reported and
     CHECK(package.warnings[0].find("sm_90: unusable entry: ") != std::string::npos);
 }
 
+TEST_CASE_FIXTURE(Fixture, "when the current inputs' entries are unusable, the error never says the cache holds none")
+{
+    auto report = package.build({"sm_90"}, true);
+    damage_manifest(artifact_of(report, "push", "sm_90"));
+    damage_manifest(artifact_of(report, "push", "compute_90"));
+    driver->on_load = [](const void*) { return CUDA_ERROR_NO_BINARY_FOR_GPU; };
+    try {
+        load();
+        FAIL("the driver refuses every image");
+    } catch (const ArtifactError& error) {
+        std::string message = error.what();
+        CHECK(message.find("sm_90: unusable entry: ") != std::string::npos);
+        CHECK(message.find("compute_90: unusable entry: ") != std::string::npos);
+        CHECK(message.find("no entry of the current inputs for compute_89") != std::string::npos);
+        CHECK(message.find("no entry of sim.kernels.push") == std::string::npos);
+    }
+}
+
 TEST_CASE_FIXTURE(Fixture, "loads and NVRTC compiles are counted in the cache's statistics, once per process")
 {
     package.build({"sm_90"}, false);
