@@ -1,6 +1,7 @@
 // export and import: a cache as one tar.zst (libarchive), for moving warm
 // caches between machines (a login node to a cluster without compilers).
 #include "cache/cache_maintenance.hpp"
+#include "cache/archive_library.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 #include "cache/entry_check.hpp"
@@ -10,8 +11,6 @@
 #include "util/atomic_file.hpp"
 #include "util/file_util.hpp"
 
-#include <archive.h>
-#include <archive_entry.h>
 
 #include <cstdio>
 #include <ctime>
@@ -28,50 +27,55 @@ namespace {
 constexpr std::uint64_t max_member_bytes = 256ull << 20;
 constexpr std::uint64_t max_archive_bytes = 4ull << 30;
 
+const ArchiveLibrary& libarchive()
+{
+    return ArchiveLibrary::get();
+}
+
 struct ArchiveEntryDeleter {
-    void operator()(archive_entry* entry) const { archive_entry_free(entry); }
+    void operator()(archive_entry* entry) const { libarchive().archive_entry_free(entry); }
 };
 using ArchiveEntryPtr = std::unique_ptr<archive_entry, ArchiveEntryDeleter>;
 
 // A libarchive handle for writing, freed once; close() reports late errors.
 class ArchiveWriter {
 public:
-    explicit ArchiveWriter(const fs::path& path) : handle_(archive_write_new()), path_(path)
+    explicit ArchiveWriter(const fs::path& path) : handle_(libarchive().archive_write_new()), path_(path)
     {
-        if (!handle_ || archive_write_set_format_pax_restricted(handle_) != ARCHIVE_OK ||
-            archive_write_add_filter_zstd(handle_) != ARCHIVE_OK ||
-            archive_write_open_filename(handle_, path.c_str()) != ARCHIVE_OK) {
+        if (!handle_ || libarchive().archive_write_set_format_pax_restricted(handle_) != ARCHIVE_OK ||
+            libarchive().archive_write_add_filter_zstd(handle_) != ARCHIVE_OK ||
+            libarchive().archive_write_open_filename(handle_, path.c_str()) != ARCHIVE_OK) {
             std::string reason = describe("cannot create");
-            archive_write_free(handle_);  // the destructor does not run when the constructor throws
+            libarchive().archive_write_free(handle_);  // the destructor does not run when the constructor throws
             throw CacheError(reason);
         }
     }
-    ~ArchiveWriter() { archive_write_free(handle_); }
+    ~ArchiveWriter() { libarchive().archive_write_free(handle_); }
     ArchiveWriter(const ArchiveWriter&) = delete;
     ArchiveWriter& operator=(const ArchiveWriter&) = delete;
 
     void add(const std::string& name, const std::string& bytes)
     {
-        ArchiveEntryPtr entry(archive_entry_new());
-        archive_entry_set_pathname(entry.get(), name.c_str());
-        archive_entry_set_size(entry.get(), static_cast<la_int64_t>(bytes.size()));
-        archive_entry_set_filetype(entry.get(), AE_IFREG);
-        archive_entry_set_perm(entry.get(), 0644);
-        archive_entry_set_mtime(entry.get(), std::time(nullptr), 0);
-        if (archive_write_header(handle_, entry.get()) != ARCHIVE_OK) fail("cannot write " + name + " to");
-        if (!bytes.empty() && archive_write_data(handle_, bytes.data(), bytes.size()) < 0)
+        ArchiveEntryPtr entry(libarchive().archive_entry_new());
+        libarchive().archive_entry_set_pathname(entry.get(), name.c_str());
+        libarchive().archive_entry_set_size(entry.get(), static_cast<la_int64_t>(bytes.size()));
+        libarchive().archive_entry_set_filetype(entry.get(), AE_IFREG);
+        libarchive().archive_entry_set_perm(entry.get(), 0644);
+        libarchive().archive_entry_set_mtime(entry.get(), std::time(nullptr), 0);
+        if (libarchive().archive_write_header(handle_, entry.get()) != ARCHIVE_OK) fail("cannot write " + name + " to");
+        if (!bytes.empty() && libarchive().archive_write_data(handle_, bytes.data(), bytes.size()) < 0)
             fail("cannot write " + name + " to");
     }
 
     void close()
     {
-        if (archive_write_close(handle_) != ARCHIVE_OK) fail("cannot finish");
+        if (libarchive().archive_write_close(handle_) != ARCHIVE_OK) fail("cannot finish");
     }
 
 private:
     std::string describe(const std::string& what) const
     {
-        const char* reason = handle_ ? archive_error_string(handle_) : nullptr;
+        const char* reason = handle_ ? libarchive().archive_error_string(handle_) : nullptr;
         return what + " " + path_.string() + ": " + (reason ? reason : "libarchive error");
     }
 
@@ -84,18 +88,18 @@ private:
 // A libarchive handle for reading untrusted archives: tar only, zstd or none.
 class ArchiveReader {
 public:
-    explicit ArchiveReader(const fs::path& path) : handle_(archive_read_new()), path_(path)
+    explicit ArchiveReader(const fs::path& path) : handle_(libarchive().archive_read_new()), path_(path)
     {
-        if (!handle_ || archive_read_support_format_tar(handle_) != ARCHIVE_OK ||
-            archive_read_support_filter_zstd(handle_) != ARCHIVE_OK ||
-            archive_read_support_filter_none(handle_) != ARCHIVE_OK ||
-            archive_read_open_filename(handle_, path.c_str(), 1 << 16) != ARCHIVE_OK) {
+        if (!handle_ || libarchive().archive_read_support_format_tar(handle_) != ARCHIVE_OK ||
+            libarchive().archive_read_support_filter_zstd(handle_) != ARCHIVE_OK ||
+            libarchive().archive_read_support_filter_none(handle_) != ARCHIVE_OK ||
+            libarchive().archive_read_open_filename(handle_, path.c_str(), 1 << 16) != ARCHIVE_OK) {
             std::string reason = describe("cannot open");
-            archive_read_free(handle_);  // the destructor does not run when the constructor throws
+            libarchive().archive_read_free(handle_);  // the destructor does not run when the constructor throws
             throw CacheError(reason);
         }
     }
-    ~ArchiveReader() { archive_read_free(handle_); }
+    ~ArchiveReader() { libarchive().archive_read_free(handle_); }
     ArchiveReader(const ArchiveReader&) = delete;
     ArchiveReader& operator=(const ArchiveReader&) = delete;
 
@@ -103,7 +107,7 @@ public:
     archive_entry* next()
     {
         archive_entry* entry = nullptr;
-        int status = archive_read_next_header(handle_, &entry);
+        int status = libarchive().archive_read_next_header(handle_, &entry);
         if (status == ARCHIVE_EOF) return nullptr;
         if (status != ARCHIVE_OK) fail("cannot read");
         return entry;
@@ -114,7 +118,7 @@ public:
         std::string bytes(size, '\0');
         std::size_t done = 0;
         while (done < size) {
-            la_ssize_t n = archive_read_data(handle_, bytes.data() + done, size - done);
+            la_ssize_t n = libarchive().archive_read_data(handle_, bytes.data() + done, size - done);
             if (n < 0) fail("cannot read " + member + " in");
             if (n == 0) break;
             done += static_cast<std::size_t>(n);
@@ -126,7 +130,7 @@ public:
 private:
     std::string describe(const std::string& what) const
     {
-        const char* reason = handle_ ? archive_error_string(handle_) : nullptr;
+        const char* reason = handle_ ? libarchive().archive_error_string(handle_) : nullptr;
         return what + " " + path_.string() + ": " + (reason ? reason : "not a tar archive");
     }
 
@@ -146,8 +150,8 @@ std::map<std::pair<std::string, std::string>, EntryFiles> read_members(const fs:
     ArchiveReader reader(path);
     std::uint64_t total = 0;
     while (archive_entry* entry = reader.next()) {
-        std::string name = archive_entry_pathname(entry) ? archive_entry_pathname(entry) : "";
-        auto type = archive_entry_filetype(entry);
+        std::string name = libarchive().archive_entry_pathname(entry) ? libarchive().archive_entry_pathname(entry) : "";
+        auto type = libarchive().archive_entry_filetype(entry);
         std::smatch match;
         if (type == AE_IFDIR && std::regex_match(name, folder)) continue;
         if (type != AE_IFREG || !std::regex_match(name, match, member))
@@ -155,7 +159,7 @@ std::map<std::pair<std::string, std::string>, EntryFiles> read_members(const fs:
                              "' is not a cache file (only regular files at cuda/<kk>/<key>/<name> are accepted); nothing was imported");
         if (match[2] != match[3].str().substr(0, 2))
             throw CacheError(path.string() + ": member '" + name + "' is in the wrong shard; nothing was imported");
-        auto size = static_cast<std::uint64_t>(archive_entry_size(entry));
+        auto size = static_cast<std::uint64_t>(libarchive().archive_entry_size(entry));
         total += size;
         if (size > max_member_bytes || total > max_archive_bytes)
             throw CacheError(path.string() + ": member '" + name + "' exceeds the size limits; nothing was imported");
