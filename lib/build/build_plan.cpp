@@ -64,7 +64,7 @@ private:
                                      location.root.string() + " (as cunumpy's PyccelCache does)");
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes"), nullptr,
-                                                                   nullptr, std::nullopt, read_only, "", false, {}, 0});
+                                                                   nullptr, std::nullopt, read_only, "", false, {}, 0, {}});
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback) context->also_read.emplace(location.preferred);
         if (std::string problem = other_writable_problem(location.root); !problem.empty()) {
@@ -200,10 +200,10 @@ private:
     }
 
     // A hit whose entry other users can write is reported failed, never used.
-    bool refuse_writable_entry(const CacheContext& context, JobResult hit, const std::vector<std::string>& files)
+    bool refuse_writable_entry(CacheContext& context, JobResult hit, const std::vector<std::string>& files)
     {
         std::vector<fs::path> paths(files.begin(), files.end());
-        std::string problem = other_writable_problem(context.store.root(), hit.entry, paths);
+        std::string problem = other_writable_problem(context.store.root(), hit.entry, paths, &context.cleared_folders);
         if (problem.empty()) return false;
         hit.state = JobState::failed;
         hit.log = problem;

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct CacheContext {
     bool cunumpy_dir_unknown = false;      ///< a planned include needed cunumpy's folder, never recorded
     HostContext host;
     std::uint64_t hits = 0;                ///< jobs that found their entry here
+    std::set<std::string> cleared_folders; ///< folders of this root found not other-writable (write_access.hpp)
 };
 
 /// A CUDA job whose entry is missing, and why.

@@ -31,16 +31,23 @@ std::string check(const fs::path& path, const fs::path& root, bool follow)
 
 }  // namespace
 
-std::string other_writable_problem(const fs::path& root, const fs::path& entry, const std::vector<fs::path>& files)
+std::string other_writable_problem(const fs::path& root, const fs::path& entry, const std::vector<fs::path>& files,
+                                   std::set<std::string>* cleared)
 {
-    if (std::string problem = check(root, root, true); !problem.empty()) return problem;
+    auto folder_problem = [&](const fs::path& folder, bool follow) -> std::string {
+        if (cleared && cleared->count(folder.native())) return "";
+        std::string problem = check(folder, root, follow);
+        if (problem.empty() && cleared) cleared->insert(folder.native());
+        return problem;
+    };
+    if (std::string problem = folder_problem(root, true); !problem.empty()) return problem;
     if (entry.empty()) return "";
     fs::path relative = entry.lexically_relative(root);
     fs::path folder = root;
     for (const auto& part : relative) {
         if (part == "..") return "";  // not below the root: not ours to judge
         folder /= part;
-        if (std::string problem = check(folder, root, false); !problem.empty()) return problem;
+        if (std::string problem = folder_problem(folder, false); !problem.empty()) return problem;
     }
     for (const auto& file : files)
         if (std::string problem = check(entry / file, root, false); !problem.empty()) return problem;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,12 @@ namespace ck {
 /// write, in words with the fix (`chmod o-w ...`); "" when none. `entry` may
 /// be empty (the root only). Links are not followed below the root; a path
 /// that cannot be read is left to the reader that opens it.
+///
+/// `cleared`, when given, holds the folders found fine by earlier calls of
+/// the same run and gains those found fine now: a plan of hundreds of hits
+/// then checks the root and the kind and shard folders once, not per entry.
 std::string other_writable_problem(const std::filesystem::path& root, const std::filesystem::path& entry = {},
-                                   const std::vector<std::filesystem::path>& files = {});
+                                   const std::vector<std::filesystem::path>& files = {},
+                                   std::set<std::string>* cleared = nullptr);
 
 }  // namespace ck

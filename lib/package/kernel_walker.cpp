@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <unordered_map>
+#include <functional>
 
 namespace ck {
 
@@ -28,11 +30,14 @@ bool is_file(const fs::path& path)
     return fs::is_regular_file(path, error);
 }
 
+// Whether a path is a regular file: a stat, or a walk's listing of the folder.
+using FileTest = std::function<bool(const fs::path&)>;
+
 // cunumpy's from_folder: the host-suffix file gives the pyccel (and python)
 // implementation and makes the folder a kernel; `_numba` and `_numpy` files
 // beside it add those implementations, never a kernel on their own.
 std::vector<HostImplementation> host_implementations(const fs::path& folder, const std::string& name,
-                                                     const Config& config)
+                                                     const Config& config, const FileTest& is_file)
 {
     std::vector<HostImplementation> found;
     auto add = [&](const std::string& kind, const std::string& suffix) {
@@ -47,15 +52,11 @@ std::vector<HostImplementation> host_implementations(const fs::path& folder, con
     return found;
 }
 
-bool has_init(const fs::path& dir)
-{
-    return is_file(dir / "__init__.py");
-}
-
 // The top-level package is the highest folder of an unbroken chain of
 // `__init__.py` above the kernel; without one, the kernel's parent stands in.
-void locate_package(KernelSource& kernel)
+void locate_package(KernelSource& kernel, const FileTest& is_file)
 {
+    auto has_init = [&](const fs::path& dir) { return is_file(dir / "__init__.py"); };
     fs::path top = kernel.folder.parent_path();
     for (fs::path up = top.parent_path(); has_init(top) && has_init(up) && up != up.parent_path();
          up = up.parent_path())
@@ -68,18 +69,18 @@ void locate_package(KernelSource& kernel)
     kernel.module = module;
 }
 
-std::optional<KernelSource> kernel_in(const fs::path& folder, const Config& config)
+std::optional<KernelSource> kernel_in(const fs::path& folder, const Config& config, const FileTest& is_file)
 {
     KernelSource kernel;
     kernel.name = folder.filename().string();
     if (is_skipped_dir(kernel.name)) return std::nullopt;
-    kernel.host = host_implementations(folder, kernel.name, config);
+    kernel.host = host_implementations(folder, kernel.name, config, is_file);
     if (kernel.host.empty()) return std::nullopt;
     kernel.folder = folder;
     fs::path cuda = folder / cuda_file_name(kernel.name, config);
     if (is_file(cuda)) kernel.cuda_file = cuda;
     else if (is_file(cuda.string() + ".cu")) kernel.misspelled_cuda_file = cuda.string() + ".cu";
-    locate_package(kernel);
+    locate_package(kernel, is_file);
     return kernel;
 }
 
@@ -135,18 +136,38 @@ private:
         return visited_.insert({info.st_dev, info.st_ino}).second;
     }
 
-    void walk(const fs::path& dir)
+    // A folder's subfolders to walk, and the names of its regular files: the
+    // kernel test reads them from the listing rather than stat'ing each name.
+    struct Listing {
+        std::vector<fs::path> folders;
+        std::set<std::string> files;
+    };
+
+    static Listing list(const fs::path& dir)
     {
-        std::vector<fs::path> children;
+        Listing listing;
         std::error_code error;
         for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-            if (is_skipped_dir(it->path().filename().string())) continue;
+            std::string name = it->path().filename().string();
             std::error_code type_error;
-            if (it->is_directory(type_error)) children.push_back(it->path());
+            if (it->is_directory(type_error)) {
+                if (!is_skipped_dir(name)) listing.folders.push_back(it->path());
+            } else if (it->is_regular_file(type_error)) {
+                listing.files.insert(std::move(name));
+            }
         }
         if (error) throw SourceError("cannot list " + dir.string() + ": " + error.message());
-        std::sort(children.begin(), children.end());
-        for (const auto& child : children) visit(child);
+        std::sort(listing.folders.begin(), listing.folders.end());
+        return listing;
+    }
+
+    // Each kernel asks for the `__init__.py` of every folder up to its top
+    // package; kernels share those folders, so each is stat'ed once a walk.
+    bool is_file_above(const fs::path& path)
+    {
+        auto [it, added] = files_above_.try_emplace(path.native(), false);
+        if (added) it->second = is_file(path);
+        return it->second;
     }
 
     void visit(const fs::path& child)
@@ -165,9 +186,13 @@ private:
     // module beside the kernel package bsplines/kernels/).
     void visit_folder(const fs::path& dir)
     {
-        auto candidate = kernel_in(dir, config_);
+        Listing listing = list(dir);
+        auto in_listing_or_above = [&](const fs::path& path) {
+            return path.parent_path() == dir ? listing.files.count(path.filename().native()) > 0 : is_file_above(path);
+        };
+        auto candidate = kernel_in(dir, config_, in_listing_or_above);
         std::size_t found_before = found_.size();
-        walk(dir);
+        for (const auto& child : listing.folders) visit(child);
         if (candidate && found_.size() == found_before) add_kernel(std::move(*candidate));
     }
 
@@ -203,6 +228,7 @@ private:
     SourceRecord* record_;
     std::set<std::pair<dev_t, ino_t>> visited_;
     std::map<std::string, KernelSource> found_;
+    std::unordered_map<std::string, bool> files_above_;
 };
 
 }  // namespace
@@ -256,7 +282,7 @@ std::optional<KernelSource> kernel_of_file(const fs::path& file, const Config& c
     std::error_code error;
     fs::path folder = fs::absolute(file, error).lexically_normal().parent_path();
     if (folder.filename() == "__pyccel__") folder = folder.parent_path();
-    auto kernel = kernel_in(folder, config);
+    auto kernel = kernel_in(folder, config, is_file);
     if (!kernel || !why_not_a_kernel(*kernel, record).empty()) return std::nullopt;
     // The walk's rule: a folder holding kernel folders is a package.
     Walker walker(config, {}, record);

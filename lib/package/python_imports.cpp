@@ -122,7 +122,8 @@ bool is_pyccel_library(const std::string& module)
 }  // namespace
 
 std::optional<fs::path> resolve_python_import(const std::string& module, const fs::path& importer,
-                                              const fs::path& source_root)
+                                              const fs::path& source_root,
+                                              const std::function<bool(const fs::path&)>& is_file)
 {
     std::vector<fs::path> candidates;
     fs::path folder = importer.parent_path();
@@ -138,7 +139,7 @@ std::optional<fs::path> resolve_python_import(const std::string& module, const f
         candidates.push_back(module_file(source_root, module));
     }
     for (const auto& candidate : candidates)
-        if (is_python_file(candidate)) return candidate.lexically_normal();
+        if (is_file ? is_file(candidate) : is_python_file(candidate)) return candidate.lexically_normal();
     return std::nullopt;
 }
 

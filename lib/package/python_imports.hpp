@@ -5,6 +5,7 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,9 +34,11 @@ std::vector<PythonImport> scan_python_imports(const std::string& source);
 /// library), and for the libraries Pyccel translates itself (`numpy`, `scipy`,
 /// `pyccel`, `math`, `cmath`, `itertools`, `sys`, `typing` and their
 /// submodules), which an installed package's source root, site-packages, holds.
-std::optional<std::filesystem::path> resolve_python_import(const std::string& module,
-                                                           const std::filesystem::path& importer,
-                                                           const std::filesystem::path& source_root);
+/// `is_file` answers whether a candidate is a regular file (a caller that
+/// resolves many imports remembers the answers); by default, a stat.
+std::optional<std::filesystem::path> resolve_python_import(
+    const std::string& module, const std::filesystem::path& importer, const std::filesystem::path& source_root,
+    const std::function<bool(const std::filesystem::path&)>& is_file = {});
 
 /// The dotted name of `file` below `source_root`: `<root>/a/b/c.py` -> `a.b.c`.
 std::string python_module_name(const std::filesystem::path& file, const std::filesystem::path& source_root);

@@ -58,6 +58,8 @@ struct ImportEdge {
 class GraphBuilder {
 public:
     explicit GraphBuilder(SourceRecord* record) : record_(record) {}
+    GraphBuilder(const GraphBuilder&) = delete;  // is_file_ holds `this`
+    GraphBuilder& operator=(const GraphBuilder&) = delete;
 
     void add_modules(const std::vector<const KernelSource*>& kernels, const std::vector<PythonModuleFile>& extra)
     {
@@ -130,13 +132,28 @@ private:
     {
         auto key = std::make_pair(importer.parent_path().string(), module);
         auto it = resolved_.find(key);
-        if (it == resolved_.end()) it = resolved_.emplace(key, resolve_python_import(module, importer, root)).first;
+        if (it == resolved_.end())
+            it = resolved_.emplace(key, resolve_python_import(module, importer, root, is_file_)).first;
+        return it->second;
+    }
+
+    // Absolute imports try the same candidates below the source root from
+    // every importing folder: each is stat'ed once a plan.
+    bool is_file(const fs::path& candidate)
+    {
+        auto [it, added] = is_file_memo_.try_emplace(candidate.native(), false);
+        if (added) {
+            std::error_code error;
+            it->second = fs::is_regular_file(candidate, error);
+        }
         return it->second;
     }
 
     SourceRecord* record_;
     std::unordered_map<std::string, std::size_t> index_;
     std::map<std::pair<std::string, std::string>, std::optional<fs::path>> resolved_;
+    std::unordered_map<std::string, bool> is_file_memo_;
+    std::function<bool(const fs::path&)> is_file_ = [this](const fs::path& candidate) { return is_file(candidate); };
 };
 
 // Imported modules first; among modules ready together, by name. Modules in

@@ -9,6 +9,7 @@
 #include <doctest/doctest.h>
 
 #include <sys/stat.h>
+#include <set>
 
 TEST_SUITE_BEGIN("cache_stats");
 
@@ -104,6 +105,29 @@ TEST_CASE("a root, folder or file that every user can write is refused with the 
           std::string::npos);
     chmod(root, 0777);
     CHECK(other_writable_problem(root).find(root.string() + " can be written") == 0);
+}
+
+TEST_CASE("a plan's folders found fine are checked once; every entry's own folder and files still are")
+{
+    test::TempTree tree;
+    fs::path root = tree.root() / "cache";
+    fs::path first = root / "cuda" / "ab" / "ab01";
+    fs::path second = root / "cuda" / "ab" / "ab02";
+    tree.write("cache/cuda/ab/ab01/k.sm_90.cubin", "ELF");
+    tree.write("cache/cuda/ab/ab02/k.sm_90.cubin", "ELF");
+    for (const auto& path : {root, root / "cuda", root / "cuda" / "ab", first, second}) chmod(path, 0755);
+    std::set<std::string> cleared;
+    CHECK(other_writable_problem(root, first, {"k.sm_90.cubin"}, &cleared).empty());
+    CHECK(cleared == std::set<std::string>{root.native(), (root / "cuda").native(), (root / "cuda" / "ab").native(),
+                                           first.native()});
+
+    chmod(second, 0777);
+    CHECK(other_writable_problem(root, second, {"k.sm_90.cubin"}, &cleared).find(second.string() + " can be written") == 0);
+    CHECK(cleared.count(second.native()) == 0);  // a problem is never remembered as fine
+    chmod(second, 0755);
+    chmod(second / "k.sm_90.cubin", 0666);
+    CHECK(other_writable_problem(root, second, {"k.sm_90.cubin"}, &cleared).find("k.sm_90.cubin can be written") !=
+          std::string::npos);
 }
 
 TEST_SUITE_END();

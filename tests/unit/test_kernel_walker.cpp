@@ -142,6 +142,31 @@ TEST_CASE("symlinked folders are followed once, loops are not followed")
     CHECK(kernels.size() == 2);
 }
 
+TEST_CASE("the walk reads kernel files from folder listings as a stat would: links to files count, folders do not")
+{
+    test::TempTree tree;
+    make_package(tree, "src", "sim/kernels");
+    tree.write("shared/push_kernels.py", "def push(x: 'float[:]'):\n    x[:] = 0.0\n");
+    tree.write("shared/push_cuda.cu", "__global__ void push(double* x) {}\n");
+    tree.write("shared/push_numpy.py", "def push(x):\n    x[:] = 0.0\n");
+    fs::create_directories(tree / "src/sim/kernels/push");
+    for (const char* name : {"push_kernels.py", "push_cuda.cu", "push_numpy.py"})
+        fs::create_symlink(tree / "shared" / name, tree / "src/sim/kernels/push" / name);
+    fs::create_directories(tree / "src/sim/kernels/sort/sort_kernels.py");  // a folder of that name: not a kernel
+    fs::create_symlink(tree / "missing_kernels.py", tree / "src/sim/kernels/gone_kernels.py");
+    fs::create_directories(tree / "src/sim/kernels/gone");
+    fs::rename(tree / "src/sim/kernels/gone_kernels.py", tree / "src/sim/kernels/gone/gone_kernels.py");  // dangling
+
+    auto kernels = find_kernels({tree / "src"}, Config{});
+    REQUIRE(modules(kernels) == std::vector<std::string>{"sim.kernels.push"});
+    const auto& push = kernels.front();
+    CHECK(push.top_package == "sim");  // the __init__.py chain above the kernel, as before
+    CHECK(push.source_root == tree / "src");
+    REQUIRE(push.cuda_file);
+    REQUIRE(push.host.size() == 2);
+    CHECK(push.host[1].kind == "numpy");
+}
+
 TEST_CASE("names over 48 characters get the guide's warning unless disabled")
 {
     test::TempTree tree;
