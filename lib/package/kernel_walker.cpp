@@ -136,8 +136,9 @@ private:
         return visited_.insert({info.st_dev, info.st_ino}).second;
     }
 
-    // A folder's subfolders to walk, and the names of its regular files: the
-    // kernel test reads them from the listing rather than stat'ing each name.
+    // A folder's subfolders to walk, and its regular files named after it
+    // (the only ones kernel_in asks for): the kernel test reads them from the
+    // listing rather than stat'ing each name.
     struct Listing {
         std::vector<fs::path> folders;
         std::set<std::string> files;
@@ -146,14 +147,15 @@ private:
     static Listing list(const fs::path& dir)
     {
         Listing listing;
+        const std::string own_name = dir.filename().string();
         std::error_code error;
         for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
-            std::string name = it->path().filename().string();
+            const std::string name = it->path().filename().string();
             std::error_code type_error;
             if (it->is_directory(type_error)) {
                 if (!is_skipped_dir(name)) listing.folders.push_back(it->path());
-            } else if (it->is_regular_file(type_error)) {
-                listing.files.insert(std::move(name));
+            } else if (name.compare(0, own_name.size(), own_name) == 0 && it->is_regular_file(type_error)) {
+                listing.files.insert(name);
             }
         }
         if (error) throw SourceError("cannot list " + dir.string() + ": " + error.message());
