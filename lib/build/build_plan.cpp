@@ -18,6 +18,8 @@
 #include "util/text.hpp"
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 #include <tuple>
 
 namespace ck {
@@ -38,8 +40,26 @@ public:
         if (plan_.kernels.empty())
             plan_.warnings.push_back("no kernels found: a kernel is a folder <name> holding <name>" + config().host_suffix +
                                      ".py (see --host-suffix)");
-        if (request().cuda) plan_cuda();
-        if (request().host) plan_host();
+        std::vector<CudaPlanning> cuda = request().cuda ? cuda_plannings() : std::vector<CudaPlanning>{};
+        std::vector<HostPlanning> host;
+        std::exception_ptr host_error;  // raised after the CUDA side's, as on one thread
+        {
+            // The CUDA kernels are read on a second thread while this one reads
+            // the host modules: the two share only the record, which is
+            // thread-safe. What each found is then added to the plan in the
+            // order of a plan made on one thread, so the output is the same.
+            std::jthread cuda_reader([&cuda] {
+                for (auto& planning : cuda) planning.run();
+            });
+            try {
+                if (request().host) host = host_plannings();
+            } catch (...) {
+                host_error = std::current_exception();
+            }
+        }
+        if (request().cuda) add_cuda(cuda);
+        if (host_error) std::rethrow_exception(host_error);
+        if (request().host) add_host(host);
         plan_.record->save();
         return std::move(plan_);
     }
@@ -163,30 +183,61 @@ private:
         }
     }
 
-    void plan_cuda()
+    // One kernel's CUDA jobs, read apart from the plan (see plan()).
+    struct CudaPlanning {
+        const KernelSource* kernel = nullptr;
+        CacheContext* context = nullptr;
+        std::vector<CudaJob> jobs;
+        std::optional<std::string> unreadable;  ///< the source or a header cannot be read
+        std::exception_ptr error;               ///< anything else planning threw, rethrown where it would have been
+
+        void run()
+        {
+            if (!context->planner) return;
+            try {
+                jobs = context->planner->plan(*kernel);
+            } catch (const SourceError& e) {
+                unreadable = e.what();
+            } catch (...) {
+                error = std::current_exception();
+            }
+        }
+    };
+
+    // Each CUDA kernel with its cache root, the root's compiler set up: what
+    // may start a tool or warn happens here, on this thread.
+    std::vector<CudaPlanning> cuda_plannings()
     {
-        for (const auto& kernel : plan_.kernels) {
-            if (!kernel.cuda_file) continue;
-            CacheContext& context = cuda_context_for(kernel);
+        std::vector<CudaPlanning> plannings;
+        for (const auto& kernel : plan_.kernels)
+            if (kernel.cuda_file) plannings.push_back(CudaPlanning{&kernel, &cuda_context_for(kernel), {}, {}, {}});
+        return plannings;
+    }
+
+    void add_cuda(std::vector<CudaPlanning>& plannings)
+    {
+        for (auto& planning : plannings) {
+            const KernelSource& kernel = *planning.kernel;
+            CacheContext& context = *planning.context;
             if (!context.planner) {
                 for (const auto& target : cuda_targets(config()))
                     plan_.cuda_misses.push_back(CudaMiss{unplanned_job(kernel, target), &context, context.unknown});
                 continue;
             }
-            std::vector<CudaJob> jobs;
-            try {
-                jobs = context.planner->plan(kernel);
-            } catch (const SourceError& error) {
-                fail_unreadable(kernel, error.what());
+            if (planning.error) std::rethrow_exception(planning.error);
+            if (planning.unreadable) {
+                fail_unreadable(kernel, *planning.unreadable);
                 continue;
             }
+            std::vector<CudaJob>& jobs = planning.jobs;
             if (!jobs.empty()) warn_about_includes(kernel, jobs.front());
             for (auto& job : jobs) {
                 if (context.store.has_entry("cuda", job.key, {job.artifact_file()})) {
-                    if (refuse_writable_entry(context, hit_result(job, context.store), {job.artifact_file()})) continue;
+                    JobResult hit = hit_result(job, context.store);
+                    if (refuse_writable_entry(context, hit, {job.artifact_file()})) continue;
                     if (may_write(context)) context.store.remember_hit("cuda", job.kernel->module, job.target, job.key);
                     ++context.hits;
-                    plan_.decided.push_back(hit_result(job, context.store));
+                    plan_.decided.push_back(std::move(hit));
                     continue;
                 }
                 if (context.also_read && context.also_read->has_entry("cuda", job.key, {job.artifact_file()})) {
@@ -200,14 +251,15 @@ private:
     }
 
     // A hit whose entry other users can write is reported failed, never used.
-    bool refuse_writable_entry(CacheContext& context, JobResult hit, const std::vector<std::string>& files)
+    bool refuse_writable_entry(CacheContext& context, const JobResult& hit, const std::vector<std::string>& files)
     {
         std::vector<fs::path> paths(files.begin(), files.end());
         std::string problem = other_writable_problem(context.store.root(), hit.entry, paths, &context.cleared_folders);
         if (problem.empty()) return false;
-        hit.state = JobState::failed;
-        hit.log = problem;
-        plan_.decided.push_back(std::move(hit));
+        JobResult refused = hit;
+        refused.state = JobState::failed;
+        refused.log = problem;
+        plan_.decided.push_back(std::move(refused));
         return true;
     }
 
@@ -257,17 +309,50 @@ private:
         }
     }
 
-    void plan_host()
+    // One cache root's host modules, read beside the CUDA kernels (see plan()).
+    struct HostPlanning {
+        CacheContext* context = nullptr;
+        std::vector<std::string> warnings;  ///< what setting the root up warned, added in the plan's order
+        std::exception_ptr error;
+    };
+
+    // In place, the modules are planned when added, as before: one plan over
+    // the whole tree, not per root.
+    std::vector<HostPlanning> host_plannings()
     {
-        if (config().in_place) return plan_in_place();
-        std::vector<CacheContext*> order;
+        if (config().in_place) return {};
+        std::vector<HostPlanning> plannings;
+        std::size_t warned = plan_.warnings.size();
         for (const auto& kernel : plan_.kernels) {
             if (!pyccel_can_build(kernel.name)) continue;  // the walk warned
             CacheContext& context = context_for(kernel);
-            if (context.host.kernels.empty()) order.push_back(&context);
+            if (context.host.kernels.empty()) plannings.push_back(HostPlanning{&context, {}, {}});
             context.host.kernels.push_back(&kernel);
         }
-        for (CacheContext* context : order) plan_host(*context);
+        // Roots set up here warn after the CUDA side's warnings, as in a plan made on one thread.
+        if (!plannings.empty()) {
+            auto first = plan_.warnings.begin() + static_cast<std::ptrdiff_t>(warned);
+            plannings.front().warnings.assign(std::make_move_iterator(first), std::make_move_iterator(plan_.warnings.end()));
+            plan_.warnings.erase(first, plan_.warnings.end());
+        }
+        for (auto& planning : plannings) {
+            try {
+                read_host(*planning.context, {});
+            } catch (...) {
+                planning.error = std::current_exception();
+            }
+        }
+        return plannings;
+    }
+
+    void add_host(std::vector<HostPlanning>& plannings)
+    {
+        if (config().in_place) return plan_in_place();
+        for (auto& planning : plannings) {
+            plan_.warnings.insert(plan_.warnings.end(), planning.warnings.begin(), planning.warnings.end());
+            if (planning.error) std::rethrow_exception(planning.error);
+            add_host_plan(*planning.context, false);
+        }
     }
 
     // In place, every module lives in the user's tree: one plan for all of
@@ -304,11 +389,47 @@ private:
         return relative.has_parent_path() ? relative.begin()->string() : relative.stem().string();
     }
 
-    void plan_host(CacheContext& context, HostPlanOptions options = {})
+    void plan_host(CacheContext& context, HostPlanOptions options)
+    {
+        bool in_place = options.in_place;
+        read_host(context, std::move(options));
+        add_host_plan(context, in_place);
+    }
+
+    // Sets the root's host toolchain up and plans its modules' builds; adds
+    // nothing to the plan, so that it may run beside the CUDA side's reading.
+    void read_host(CacheContext& context, HostPlanOptions options)
     {
         HostContext& host = context.host;
         host.setup = prepare_host_setup(config(), context.location.name, context.probe, may_start_tools());
         host.setup.toolchain.cache_root = context.store.root().string();
+        if (!host.setup.problem.empty()) return;
+        bool in_place = options.in_place;
+        options.record = plan_.record.get();
+        host.plan = plan_host_builds(host.kernels, host.setup.toolchain, options);
+        if (!in_place) host.entries = read_host_entries(context);
+    }
+
+    // What the cache holds for each planned module: read here, beside the
+    // CUDA side's reading, so that adding the plan only decides.
+    static std::vector<HostEntryState> read_host_entries(const CacheContext& context)
+    {
+        const HostPlan& plan = context.host.plan;
+        const std::string& ext_suffix = context.host.setup.tools.ext_suffix;
+        std::vector<HostEntryState> entries(plan.modules.size());
+        for (std::size_t i = 0; i < plan.modules.size(); ++i) {
+            if (!plan.modules[i].problem.empty()) continue;
+            const HostJob& job = plan.jobs[i];
+            entries[i].cunumpy_name = read_cunumpy_entry(context.store.root(), job.cunumpy_name, ext_suffix);
+            entries[i].has_entry =
+                context.store.has_entry("host", job.key, {host_artifact_file(plan.modules[i], ext_suffix)});
+        }
+        return entries;
+    }
+
+    void add_host_plan(CacheContext& context, bool in_place)
+    {
+        HostContext& host = context.host;
         if (!host.setup.warning.empty()) plan_.warnings.push_back(host.setup.warning);
         if (!host.setup.problem.empty()) {
             // A dry run that could ask the tools fails as the build would; status, which
@@ -317,9 +438,6 @@ private:
             for (const KernelSource* kernel : host.kernels) plan_.decided.push_back(unplanned_host(*kernel, host.setup.problem));
             return;
         }
-        bool in_place = options.in_place;
-        options.record = plan_.record.get();
-        host.plan = plan_host_builds(host.kernels, host.setup.toolchain, options);
         if (in_place) return classify_in_place(context);
         for (std::size_t i = 0; i < host.plan.modules.size(); ++i) classify_host(context, i);
     }
@@ -437,14 +555,13 @@ private:
             return;
         }
         const HostBuildTools& tools = context.host.setup.tools;
-        CunumpyEntry named = read_cunumpy_entry(context.store.root(), job.cunumpy_name, tools.ext_suffix);
-        if (context.store.has_entry("host", job.key, {host_artifact_file(module, tools.ext_suffix)})) {
-            if (refuse_writable_entry(context, host_hit_result(plan, index, tools, context.store),
-                                      {host_artifact_file(module, tools.ext_suffix)}))
-                return;
+        const HostEntryState& state = context.host.entries[index];
+        const CunumpyEntry& named = state.cunumpy_name;
+        if (state.has_entry) {
+            JobResult hit = host_hit_result(plan, index, tools, context.store);
+            if (refuse_writable_entry(context, hit, {host_artifact_file(module, tools.ext_suffix)})) return;
             if (may_write(context)) context.store.remember_hit("host", host_label(module), "host", job.key);
             ++context.hits;
-            JobResult hit = host_hit_result(plan, index, tools, context.store);
             CunumpyNameHolder holder = check_cunumpy_name(plan, index, context.store, named);
             if (!holder.problem.empty() && request().dry_run) hit.cunumpy_name_problem = name_advice(holder);
             if (!holder.problem.empty() && !request().dry_run && context.read_only.empty())

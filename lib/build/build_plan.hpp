@@ -7,6 +7,7 @@
 #include "build/build.hpp"
 #include "build/host_setup.hpp"
 #include "cache/cache.hpp"
+#include "cache/cunumpy_entry.hpp"
 #include "cache/source_record.hpp"
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/tool_probe.hpp"
@@ -25,10 +26,17 @@
 namespace ck {
 
 /// The host modules of one cache root: their setup and plan.
+/// What a cache holds for one planned host module, read while planning.
+struct HostEntryState {
+    CunumpyEntry cunumpy_name;  ///< what cunumpy's own name for the build points at
+    bool has_entry = false;     ///< the entry of the module's key, with its artifact
+};
+
 struct HostContext {
     HostSetup setup;
     std::vector<const KernelSource*> kernels;
     HostPlan plan;
+    std::vector<HostEntryState> entries;  ///< per module of `plan`; empty in place
 };
 
 /// One cache root with what builds into it.

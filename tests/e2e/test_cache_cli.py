@@ -46,6 +46,26 @@ def test_export_import_moves_a_warm_cache(run, example, tmp_path):
     assert len(jobs_by_state(report, "hit")) == 6
 
 
+def test_only_export_and_import_load_libarchive_and_a_broken_one_is_named_with_the_fix(run, example, tmp_path):
+    """A libarchive.so.13 without libarchive's functions, found first: status and build do not load
+    it; export and import fail with its path and what they need, and write nothing."""
+    fake = tmp_path / "fake-lib"
+    fake.mkdir()
+    source = tmp_path / "empty.c"
+    source.write_text("int not_libarchive(void) { return 0; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", fake / "libarchive.so.13", source], check=True)
+    env = {"LD_LIBRARY_PATH": str(fake)}
+    cache = tmp_path / "cache"
+    run("build", "--only", "cuda", "--cache-dir", cache, example, env=env, check=0)
+    run("status", "--only", "cuda", "--cache-dir", cache, example, env=env, check=0)
+    archive = tmp_path / "kernels.tar.zst"
+    for command in (["export", archive], ["import", archive]):
+        result = run("cache", *command, "--cache-dir", cache, env=env, check=1)
+        assert str(fake / "libarchive.so.13") + " lacks archive_" in result.stderr, result.stderr
+        assert "libarchive 3.3 or newer" in result.stderr
+    assert not archive.exists()
+
+
 def test_import_refuses_a_hostile_archive(run, tmp_path):
     evil = tmp_path / "evil.tar"
     payload = tmp_path / "payload"

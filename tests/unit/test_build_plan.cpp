@@ -88,3 +88,47 @@ TEST_CASE("a kernel whose source cannot be read is decided failed at planning, t
     REQUIRE(plan.cuda_misses.size() == 2);
     CHECK(plan.cuda_misses[0].job.kernel->name == "deposit");
 }
+
+TEST_CASE("the CUDA and host sides, read side by side, add to the plan in the order of one thread, every time")
+{
+    test::TempTree tree;
+    tree.write("src/sim/__init__.py", "");
+    for (int i = 0; i < 12; ++i) {
+        std::string name = "k" + std::to_string(i);
+        // Every third kernel cannot be read, every other one warns of a computed include.
+        std::string include = i % 3 == 0 ? "#include \"absent.cuh\"\n" : i % 2 ? "#define HDR \"h.cuh\"\n#include HDR\n" : "";
+        tree.kernel("src/sim", name, include + "extern \"C\" __global__ void " + name + "(double* x, int n) {}\n");
+    }
+    tree.write("src/sim/h.cuh", "\n");
+    BuildRequest request = cuda_dry_run(tree);
+    plan_build(request);  // records the compiler's identity, which a plan that starts no tool needs
+    request.host = true;
+    request.start_tools = false;  // as status: the host toolchain was never probed, so each host job is unplanned
+
+    BuildPlan first = plan_build(request);
+    REQUIRE(first.decided.size() == 4 * 2 + 12);
+    for (std::size_t i = 0; i < first.decided.size(); ++i) {
+        CAPTURE(i);
+        CHECK((first.decided[i].kind == "host") == (i >= 8));  // the CUDA side's failures first
+    }
+    REQUIRE(first.cuda_misses.size() == 8 * 2);
+    std::vector<std::string> computed;
+    for (const auto& warning : first.warnings)
+        if (warning.find("through a macro") != std::string::npos) computed.push_back(warning.substr(0, warning.find(',')));
+    CHECK(computed == std::vector<std::string>{"kernel sim.k1", "kernel sim.k11", "kernel sim.k5", "kernel sim.k7"});
+
+    for (int run = 0; run < 5; ++run) {
+        BuildPlan again = plan_build(request);
+        CHECK(again.warnings == first.warnings);
+        REQUIRE(again.decided.size() == first.decided.size());
+        for (std::size_t i = 0; i < again.decided.size(); ++i) {
+            CHECK(again.decided[i].module == first.decided[i].module);
+            CHECK(again.decided[i].log == first.decided[i].log);
+        }
+        REQUIRE(again.cuda_misses.size() == first.cuda_misses.size());
+        for (std::size_t i = 0; i < again.cuda_misses.size(); ++i)
+            CHECK(again.cuda_misses[i].job.key == first.cuda_misses[i].job.key);
+    }
+}
+
+TEST_SUITE_END();
