@@ -144,17 +144,21 @@ private:
         std::set<std::string> files;
     };
 
+    static bool named_after(const std::string& file, const fs::path& folder)
+    {
+        return file.rfind(folder.filename().string(), 0) == 0;
+    }
+
     static Listing list(const fs::path& dir)
     {
         Listing listing;
-        const std::string own_name = dir.filename().string();
         std::error_code error;
         for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
             const std::string name = it->path().filename().string();
             std::error_code type_error;
             if (it->is_directory(type_error)) {
                 if (!is_skipped_dir(name)) listing.folders.push_back(it->path());
-            } else if (name.compare(0, own_name.size(), own_name) == 0 && it->is_regular_file(type_error)) {
+            } else if (named_after(name, dir) && it->is_regular_file(type_error)) {
                 listing.files.insert(name);
             }
         }
@@ -163,8 +167,9 @@ private:
         return listing;
     }
 
-    // Each kernel asks for the `__init__.py` of every folder up to its top
-    // package; kernels share those folders, so each is stat'ed once a walk.
+    // What no listing answers: each kernel asks for the `__init__.py` of every
+    // folder up to its top package, and kernels share those folders, so each
+    // is stat'ed once a walk.
     bool is_file_above(const fs::path& path)
     {
         auto [it, added] = files_above_.try_emplace(path.native(), false);
@@ -190,7 +195,9 @@ private:
     {
         Listing listing = list(dir);
         auto in_listing_or_above = [&](const fs::path& path) {
-            return path.parent_path() == dir ? listing.files.count(path.filename().native()) > 0 : is_file_above(path);
+            std::string name = path.filename().string();
+            bool listed = path.parent_path() == dir && named_after(name, dir);
+            return listed ? listing.files.count(name) > 0 : is_file_above(path);
         };
         auto candidate = kernel_in(dir, config_, in_listing_or_above);
         std::size_t found_before = found_.size();
