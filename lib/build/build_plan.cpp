@@ -187,6 +187,7 @@ private:
     struct CudaPlanning {
         const KernelSource* kernel = nullptr;
         CacheContext* context = nullptr;
+        std::vector<std::string> warnings;      ///< what setting its root up warned, added in the plan's order
         std::vector<CudaJob> jobs;
         std::optional<std::string> unreadable;  ///< the source or a header cannot be read
         std::exception_ptr error;               ///< anything else planning threw, rethrown where it would have been
@@ -209,9 +210,24 @@ private:
     std::vector<CudaPlanning> cuda_plannings()
     {
         std::vector<CudaPlanning> plannings;
-        for (const auto& kernel : plan_.kernels)
-            if (kernel.cuda_file) plannings.push_back(CudaPlanning{&kernel, &cuda_context_for(kernel), {}, {}, {}});
+        for (const auto& kernel : plan_.kernels) {
+            if (!kernel.cuda_file) continue;
+            std::size_t warned = plan_.warnings.size();
+            CudaPlanning planning{&kernel, &cuda_context_for(kernel), {}, {}, {}, {}};
+            planning.warnings = take_warnings_since(warned);
+            plannings.push_back(std::move(planning));
+        }
         return plannings;
+    }
+
+    // The warnings added since `count`, taken out to be added again later in
+    // the order a plan made on one thread adds them.
+    std::vector<std::string> take_warnings_since(std::size_t count)
+    {
+        auto first = plan_.warnings.begin() + static_cast<std::ptrdiff_t>(count);
+        std::vector<std::string> taken(std::make_move_iterator(first), std::make_move_iterator(plan_.warnings.end()));
+        plan_.warnings.erase(first, plan_.warnings.end());
+        return taken;
     }
 
     void add_cuda(std::vector<CudaPlanning>& plannings)
@@ -219,6 +235,7 @@ private:
         for (auto& planning : plannings) {
             const KernelSource& kernel = *planning.kernel;
             CacheContext& context = *planning.context;
+            plan_.warnings.insert(plan_.warnings.end(), planning.warnings.begin(), planning.warnings.end());
             if (!context.planner) {
                 for (const auto& target : cuda_targets(config()))
                     plan_.cuda_misses.push_back(CudaMiss{unplanned_job(kernel, target), &context, context.unknown});
@@ -241,7 +258,9 @@ private:
                     continue;
                 }
                 if (context.also_read && context.also_read->has_entry("cuda", job.key, {job.artifact_file()})) {
-                    plan_.decided.push_back(hit_result(job, *context.also_read));
+                    JobResult hit = hit_result(job, *context.also_read);
+                    if (refuse_writable_entry(context, *context.also_read, hit, {job.artifact_file()})) continue;
+                    plan_.decided.push_back(std::move(hit));
                     continue;
                 }
                 plan_.cuda_misses.push_back(CudaMiss{std::move(job), &context, ""});
@@ -253,8 +272,15 @@ private:
     // A hit whose entry other users can write is reported failed, never used.
     bool refuse_writable_entry(CacheContext& context, const JobResult& hit, const std::vector<std::string>& files)
     {
+        return refuse_writable_entry(context, context.store, hit, files);
+    }
+
+    // `store`: the context's own, or the unwritable preferred root it also reads.
+    bool refuse_writable_entry(CacheContext& context, const EntryStore& store, const JobResult& hit,
+                               const std::vector<std::string>& files)
+    {
         std::vector<fs::path> paths(files.begin(), files.end());
-        std::string problem = other_writable_problem(context.store.root(), hit.entry, paths, &context.cleared_folders);
+        std::string problem = other_writable_problem(store.root(), hit.entry, paths, &context.cleared_folders);
         if (problem.empty()) return false;
         JobResult refused = hit;
         refused.state = JobState::failed;
@@ -330,11 +356,7 @@ private:
             context.host.kernels.push_back(&kernel);
         }
         // Roots set up here warn after the CUDA side's warnings, as in a plan made on one thread.
-        if (!plannings.empty()) {
-            auto first = plan_.warnings.begin() + static_cast<std::ptrdiff_t>(warned);
-            plannings.front().warnings.assign(std::make_move_iterator(first), std::make_move_iterator(plan_.warnings.end()));
-            plan_.warnings.erase(first, plan_.warnings.end());
-        }
+        if (!plannings.empty()) plannings.front().warnings = take_warnings_since(warned);
         for (auto& planning : plannings) {
             try {
                 read_host(*planning.context, {});

@@ -49,8 +49,15 @@ std::string other_writable_problem(const fs::path& root, const fs::path& entry, 
         folder /= part;
         if (std::string problem = folder_problem(folder, false); !problem.empty()) return problem;
     }
-    for (const auto& file : files)
+    for (const auto& file : files) {
+        // A host entry keeps its module in Pyccel's package folders (a/b/m.so): each is checked too.
+        fs::path inside = entry;
+        for (const auto& part : file.parent_path()) {
+            inside /= part;
+            if (std::string problem = folder_problem(inside, false); !problem.empty()) return problem;
+        }
         if (std::string problem = check(entry / file, root, false); !problem.empty()) return problem;
+    }
     return "";
 }
 

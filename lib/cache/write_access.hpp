@@ -11,8 +11,9 @@
 namespace ck {
 
 /// The first of `root`, each folder from `root` down to `entry`, and `files`
-/// (paths inside `entry`) that users other than the owner and the group may
-/// write, in words with the fix (`chmod o-w ...`); "" when none. `entry` may
+/// (paths inside `entry`, with every folder between) that users other than
+/// the owner and the group may write, in words with the fix (`chmod o-w
+/// ...`); "" when none. `entry` may
 /// be empty (the root only). Links are not followed below the root; a path
 /// that cannot be read is left to the reader that opens it.
 ///

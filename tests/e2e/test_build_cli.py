@@ -276,6 +276,27 @@ def test_a_read_only_cache_still_serves_its_hits(run, example, tmp_path):
         cache.chmod(0o755)
 
 
+def test_hits_in_an_unwritable_preferred_root_pass_the_write_check_too(run, example, tmp_path):
+    """The fallback still reads the preferred root's entries (as cunumpy does): one that every
+    user can write is refused there as in a writable root, never counted as a hit."""
+    cache = tmp_path / "cache"
+    env = {"PARTICLES_KERNEL_CACHE": str(cache)}
+    run("build", "--only", "cuda", example, env=env, check=0)
+    entries = [path for path in (cache / "cuda").glob("*/*") if path.is_dir()]
+    assert len(entries) == 6
+    for entry in entries:
+        entry.chmod(0o777)
+    cache.chmod(0o555)
+    try:
+        report, result = run.json("build", "--only", "cuda", example, env=env, file_modes_bind=True)
+    finally:
+        cache.chmod(0o755)
+    assert "is not writable; using" in result.stderr
+    assert not jobs_by_state(report, "hit"), result.stdout
+    refused = jobs_by_state(report, "failed")
+    assert len(refused) == 6 and all("can be written by every user" in job["log"] for job in refused), result.stdout
+
+
 def test_nothing_to_build_and_unknown_commands_are_said(run, tmp_path):
     (tmp_path / "empty").mkdir()
     result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tmp_path / "empty", check=0)

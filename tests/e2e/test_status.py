@@ -154,3 +154,32 @@ def test_the_signature_gate_fails_on_errors_not_on_warnings(run, tmp_path):
     (folder / "push_cuda.cu").write_text('extern "C" __global__ void push(double* x, int m) {}\n')
     result = run("status", "--check-signatures", *common, check=1)
     assert "--check-signatures: 1 kernel" in result.stderr
+
+
+def test_two_cache_roots_warn_kernel_by_kernel_as_a_plan_on_one_thread(run, tmp_path):
+    """Each root's warnings come before its kernel's, whichever thread planned the kernel."""
+    src = tmp_path / "src"
+    env = {}
+    for package in ("alpha", "beta"):
+        kernel = src / package / "k" / package
+        kernel.mkdir(parents=True)
+        (src / package / "__init__.py").write_text("")
+        (src / package / "k" / "__init__.py").write_text("")
+        (kernel / f"{package}_kernels.py").write_text(f"def {package}(x: 'float[:]', n: int):\n    x[0] = 1.0\n")
+        (kernel / f"{package}_cuda.cu").write_text(
+            f'#define HDR "h.cuh"\n#include HDR\nextern "C" __global__ void {package}(double* x, int n) {{ x[0] = 1.0; }}\n')
+        (kernel / "h.cuh").write_text("\n")
+        env[f"{package.upper()}_KERNEL_CACHE"] = str(tmp_path / "cache" / package)
+    run("build", "--only", "cuda", src, env=env, check=0)
+    for package in ("alpha", "beta"):
+        (tmp_path / "cache" / package).chmod(0o777)
+    try:
+        for _ in range(3):
+            warnings = [line for line in run("status", src, env=env).stderr.splitlines() if "warning:" in line]
+            said = [("root " if "can be written by every user" in line else "macro ") +
+                    ("alpha" if "alpha" in line else "beta")
+                    for line in warnings if "can be written by every user" in line or "#include HDR" in line]
+            assert said == ["root alpha", "macro alpha", "root beta", "macro beta"], warnings
+    finally:
+        for package in ("alpha", "beta"):
+            (tmp_path / "cache" / package).chmod(0o755)

@@ -130,4 +130,18 @@ TEST_CASE("a plan's folders found fine are checked once; every entry's own folde
           std::string::npos);
 }
 
+TEST_CASE("the folders between an entry and its file are checked: a host entry keeps its module in package folders")
+{
+    test::TempTree tree;
+    fs::path root = tree.root() / "cache";
+    fs::path entry = root / "host" / "62" / "6201";
+    tree.write("cache/host/62/6201/alpha/k/m.so", "ELF");
+    for (const auto& path : {root, root / "host", root / "host" / "62", entry, entry / "alpha", entry / "alpha" / "k"})
+        chmod(path, 0755);
+    CHECK(other_writable_problem(root, entry, {"alpha/k/m.so"}).empty());
+    chmod(entry / "alpha" / "k", 0777);
+    CHECK(other_writable_problem(root, entry, {"alpha/k/m.so"}).find((entry / "alpha" / "k").string() + " can be written") ==
+          0);
+}
+
 TEST_SUITE_END();
