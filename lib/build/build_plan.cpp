@@ -280,6 +280,7 @@ private:
                                const std::vector<std::string>& files)
     {
         std::vector<fs::path> paths(files.begin(), files.end());
+        paths.emplace_back("manifest.json");  // it names the artifacts and their checksums
         std::string problem = other_writable_problem(store.root(), hit.entry, paths, &context.cleared_folders);
         if (problem.empty()) return false;
         JobResult refused = hit;

@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-
 namespace ck {
 
 namespace {
@@ -30,7 +29,8 @@ LoadedArchive load()
     loaded.library = util::DynamicLibrary::open_first({"libarchive.so.13", "libarchive.so"}, &tried);
     if (!loaded.library.loaded()) {
         loaded.error = "cannot load libarchive, which cache export and import need (" + tried +
-                       "); install it (Debian: apt install libarchive13)";
+                       "); install it (Debian: apt install libarchive13), and if a file named there is not "
+                       "libarchive, take its folder off LD_LIBRARY_PATH";
         return loaded;
     }
     std::vector<std::string> missing;
@@ -40,13 +40,13 @@ LoadedArchive load()
     CK_ARCHIVE_FUNCTIONS(CK_ARCHIVE_LOAD)
 #undef CK_ARCHIVE_LOAD
     if (missing.empty()) return loaded;
-    // A file of libarchive's name found first (LD_LIBRARY_PATH) hides the system's.
-    std::string what = missing.size() == std::size(all_functions)
-                           ? " is not libarchive (it has none of its functions)"
-                           : " lacks " + util::comma_list(missing) + " (libarchive 3.3 or newer, built with zstd, has them)";
-    loaded.error = loaded.library.path() + what + ": cache export and import load libarchive by its soname, so "
-                   "remove that file or the folder holding it from LD_LIBRARY_PATH, or install libarchive "
-                   "(Debian: apt install libarchive13)";
+    if (missing.size() == std::size(all_functions))  // a file of its name found first, through LD_LIBRARY_PATH
+        loaded.error = loaded.library.path() + " is not libarchive (it has none of its functions): cache export "
+                       "and import load libarchive by its soname, so take that file's folder off LD_LIBRARY_PATH";
+    else
+        loaded.error = loaded.library.path() + " lacks " + util::comma_list(missing) +
+                       ": cache export and import need libarchive 3.3 or newer, built with zstd (Debian 12's "
+                       "libarchive13 is)";
     return loaded;
 }
 

@@ -184,7 +184,8 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
     if (manifest.artifacts.empty()) throw ArtifactError(candidate.entry.string() + ": the manifest lists no artifact");
     const Artifact& artifact = manifest.artifacts.front();
     fs::path file = candidate.entry / artifact.file;
-    if (std::string problem = other_writable_problem(store_.root(), candidate.entry, {artifact.file}); !problem.empty())
+    if (std::string problem = other_writable_problem(store_.root(), candidate.entry, {artifact.file, "manifest.json"});
+        !problem.empty())
         throw ArtifactError(problem);
     std::string bytes = util::read_file(file);
     std::string digest = sha256_hex(bytes);

@@ -297,6 +297,20 @@ def test_hits_in_an_unwritable_preferred_root_pass_the_write_check_too(run, exam
     assert len(refused) == 6 and all("can be written by every user" in job["log"] for job in refused), result.stdout
 
 
+def test_a_manifest_every_user_can_write_refuses_its_entry(run, example, tmp_path):
+    """The manifest names the artifact and its checksum: it is checked as the artifact is."""
+    cache = tmp_path / "cache"
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
+    manifest = sorted((cache / "cuda").glob("*/*/manifest.json"))[0]
+    manifest.chmod(0o666)
+    report, result = run.json("build", "--only", "cuda", "--cache-dir", cache, example)
+    refused = jobs_by_state(report, "failed")
+    assert len(refused) == 1 and f"{manifest} can be written by every user" in refused[0]["log"], result.stdout
+    assert len(jobs_by_state(report, "hit")) == 5
+    status, _ = run.json("status", "--only", "cuda", "--cache-dir", cache, example)
+    assert sum(a["state"] == "failed" for k in status["kernels"] for a in k["artifacts"]) == 1
+
+
 def test_nothing_to_build_and_unknown_commands_are_said(run, tmp_path):
     (tmp_path / "empty").mkdir()
     result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tmp_path / "empty", check=0)

@@ -62,7 +62,7 @@ def test_only_export_and_import_load_libarchive_and_a_broken_one_is_named_with_t
     for command in (["export", archive], ["import", archive]):
         result = run("cache", *command, "--cache-dir", cache, env=env, check=1)
         assert str(fake / "libarchive.so.13") + " is not libarchive" in result.stderr, result.stderr
-        assert "from LD_LIBRARY_PATH, or install libarchive" in result.stderr
+        assert "take that file's folder off LD_LIBRARY_PATH" in result.stderr
     assert not archive.exists()
 
     # A file of that name that does not load at all: the next name, the system's libarchive.so, serves.
