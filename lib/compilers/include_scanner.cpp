@@ -132,7 +132,10 @@ struct IncludeScanner::Lookup {
     }
 };
 
-IncludeScanner::IncludeScanner(std::function<std::optional<fs::path>()> late_dir) : late_dir_probe_(std::move(late_dir)) {}
+IncludeScanner::IncludeScanner(std::function<std::optional<fs::path>()> late_dir, util::RegularFiles* files)
+    : late_dir_probe_(std::move(late_dir)), files_(files)
+{
+}
 
 namespace {
 
@@ -187,7 +190,7 @@ const IncludeScanner::Candidate& IncludeScanner::candidate(const fs::path& dir, 
     if (it != candidates_.end()) return it->second;
     Candidate found{(dir / name).lexically_normal()};
     std::error_code error;
-    found.regular = fs::is_regular_file(found.path, error);
+    found.regular = files_ ? files_->contains(found.path) : fs::is_regular_file(found.path, error);
     return candidates_.emplace(std::move(key), std::move(found)).first->second;
 }
 

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "cache/source_record.hpp"
+#include "util/regular_files.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -85,7 +86,11 @@ class IncludeScanner {
 public:
     /// `late_dir` is asked once, and only when an include is not found in the
     /// given folders: it returns cunumpy's header folder (a Python probe).
-    explicit IncludeScanner(std::function<std::optional<std::filesystem::path>()> late_dir);
+    /// `files`, when given, answers whether a candidate is a regular file
+    /// (shared with the other readers of this run: the declaration reading
+    /// searches the same folders).
+    explicit IncludeScanner(std::function<std::optional<std::filesystem::path>()> late_dir,
+                            util::RegularFiles* files = nullptr);
 
     /// Scans `source` (the text of `source_file`), after the forced includes
     /// `pre_includes` (searched as quoted includes of the source). Throws
@@ -136,6 +141,7 @@ private:
     // headers, and a warm build is little more than these lookups.
     std::unordered_map<std::string, FileFacts> facts_;
     std::unordered_map<std::string, Candidate> candidates_;
+    util::RegularFiles* files_;
     SourceRecord* record_ = nullptr;
 };
 

@@ -4,13 +4,13 @@
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/python_bindings.hpp"
 #include "util/file_util.hpp"
+#include "util/regular_files.hpp"
 
 #include <sys/stat.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
-#include <unordered_map>
 #include <functional>
 
 namespace ck {
@@ -167,16 +167,6 @@ private:
         return listing;
     }
 
-    // What no listing answers: each kernel asks for the `__init__.py` of every
-    // folder up to its top package, and kernels share those folders, so each
-    // is stat'ed once a walk.
-    bool is_file_above(const fs::path& path)
-    {
-        auto [it, added] = files_above_.try_emplace(path.native(), false);
-        if (added) it->second = is_file(path);
-        return it->second;
-    }
-
     void visit(const fs::path& child)
     {
         if (!first_visit(child)) {
@@ -197,7 +187,9 @@ private:
         auto in_listing_or_above = [&](const fs::path& path) {
             std::string name = path.filename().string();
             bool listed = path.parent_path() == dir && named_after(name, dir);
-            return listed ? listing.files.count(name) > 0 : is_file_above(path);
+            // What no listing answers: each kernel asks for the `__init__.py` of every
+            // folder up to its top package, and kernels share those folders.
+            return listed ? listing.files.count(name) > 0 : files_above_.contains(path);
         };
         auto candidate = kernel_in(dir, config_, in_listing_or_above);
         std::size_t found_before = found_.size();
@@ -237,7 +229,7 @@ private:
     SourceRecord* record_;
     std::set<std::pair<dev_t, ino_t>> visited_;
     std::map<std::string, KernelSource> found_;
-    std::unordered_map<std::string, bool> files_above_;
+    util::RegularFiles files_above_;
 };
 
 }  // namespace

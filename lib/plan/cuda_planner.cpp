@@ -82,7 +82,8 @@ CudaPlanner::CudaPlanner(const Config& config, std::string compiler_identity, Cu
       facts_(std::move(facts)),
       options_(all_options(config, facts_.environment)),
       targets_(cuda_targets(config)),
-      scanner_(std::move(cunumpy_dir))
+      scanner_(std::move(cunumpy_dir), &files_),
+      headers_(nullptr, &files_)
 {
 }
 

@@ -118,6 +118,7 @@ private:
     CompilerFacts facts_;
     CompilerOptions options_;
     std::vector<std::string> targets_;
+    util::RegularFiles files_;  ///< the scan's and the declaration reading's header searches, shared
     IncludeScanner scanner_;
     signatures::HeaderCache headers_;  ///< for kernel_entry's declaration reading, shared by the kernels
     SourceRecord* record_ = nullptr;

@@ -7,6 +7,7 @@
 #include "package/python_imports.hpp"
 #include "scheduler/job_graph.hpp"
 #include "util/file_util.hpp"
+#include "util/regular_files.hpp"
 
 #include <algorithm>
 #include <deque>
@@ -137,23 +138,15 @@ private:
         return it->second;
     }
 
-    // Absolute imports try the same candidates below the source root from
-    // every importing folder: each is stat'ed once a plan.
-    bool is_file(const fs::path& candidate)
-    {
-        auto [it, added] = is_file_memo_.try_emplace(candidate.native(), false);
-        if (added) {
-            std::error_code error;
-            it->second = fs::is_regular_file(candidate, error);
-        }
-        return it->second;
-    }
-
     SourceRecord* record_;
     std::unordered_map<std::string, std::size_t> index_;
     std::map<std::pair<std::string, std::string>, std::optional<fs::path>> resolved_;
-    std::unordered_map<std::string, bool> is_file_memo_;
-    std::function<bool(const fs::path&)> is_file_ = [this](const fs::path& candidate) { return is_file(candidate); };
+    // Absolute imports try the same candidates below the source root from
+    // every importing folder.
+    util::RegularFiles module_files_;
+    std::function<bool(const fs::path&)> is_file_ = [this](const fs::path& candidate) {
+        return module_files_.contains(candidate);
+    };
 };
 
 // Imported modules first; among modules ready together, by name. Modules in

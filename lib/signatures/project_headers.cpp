@@ -34,8 +34,8 @@ std::shared_ptr<const std::vector<CppToken>> LexedTexts::directives(const std::s
 std::optional<IncludedFile> HeaderCache::get(const fs::path& path)
 {
     std::lock_guard lock(mutex_);
-    auto it = files_.find(path);
-    if (it != files_.end()) return it->second;
+    auto it = files_read_.find(path);
+    if (it != files_read_.end()) return it->second;
     std::optional<IncludedFile> file;
     try {
         if (auto text = read_text(path)) {
@@ -46,16 +46,7 @@ std::optional<IncludedFile> HeaderCache::get(const fs::path& path)
     } catch (const std::exception&) {
         // Beyond memory: not followed, as without a cache.
     }
-    return files_.emplace(path, std::move(file)).first->second;
-}
-
-bool HeaderCache::is_file(const fs::path& path)
-{
-    std::lock_guard lock(mutex_);
-    auto it = is_file_.find(path.native());
-    if (it != is_file_.end()) return it->second;
-    std::error_code error;
-    return is_file_.emplace(path.native(), fs::is_regular_file(path, error)).first->second;
+    return files_read_.emplace(path, std::move(file)).first->second;
 }
 
 ProjectHeaders::ProjectHeaders(fs::path main_file, std::vector<fs::path> dirs, HeaderCache* cache)

@@ -10,6 +10,7 @@
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "signatures/cpp_lexer.hpp"
+#include "util/regular_files.hpp"
 
 #include <filesystem>
 #include <map>
@@ -55,8 +56,13 @@ private:
 /// in this process. Thread-safe.
 class HeaderCache {
 public:
-    /// `lexed`, when given, lexes the headers (shared with other caches).
-    explicit HeaderCache(LexedTexts* lexed = nullptr) : lexed_(lexed) {}
+    /// `lexed`, when given, lexes the headers (shared with other caches);
+    /// `files`, when given, answers is_file (shared with the other readers of
+    /// this run, such as the include scan).
+    explicit HeaderCache(LexedTexts* lexed = nullptr, util::RegularFiles* files = nullptr)
+        : lexed_(lexed), files_(files ? files : &own_files_)
+    {
+    }
     /// Lexes with `lexed` from now on.
     void share_lexing(LexedTexts* lexed) { lexed_ = lexed; }
 
@@ -65,16 +71,17 @@ public:
     /// read. ProjectHeaders checks its size bounds before asking.
     std::optional<IncludedFile> get(const std::filesystem::path& path);
 
-    /// Whether `path` is a regular file, asked once per path in this
-    /// process (the search for a header tries the same candidates for
+    /// Whether `path` is a regular file, asked once per path for the life of
+    /// the cache (the search for a header tries the same candidates for
     /// every kernel).
-    bool is_file(const std::filesystem::path& path);
+    bool is_file(const std::filesystem::path& path) { return files_->contains(path); }
 
 private:
     LexedTexts* lexed_;
     std::mutex mutex_;
-    std::map<std::filesystem::path, std::optional<IncludedFile>> files_;
-    std::unordered_map<std::string, bool> is_file_;
+    std::map<std::filesystem::path, std::optional<IncludedFile>> files_read_;
+    util::RegularFiles own_files_;
+    util::RegularFiles* files_;
 };
 
 /// Where the preprocessor gets included files (a seam: tests give others).

@@ -1,9 +1,10 @@
-// AtomicFile, TemporaryDir, SHA-256 and the text helpers of lib/util/.
+// AtomicFile, TemporaryDir, RegularFiles, SHA-256 and the text helpers of lib/util/.
 #include "temp_tree.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 #include "util/atomic_file.hpp"
 #include "util/file_util.hpp"
+#include "util/regular_files.hpp"
 #include "util/sha256.hpp"
 #include "util/temporary_dir.hpp"
 #include "util/text.hpp"
@@ -13,6 +14,8 @@
 #include <sys/stat.h>
 
 #include <optional>
+#include <thread>
+#include <vector>
 
 TEST_SUITE_BEGIN("util_files");
 
@@ -141,4 +144,46 @@ TEST_CASE("counted says one noun or many")
     CHECK(util::counted(1, "kernel") == "1 kernel");
     CHECK(util::counted(2, "in-place build") == "2 in-place builds");
     CHECK(util::counted(3, "entry", "entries") == "3 entries");
+}
+
+TEST_CASE("regular files are what a stat says, links followed, each path as first asked")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("pkg/a.cuh", "a");
+    fs::create_directories(tree / "pkg/folder.cuh");
+    fs::create_symlink(file, tree / "pkg/link.cuh");
+    fs::create_symlink(tree / "pkg/gone.cuh", tree / "pkg/dangling.cuh");
+    util::RegularFiles files;
+    CHECK(files.contains(file));
+    CHECK(files.contains(tree / "pkg/link.cuh"));
+    CHECK_FALSE(files.contains(tree / "pkg/folder.cuh"));
+    CHECK_FALSE(files.contains(tree / "pkg/dangling.cuh"));
+    CHECK_FALSE(files.contains(tree / "pkg/later.cuh"));
+
+    // The answers of this run stand: one reading of the tree, as a compiler's.
+    fs::remove(file);
+    tree.write("pkg/later.cuh", "later");
+    CHECK(files.contains(file));
+    CHECK_FALSE(files.contains(tree / "pkg/later.cuh"));
+    // Another object asks the file system again.
+    util::RegularFiles next;
+    CHECK_FALSE(next.contains(file));
+    CHECK(next.contains(tree / "pkg/later.cuh"));
+}
+
+TEST_CASE("regular files answer two threads alike")
+{
+    test::TempTree tree;
+    std::vector<fs::path> paths;
+    for (int i = 0; i < 200; ++i)
+        paths.push_back(i % 2 ? tree.write("f" + std::to_string(i), "x") : tree / ("absent" + std::to_string(i)));
+    util::RegularFiles files;
+    std::vector<int> first(paths.size()), second(paths.size());
+    std::thread other([&] {
+        for (std::size_t i = 0; i < paths.size(); ++i) second[i] = files.contains(paths[i]);
+    });
+    for (std::size_t i = paths.size(); i-- > 0;) first[i] = files.contains(paths[i]);
+    other.join();
+    CHECK(first == second);
+    for (std::size_t i = 0; i < paths.size(); ++i) CHECK(first[i] == static_cast<int>(i % 2));
 }
