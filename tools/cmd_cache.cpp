@@ -280,8 +280,10 @@ int run_export(const CacheFlags& flags, Terminal& terminal)
 int run_import(const CacheFlags& flags, Terminal& terminal)
 {
     if (auto mask = load_config(flags.tree).umask) ::umask(static_cast<mode_t>(*mask));  // as build writes entries
+    // Read and checked first: a bad archive leaves no cache folder behind.
+    CheckedArchive archive = read_archive(flags.archive);
     CacheLocation location = locate(flags, true);
-    auto summary = import_entries(EntryStore(location.root), flags.archive);
+    auto summary = import_entries(EntryStore(location.root), archive);
     terminal.result(fmt::format("imported {} entries ({}) into {}; {} already present\n", summary.entries,
                                 human_bytes(summary.bytes), location.root.string(), summary.skipped));
     return 0;

@@ -242,18 +242,23 @@ ArchiveSummary export_entries(const EntryStore& store, const fs::path& archive)
     return summary;
 }
 
-ArchiveSummary import_entries(const EntryStore& store, const fs::path& archive)
+CheckedArchive read_archive(const fs::path& archive)
+{
+    CheckedArchive checked{archive, {}};
+    for (auto& [kind_key, files] : read_members(archive)) {
+        Manifest manifest = checked_manifest(archive, kind_key.second, files);
+        checked.entries.push_back({kind_key.first, std::move(manifest), std::move(files)});
+    }
+    return checked;
+}
+
+ArchiveSummary import_entries(const EntryStore& store, const CheckedArchive& archive)
 {
     // Entries published where anyone can write would be refused by every reader.
     if (std::string problem = other_writable_problem(store.root()); !problem.empty()) throw CacheError(problem);
-    auto entries = read_members(archive);
-    std::vector<std::pair<std::string, Manifest>> checked;
-    for (const auto& [kind_key, files] : entries)
-        checked.emplace_back(kind_key.first, checked_manifest(archive, kind_key.second, files));
     ArchiveSummary summary;
     store.ensure_tagged();
-    for (const auto& [kind, manifest] : checked) {
-        const EntryFiles& files = entries.at({kind, manifest.key});
+    for (const auto& [kind, manifest, files] : archive.entries) {
         if (store.find(kind, manifest.key)) {
             ++summary.skipped;
             continue;
@@ -271,6 +276,11 @@ ArchiveSummary import_entries(const EntryStore& store, const fs::path& archive)
         ++summary.entries;
     }
     return summary;
+}
+
+ArchiveSummary import_entries(const EntryStore& store, const fs::path& archive)
+{
+    return import_entries(store, read_archive(archive));
 }
 
 }  // namespace ck

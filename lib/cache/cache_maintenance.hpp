@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <ctime>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -163,13 +164,34 @@ struct ArchiveSummary {
 /// Throws CacheError when the archive cannot be written.
 ArchiveSummary export_entries(const EntryStore& store, const std::filesystem::path& archive);
 
-/// Reads an archive written by export_entries and publishes each entry that
-/// is missing, atomically, after checking it as verify_entries does. The
-/// archive is untrusted: only tar (plain or zstd), only regular files at
-/// `cuda/<kk>/<key>/<name>`, at most 256 MiB a file and 4 GiB in all; anything
-/// else fails the import before anything is published.
-/// Throws CacheError naming the archive and the offending member, and when
-/// every user can write the root (readers would refuse what it publishes).
+/// The entries of an archive written by export_entries, read whole and
+/// checked: nothing of an import is written before all of it passed.
+struct CheckedArchive {
+    struct Entry {
+        std::string kind;                          ///< "cuda"
+        Manifest manifest;
+        std::map<std::string, std::string> files;  ///< file name -> bytes, manifest.json included
+    };
+    std::filesystem::path path;
+    std::vector<Entry> entries;
+};
+
+/// Reads and checks an archive written by export_entries, as verify_entries
+/// checks entries. The archive is untrusted: only tar (plain or zstd), only
+/// regular files at `cuda/<kk>/<key>/<name>`, at most 256 MiB a file and
+/// 4 GiB in all, each manifest's key the SHA-256 of its inputs, each
+/// artifact of its checksum and loadable for its target.
+/// Throws CacheError naming the archive and the offending member.
+CheckedArchive read_archive(const std::filesystem::path& archive);
+
+/// Publishes each entry of `archive` that the cache lacks, atomically; an
+/// entry already there is counted as skipped.
+/// Throws CacheError when every user can write the root (readers would
+/// refuse what it publishes), and when an entry cannot be written (entries
+/// published before stay).
+ArchiveSummary import_entries(const EntryStore& store, const CheckedArchive& archive);
+
+/// import_entries(store, read_archive(archive)).
 ArchiveSummary import_entries(const EntryStore& store, const std::filesystem::path& archive);
 
 }  // namespace ck

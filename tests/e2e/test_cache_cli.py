@@ -82,6 +82,11 @@ def test_import_refuses_a_hostile_archive(run, tmp_path):
     result = run("cache", "import", evil, "--cache-dir", tmp_path / "cache")
     assert result.returncode == 1 and "is not a cache file" in result.stderr
     assert not (tmp_path / "outside").exists()
+    # Refused before the cache is located for writing: no folder is left behind.
+    assert not (tmp_path / "cache").exists()
+    missing = run("cache", "import", tmp_path / "missing.tar.zst", "--cache-dir", tmp_path / "new" / "cache")
+    assert missing.returncode == 1 and "missing.tar.zst" in missing.stderr
+    assert not (tmp_path / "new").exists()
 
 
 def test_the_cache_of_a_tree_is_found_from_its_package(run, example):
