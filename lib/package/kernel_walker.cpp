@@ -192,9 +192,9 @@ private:
             return listed ? listing.files.count(name) > 0 : files_above_.contains(path);
         };
         auto candidate = kernel_in(dir, config_, in_listing_or_above);
-        std::size_t found_before = found_.size();
+        std::size_t kernels_before = kernels_seen_;
         for (const auto& child : listing.folders) visit(child);
-        if (candidate && found_.size() == found_before) add_kernel(std::move(*candidate));
+        if (candidate && kernels_seen_ == kernels_before) add_kernel(std::move(*candidate));
     }
 
     void add_kernel(KernelSource kernel)
@@ -221,7 +221,13 @@ private:
                   std::to_string(limit) + " characters, or set check-name-length = false when you build with the "
                   "C backend");
         }
-        found_.emplace(kernel.module, std::move(kernel));
+        ++kernels_seen_;
+        auto [first, added] = found_.try_emplace(kernel.module, kernel);
+        if (!added && warn_)
+            warn_(kernel.folder.string() + ": kernel module '" + kernel.module + "' was found already in " +
+                  first->second.folder.string() + "; this one is left out (Python imports one module of a name, "
+                  "and the cache names entries by module): give one tree's top-level package another name, or "
+                  "pass the trees to separate runs");
     }
 
     const Config& config_;
@@ -229,6 +235,7 @@ private:
     SourceRecord* record_;
     std::set<std::pair<dev_t, ino_t>> visited_;
     std::map<std::string, KernelSource> found_;
+    std::size_t kernels_seen_ = 0;  ///< kernel folders walked, those of a module found already included
     util::RegularFiles files_above_;
 };
 

@@ -215,3 +215,20 @@ def test_a_header_path_stands_for_the_kernels_that_include_it_and_only_those(run
     assert [k["kernel"] for k in report["kernels"]] == ["push"]
     errors = [f["message"] for f in report["findings"] if f["severity"] == "error"]
     assert errors == ["kernel 'push': the host kernel takes (x, n), the CUDA kernel (x, m)"]
+
+
+def test_a_module_found_in_two_trees_is_named_not_dropped_silently(run, tmp_path):
+    for tree in ("s1", "s2"):
+        kernel = tmp_path / tree / "pkg" / "k"
+        kernel.mkdir(parents=True)
+        (tmp_path / tree / "pkg" / "__init__.py").write_text("")
+        (kernel / "k_kernels.py").write_text("def k(x: 'float[:]', n: int):\n    pass\n")
+    (tmp_path / "s2" / "pkg" / "k" / "k_cuda.cu").write_text('extern "C" __global__ void k(int n, double* x) {}\n')
+    expected = (f"{tmp_path}/s2/pkg/k: kernel module 'pkg.k' was found already in {tmp_path}/s1/pkg/k; "
+                "this one is left out")
+    for command in (["check-signatures"], ["status", "--only", "host", "--cache-dir", tmp_path / "cache"]):
+        result = run(*command, "s1", "s2", cwd=tmp_path, check=0)
+        assert expected in result.stderr
+    # Each tree alone is walked whole.
+    assert "the host kernel takes (x, n), the CUDA kernel (n, x)" in run("check-signatures", "s2", cwd=tmp_path,
+                                                                           check=1).stdout

@@ -64,6 +64,29 @@ TEST_CASE("a whole tree with kernel packages at several depths")
           std::vector<std::string>{"code.geometry.kernels.evaluate", "code.pic.pushing.kernels.push_eta"});
 }
 
+TEST_CASE("a module found in two trees: the first is kept, the second named in a warning")
+{
+    test::TempTree tree;
+    for (const char* root : {"s1", "s2"}) {
+        make_package(tree, root, "pkg");
+        tree.kernel(std::string(root) + "/pkg", "push");
+    }
+    // Its parent is still a package, not a kernel, when its only kernel is left out.
+    tree.kernel("s2", "pkg");
+    std::vector<std::string> warnings;
+    auto kernels = find_kernels({tree / "s1", tree / "s2"}, Config{}, [&](const std::string& w) { warnings.push_back(w); });
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].folder == tree / "s1/pkg/push");
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find((tree / "s2/pkg/push").string() + ": kernel module 'pkg.push' was found already in " +
+                           (tree / "s1/pkg/push").string()) == 0);
+    // The same tree given twice is walked once, without a warning.
+    warnings.clear();
+    CHECK(find_kernels({tree / "s1", tree / "s1/pkg"}, Config{}, [&](const std::string& w) { warnings.push_back(w); })
+              .size() == 1);
+    CHECK(warnings.empty());
+}
+
 TEST_CASE("one kernel folder given directly")
 {
     test::TempTree tree;
