@@ -177,12 +177,15 @@ std::vector<std::size_t> import_order(GraphBuilder& graph)
     JobDependencies dependencies(count);
     for (std::size_t m = 0; m < count; ++m)
         for (const auto& edge : graph.edges_[m]) dependencies[m].push_back(edge.module);
-    std::string cycle;
-    for (std::size_t m : find_cycle(dependencies)) cycle += (cycle.empty() ? "" : " -> ") + graph.modules_[m].name;
     for (std::size_t m = 0; m < count; ++m) {
         if (std::find(order.begin(), order.end(), m) != order.end()) continue;
-        graph.modules_[m].problem = graph.modules_[m].file.string() +
-                                    ": in or behind an import cycle (" + cycle +
+        // Each module names a cycle of its own imports: trees hold cycles of the same shape.
+        std::vector<std::size_t> found = find_cycle_from(dependencies, m);
+        bool in_it = std::find(found.begin(), found.end(), m) != found.end();
+        std::string cycle;
+        for (std::size_t c : found) cycle += (cycle.empty() ? "" : " -> ") + graph.modules_[c].name;
+        graph.modules_[m].problem = graph.modules_[m].file.string() + (in_it ? ": in" : ": behind") +
+                                    " an import cycle (" + cycle +
                                     "); Pyccel compiles a module only after the modules it imports: break the cycle";
         order.push_back(m);
     }

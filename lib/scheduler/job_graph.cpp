@@ -169,39 +169,56 @@ double longest_path(const JobDependencies& dependencies, const std::vector<doubl
     return longest;
 }
 
-std::vector<std::size_t> find_cycle(const JobDependencies& dependencies)
+namespace {
+
+// Depth-first from `start` with an explicit stack of (job, next dependency to
+// follow); `mark` carries over between starts, so each job is walked once.
+enum class Mark { unseen, open, done };
+
+std::vector<std::size_t> cycle_below(const JobDependencies& dependencies, std::size_t start, std::vector<Mark>& mark)
 {
-    enum class Mark { unseen, open, done };
-    std::vector<Mark> mark(dependencies.size(), Mark::unseen);
-    std::vector<std::size_t> path;
-    // Depth-first with an explicit stack of (job, next dependency to follow).
-    for (std::size_t start = 0; start < dependencies.size(); ++start) {
-        if (mark[start] != Mark::unseen) continue;
-        std::vector<std::pair<std::size_t, std::size_t>> stack = {{start, 0}};
-        mark[start] = Mark::open;
-        path = {start};
-        while (!stack.empty()) {
-            auto& [job, next] = stack.back();
-            if (next == dependencies[job].size()) {
-                mark[job] = Mark::done;
-                stack.pop_back();
-                path.pop_back();
-                continue;
-            }
-            std::size_t dependency = dependencies[job][next++];
-            if (dependency >= dependencies.size() || mark[dependency] == Mark::done) continue;
-            if (mark[dependency] == Mark::open) {
-                auto first = std::find(path.begin(), path.end(), dependency);
-                std::vector<std::size_t> cycle(first, path.end());
-                cycle.push_back(dependency);
-                return cycle;
-            }
-            mark[dependency] = Mark::open;
-            path.push_back(dependency);
-            stack.emplace_back(dependency, 0);
+    std::vector<std::pair<std::size_t, std::size_t>> stack = {{start, 0}};
+    std::vector<std::size_t> path = {start};
+    mark[start] = Mark::open;
+    while (!stack.empty()) {
+        auto& [job, next] = stack.back();
+        if (next == dependencies[job].size()) {
+            mark[job] = Mark::done;
+            stack.pop_back();
+            path.pop_back();
+            continue;
         }
+        std::size_t dependency = dependencies[job][next++];
+        if (dependency >= dependencies.size() || mark[dependency] == Mark::done) continue;
+        if (mark[dependency] == Mark::open) {
+            std::vector<std::size_t> cycle(std::find(path.begin(), path.end(), dependency), path.end());
+            cycle.push_back(dependency);
+            return cycle;
+        }
+        mark[dependency] = Mark::open;
+        path.push_back(dependency);
+        stack.emplace_back(dependency, 0);
     }
     return {};
+}
+
+}  // namespace
+
+std::vector<std::size_t> find_cycle(const JobDependencies& dependencies)
+{
+    std::vector<Mark> mark(dependencies.size(), Mark::unseen);
+    for (std::size_t start = 0; start < dependencies.size(); ++start) {
+        if (mark[start] != Mark::unseen) continue;
+        if (auto cycle = cycle_below(dependencies, start, mark); !cycle.empty()) return cycle;
+    }
+    return {};
+}
+
+std::vector<std::size_t> find_cycle_from(const JobDependencies& dependencies, std::size_t start)
+{
+    if (start >= dependencies.size()) return {};
+    std::vector<Mark> mark(dependencies.size(), Mark::unseen);
+    return cycle_below(dependencies, start, mark);
 }
 
 }  // namespace ck

@@ -52,4 +52,8 @@ double longest_path(const JobDependencies& dependencies, const std::vector<doubl
 /// repeated at the end), or an empty list when there is none.
 std::vector<std::size_t> find_cycle(const JobDependencies& dependencies);
 
+/// The jobs of a cycle that job `start` is in or depends on, directly or
+/// not (as find_cycle), or an empty list when it depends on none.
+std::vector<std::size_t> find_cycle_from(const JobDependencies& dependencies, std::size_t start);
+
 }  // namespace ck

@@ -252,7 +252,33 @@ TEST_CASE("an import cycle is a problem of its modules and their importers, not 
     for (const char* name : {"pk.a_kernels", "pk.b_kernels", "pk.kernels.k1.k1_kernels"}) {
         const HostModule* module = find_module(plan, name);
         REQUIRE(module);
-        CHECK(module->problem.find("import cycle") != std::string::npos);
+        CHECK(module->problem.find("import cycle (pk.") != std::string::npos);
+    }
+    CHECK(find_module(plan, "pk.a_kernels")->problem.find(": in an import cycle (pk.a_kernels -> pk.b_kernels -> "
+                                                          "pk.a_kernels)") != std::string::npos);
+    CHECK(find_module(plan, "pk.kernels.k1.k1_kernels")->problem.find(": behind an import cycle") != std::string::npos);
+}
+
+TEST_CASE("each module stuck behind a cycle names a cycle of its own package, when packages hold cycles alike")
+{
+    test::TempTree tree;
+    std::vector<const char*> packages = {"alpha", "beta"};
+    for (std::string p : packages) {
+        tree.write("src/" + p + "/__init__.py", "");
+        tree.write("src/" + p + "/c1.py", "from " + p + ".c2 import g\n");
+        tree.write("src/" + p + "/c2.py", "from " + p + ".c1 import f\n");
+        tree.write("src/" + p + "/k/k_kernels.py", "from " + p + ".c1 import f\n\ndef k():\n    pass\n");
+    }
+    auto kernels = find_kernels({tree / "src/alpha", tree / "src/beta"}, Config{});
+    HostPlan plan = plan_host_builds(pointers(kernels), toolchain());
+    for (std::string p : packages) {
+        for (const std::string module : {".k.k_kernels", ".c1", ".c2"}) {
+            const HostModule* found = find_module(plan, p + module);
+            REQUIRE(found);
+            std::string other = p == "alpha" ? "beta." : "alpha.";
+            CHECK(found->problem.find("import cycle (" + p + ".") != std::string::npos);
+            CHECK(found->problem.find(other) == std::string::npos);
+        }
     }
 }
 

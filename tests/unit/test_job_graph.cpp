@@ -118,6 +118,17 @@ TEST_CASE("cycles and unknown jobs are refused before anything runs")
     CHECK(find_cycle({{}, {0}, {0, 1}}).empty());
 }
 
+TEST_CASE("find_cycle_from names the cycle a job is in or depends on, not another one")
+{
+    // Two cycles of the same shape, 1 <-> 2 and 4 <-> 5; job 3 depends on the second, job 0 on none.
+    JobDependencies dependencies = {{}, {2}, {1}, {0, 4}, {5}, {4}};
+    CHECK(find_cycle_from(dependencies, 1) == std::vector<std::size_t>{1, 2, 1});
+    CHECK(find_cycle_from(dependencies, 5) == std::vector<std::size_t>{5, 4, 5});
+    CHECK(find_cycle_from(dependencies, 3) == std::vector<std::size_t>{4, 5, 4});
+    CHECK(find_cycle_from(dependencies, 0).empty());
+    CHECK(find_cycle_from(dependencies, 9).empty());
+}
+
 TEST_CASE("the longest path sums job times along the heaviest chain of dependencies")
 {
     // 0 (1 s) <- 2 (4 s) <- 3 (1 s); 1 (5 s) <- 3: the chain 0, 2, 3 is 6 s, 1, 3 only 6 s too; 4 alone 6.5 s.
