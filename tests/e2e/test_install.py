@@ -257,6 +257,17 @@ def test_installed_cli_loads_libarchive_only_when_an_archive_is_used(installed):
     assert not any(name.startswith("libarchive") for name in needed(cli)), sorted(needed(cli))
 
 
+def test_installed_cli_allocates_with_mimalloc_where_the_build_found_it(installed):
+    """mimalloc replaces malloc in the CLI only (-Dmimalloc, on where libmimalloc-dev is installed,
+    off in sanitizer builds); the library applications link keeps their allocator."""
+    cli = installed.prefix / build_option("bindir") / "cunumpy-kernels"
+    found = Path("/usr/include/mimalloc.h").exists() and build_option("mimalloc") != "disabled"
+    expected = found and sanitizers() == "none"
+    assert any(name.startswith("libmimalloc") for name in needed(cli)) == expected, sorted(needed(cli))
+    stats = run_checked([cli, "--version"], env=dict(os.environ, MIMALLOC_SHOW_STATS="1"))
+    assert ("heap stats" in stats.stderr) == expected
+
+
 def test_installed_headers_include_only_their_own_and_standard_headers(installed):
     """So an application needs no nlohmann, spdlog, fmt, toml++ or libarchive headers."""
     headers = sorted(path for path in installed.include.rglob("*") if path.is_file())
