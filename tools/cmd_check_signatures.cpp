@@ -19,6 +19,7 @@
 #include <optional>
 #include <map>
 #include <memory>
+#include <mutex>
 
 namespace ck::cli {
 
@@ -175,12 +176,17 @@ int exit_code(const std::vector<KernelSignatures>& kernels, bool warnings_as_err
 
 // cunumpy's version, asked of the tree's Python once and only when a
 // warning is worded: a hook with nothing to warn about starts no process.
+// Two threads check kernels (check_signatures): the first to ask starts it.
 CunumpyVersion cunumpy_version_of(const std::string& python)
 {
-    auto asked = std::make_shared<std::optional<std::string>>();
+    struct Asked {
+        std::once_flag once;
+        std::string version;
+    };
+    auto asked = std::make_shared<Asked>();
     return [asked, python] {
-        if (!*asked) *asked = find_cunumpy_version(python).value_or("");
-        return **asked;
+        std::call_once(asked->once, [&] { asked->version = find_cunumpy_version(python).value_or(""); });
+        return asked->version;
     };
 }
 
@@ -220,8 +226,8 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
         }
         CunumpyVersion version = cunumpy_version_of(config.python);
         signatures::HeaderCache headers;
-        for (const auto& kernel : kernels)
-            results.push_back(check_kernel_signatures(kernel, config, version, &headers, &record));
+        for (auto& checked : check_signatures(kernels, config, version, &headers, &record))
+            results.push_back(std::move(checked));
         record.save();
     }
     return results;

@@ -8,7 +8,11 @@
 #include "util/file_util.hpp"
 
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <map>
+#include <optional>
+#include <thread>
 
 namespace ck {
 
@@ -201,6 +205,37 @@ KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Confi
                                          SourceRecord* record)
 {
     return KernelCheck(kernel, config, cunumpy_version, headers, record).run();
+}
+
+std::vector<KernelSignatures> check_signatures(const std::vector<KernelSource>& kernels, const Config& config,
+                                               const CunumpyVersion& cunumpy_version, signatures::HeaderCache* headers,
+                                               SourceRecord* record)
+{
+    std::vector<std::optional<KernelSignatures>> checked(kernels.size());
+    std::vector<std::exception_ptr> failed(kernels.size());
+    std::atomic<std::size_t> next{0};
+    // Each thread takes the next kernel not taken: kernels differ in size.
+    auto work = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < kernels.size();) {
+            try {
+                checked[i] = check_kernel_signatures(kernels[i], config, cunumpy_version, headers, record);
+            } catch (...) {
+                failed[i] = std::current_exception();
+            }
+        }
+    };
+    {
+        std::jthread other;
+        if (kernels.size() > 1) other = std::jthread(work);
+        work();
+    }
+    std::vector<KernelSignatures> results;
+    results.reserve(kernels.size());
+    for (std::size_t i = 0; i < kernels.size(); ++i) {
+        if (failed[i]) std::rethrow_exception(failed[i]);  // the first in order, as one thread would
+        results.push_back(std::move(*checked[i]));
+    }
+    return results;
 }
 
 }  // namespace ck

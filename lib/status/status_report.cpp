@@ -192,8 +192,10 @@ StatusReport read_status(const StatusRequest& request)
     report.warnings = build.warnings;
     std::string first_cache_name;
     signatures::HeaderCache headers;
-    for (auto& kernel : build.kernels) {
-        KernelStatus status{kernel, check_kernel_signatures(kernel, request.config, {}, &headers, record.get()), {}};
+    std::vector<KernelSignatures> checked = check_signatures(build.kernels, request.config, {}, &headers, record.get());
+    for (std::size_t k = 0; k < build.kernels.size(); ++k) {
+        const KernelSource& kernel = build.kernels[k];
+        KernelStatus status{kernel, std::move(checked[k]), {}};
         std::string cache_name = cache_name_of(request.config, kernel.top_package);
         if (first_cache_name.empty() && pyccel_can_build(kernel.name)) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);

@@ -4,6 +4,8 @@
 
 #include <doctest/doctest.h>
 
+#include <atomic>
+
 TEST_SUITE_BEGIN("signature_check");
 
 using namespace ck;
@@ -173,6 +175,39 @@ TEST_CASE("the JSON report lists every kernel and every finding")
     CHECK(j["findings"][0]["declarations"][1]["file"] == "push_cuda.cu");
     CHECK(j["findings"][0]["declarations"][1]["parameters"] == nlohmann::json({"x", "m"}));
     CHECK(j["kernels"][0]["agreement"] == "mismatch");
+}
+
+TEST_CASE("check_signatures on two threads gives each kernel's check, in order, as one thread does")
+{
+    test::TempTree tree;
+    for (int i = 0; i < 24; ++i) {
+        std::string name = "k" + std::to_string(i / 10) + std::to_string(i % 10);
+        tree.write("pkg/" + name + "/" + name + "_kernels.py", "def " + name + "(x, n):\n    pass\n");
+        // Every third kernel disagrees, every fifth cannot be read; all include one header.
+        std::string parameters = i % 3 == 0 ? "double* x, int m" : "double* x, int n";
+        std::string cuda = "#include \"common.cuh\"\n__global__ void " + name + "(" + parameters + ") {}\n";
+        if (i % 5 == 0) cuda = "__global__ void " + name + "(double* x,\n";
+        tree.write("pkg/" + name + "/" + name + "_cuda.cu", cuda);
+    }
+    tree.write("pkg/common.cuh", "#pragma once\n");
+    auto kernels = find_kernels({tree / "pkg"}, Config{});
+    REQUIRE(kernels.size() == 24);
+    std::vector<KernelSignatures> one_thread;
+    for (const auto& k : kernels) one_thread.push_back(check_kernel_signatures(k, Config{}));
+    auto shown = [](const std::vector<KernelSignatures>& results) {
+        return to_json(results, [](const fs::path& p) { return p.filename().string(); }).dump();
+    };
+    std::atomic<int> asked{0};
+    CunumpyVersion version = [&] { ++asked; return std::string("9.9"); };
+    signatures::HeaderCache headers;
+    for (int run = 0; run < 5; ++run) {
+        std::vector<KernelSignatures> both = check_signatures(kernels, Config{}, version, &headers);
+        REQUIRE(both.size() == kernels.size());
+        for (std::size_t i = 0; i < kernels.size(); ++i) CHECK(both[i].module == kernels[i].module);
+        CHECK(shown(both) == shown(one_thread));
+    }
+    CHECK(check_signatures({}, Config{}).empty());
+    CHECK(check_signatures({kernels[1]}, Config{}).front().module == kernels[1].module);
 }
 
 TEST_SUITE_END();
