@@ -14,12 +14,12 @@
 #include "package/kernel_walker.hpp"
 #include "package/module_scan.hpp"
 #include "plan/input_change.hpp"
+#include "util/side_thread.hpp"
 #include "util/subprocess.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
 #include <exception>
-#include <thread>
 #include <tuple>
 
 namespace ck {
@@ -43,20 +43,21 @@ public:
         std::vector<CudaPlanning> cuda = request().cuda ? cuda_plannings() : std::vector<CudaPlanning>{};
         std::vector<HostPlanning> host;
         std::exception_ptr host_error;  // raised after the CUDA side's, as on one thread
-        {
-            // The CUDA kernels are read on a second thread while this one reads
-            // the host modules: the two share only the record, which is
-            // thread-safe. What each found is then added to the plan in the
-            // order of a plan made on one thread, so the output is the same.
-            std::jthread cuda_reader([&cuda] {
+        // The CUDA kernels are read on a second thread while this one reads
+        // the host modules: the two share only the record, which is
+        // thread-safe. What each found is then added to the plan in the
+        // order of a plan made on one thread, so the output is the same.
+        util::run_beside(
+            [&cuda] {
                 for (auto& planning : cuda) planning.run();
+            },
+            [&] {
+                try {
+                    if (request().host) host = host_plannings();
+                } catch (...) {
+                    host_error = std::current_exception();
+                }
             });
-            try {
-                if (request().host) host = host_plannings();
-            } catch (...) {
-                host_error = std::current_exception();
-            }
-        }
         if (request().cuda) add_cuda(cuda);
         if (host_error) std::rethrow_exception(host_error);
         if (request().host) add_host(host);
@@ -174,7 +175,9 @@ private:
     CacheLocation writable_location(const std::string& name, std::string& read_only)
     {
         try {
-            return resolve_cache_location(name, config().cache_dir, !request().dry_run);
+            // A dry run looks where the build would write, creating nothing.
+            if (request().dry_run) return planned_cache_location(name, config().cache_dir);
+            return resolve_cache_location(name, config().cache_dir, true);
         } catch (const CacheError& error) {
             std::error_code ignored;
             if (!config().cache_dir || !fs::is_directory(*config().cache_dir, ignored)) throw;

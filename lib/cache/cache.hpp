@@ -70,6 +70,14 @@ CacheLocation resolve_cache_location(const std::string& cache_name,
                                             const std::optional<std::filesystem::path>& override_root,
                                             bool for_writing);
 
+/// The root a build would write, found without creating anything (status,
+/// `build --dry-run`): as resolve_cache_location with `for_writing`, each
+/// folder checked with util::could_make_writable_dir; when no candidate
+/// could be written (a build would fail), the preferred root, for what it
+/// holds. Throws CacheError when no home folder is found.
+CacheLocation planned_cache_location(const std::string& cache_name,
+                                     const std::optional<std::filesystem::path>& override_root);
+
 
 /// The cache key of an entry: the SHA-256 of the canonical JSON of its inputs
 /// (sorted keys, no whitespace). Inputs hold everything that can change the

@@ -52,6 +52,12 @@ fs::path preferred_root(const std::string& name)
     return util::absolute_normal(home_folder(name) / ".cache" / name / "kernels");
 }
 
+// Where PyccelCache goes when the preferred root cannot be written.
+fs::path fallback_root(const std::string& name)
+{
+    return util::absolute_normal(temporary_dir() / (name + "-kernels"));
+}
+
 }  // namespace
 
 std::string env_prefix_of(const std::string& cache_name)
@@ -73,6 +79,17 @@ std::string cache_name_of(const Config& config, const std::string& top_package)
     return config.cache_name.value_or(top_package);
 }
 
+CacheLocation planned_cache_location(const std::string& cache_name, const std::optional<fs::path>& override_root)
+{
+    CacheLocation location = resolve_cache_location(cache_name, override_root, false);
+    if (override_root || util::could_make_writable_dir(location.preferred, nullptr)) return location;
+    fs::path fallback = fallback_root(cache_name);
+    if (!util::could_make_writable_dir(fallback, nullptr)) return location;
+    location.root = fallback;
+    location.fallback = true;
+    return location;
+}
+
 CacheLocation resolve_cache_location(const std::string& cache_name, const std::optional<fs::path>& override_root,
                                      bool for_writing)
 {
@@ -90,7 +107,7 @@ CacheLocation resolve_cache_location(const std::string& cache_name, const std::o
     if (!for_writing) return location;
     std::string preferred_problem;
     if (util::make_writable_dir(location.preferred, &preferred_problem)) return location;
-    location.root = util::absolute_normal(temporary_dir() / (cache_name + "-kernels"));
+    location.root = fallback_root(cache_name);
     location.fallback = true;
     std::string fallback_problem;
     if (util::make_writable_dir(location.root, &fallback_problem)) return location;

@@ -97,22 +97,31 @@ std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, c
         else (is_header(path) ? headers : files).push_back(path);
     }
     std::map<std::string, KernelSource> found;
+    // The same kernel named twice (its folder and its file) counts once; another
+    // kernel of the same module (another tree) is named, as the walk names it.
+    auto add = [&](KernelSource kernel) {
+        auto [first, added] = found.try_emplace(kernel.module, kernel);
+        if (!added && first->second.folder != kernel.folder && warn) warn(duplicate_module_warning(kernel, first->second));
+    };
     if (!folders.empty() || (files.empty() && headers.empty()))
-        for (auto& kernel : find_kernels(folders, config, warn, record)) found.emplace(kernel.module, std::move(kernel));
+        for (auto& kernel : find_kernels(folders, config, warn, record)) add(std::move(kernel));
     std::set<fs::path> asked;
     for (const auto& file : files) {
         std::error_code error;
         fs::path folder = fs::absolute(file, error).lexically_normal().parent_path();
         if (!asked.insert(folder).second) continue;
-        if (auto kernel = kernel_of_file(file, config, record)) found.emplace(kernel->module, std::move(*kernel));
+        if (auto kernel = kernel_of_file(file, config, record)) add(std::move(*kernel));
     }
     std::map<fs::path, std::vector<KernelSource>> trees;
     for (const auto& header : headers) {
         fs::path canonical = canonical_or_empty(header);
         fs::path tree = tree_of_header(canonical, config);
         if (!trees.count(tree)) trees[tree] = find_kernels({tree}, config, {}, record);
-        for (const auto& kernel : trees[tree])
-            if (!found.count(kernel.module) && includes(kernel, config, canonical)) found.emplace(kernel.module, kernel);
+        for (const auto& kernel : trees[tree]) {
+            auto known = found.find(kernel.module);
+            if (known != found.end() && known->second.folder == kernel.folder) continue;  // selected already
+            if (includes(kernel, config, canonical)) add(kernel);
+        }
     }
     std::vector<KernelSource> kernels;
     for (auto& [module, kernel] : found) kernels.push_back(std::move(kernel));

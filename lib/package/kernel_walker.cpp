@@ -223,11 +223,7 @@ private:
         }
         ++kernels_seen_;
         auto [first, added] = found_.try_emplace(kernel.module, kernel);
-        if (!added && warn_)
-            warn_(kernel.folder.string() + ": kernel module '" + kernel.module + "' was found already in " +
-                  first->second.folder.string() + "; this one is left out (Python imports one module of a name, "
-                  "and the cache names entries by module): give one tree's top-level package another name, or "
-                  "pass the trees to separate runs");
+        if (!added && warn_) warn_(duplicate_module_warning(kernel, first->second));
     }
 
     const Config& config_;
@@ -264,6 +260,14 @@ std::vector<fs::path> KernelSource::include_dirs(const Config& config) const
     std::vector<fs::path> dirs = {folder, source_root};
     dirs.insert(dirs.end(), config.include_dirs.begin(), config.include_dirs.end());
     return dirs;
+}
+
+std::string duplicate_module_warning(const KernelSource& left_out, const KernelSource& kept)
+{
+    return left_out.folder.string() + ": kernel module '" + left_out.module + "' was found already in " +
+           kept.folder.string() + "; this one is left out (Python imports one module of a name, and the cache "
+           "names entries by module): give one tree's top-level package another name, or pass the trees to "
+           "separate runs";
 }
 
 std::vector<KernelSource> find_kernels(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn)

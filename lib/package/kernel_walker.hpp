@@ -20,4 +20,8 @@ std::optional<KernelSource> kernel_of_file(const std::filesystem::path& file, co
 std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths, const Config& config,
                                            WalkWarning warn, SourceRecord* record);
 
+/// The warning for a kernel whose dotted module was found already in another
+/// folder (two trees with the same package names): `left_out` is not used.
+std::string duplicate_module_warning(const KernelSource& left_out, const KernelSource& kept);
+
 }  // namespace ck

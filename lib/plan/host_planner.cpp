@@ -179,9 +179,11 @@ std::vector<std::size_t> import_order(GraphBuilder& graph)
         for (const auto& edge : graph.edges_[m]) dependencies[m].push_back(edge.module);
     for (std::size_t m = 0; m < count; ++m) {
         if (std::find(order.begin(), order.end(), m) != order.end()) continue;
-        // Each module names a cycle of its own imports: trees hold cycles of the same shape.
-        std::vector<std::size_t> found = find_cycle_from(dependencies, m);
-        bool in_it = std::find(found.begin(), found.end(), m) != found.end();
+        // Each module names a cycle of its own imports (trees hold cycles of the
+        // same shape): one through it when there is one, else one it imports.
+        std::vector<std::size_t> found = find_cycle_through(dependencies, m);
+        bool in_it = !found.empty();
+        if (!in_it) found = find_cycle_from(dependencies, m);
         std::string cycle;
         for (std::size_t c : found) cycle += (cycle.empty() ? "" : " -> ") + graph.modules_[c].name;
         graph.modules_[m].problem = graph.modules_[m].file.string() + (in_it ? ": in" : ": behind") +

@@ -1,6 +1,7 @@
 #include "scheduler/job_graph.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <condition_variable>
 #include <mutex>
 #include <set>
@@ -219,6 +220,32 @@ std::vector<std::size_t> find_cycle_from(const JobDependencies& dependencies, st
     if (start >= dependencies.size()) return {};
     std::vector<Mark> mark(dependencies.size(), Mark::unseen);
     return cycle_below(dependencies, start, mark);
+}
+
+std::vector<std::size_t> find_cycle_through(const JobDependencies& dependencies, std::size_t job)
+{
+    if (job >= dependencies.size()) return {};
+    // Breadth-first from the job's dependencies, back to the job.
+    constexpr std::size_t unseen = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> came_from(dependencies.size(), unseen);
+    std::deque<std::size_t> queue = {job};
+    while (!queue.empty()) {
+        std::size_t at = queue.front();
+        queue.pop_front();
+        for (std::size_t next : dependencies[at]) {
+            if (next >= dependencies.size() || came_from[next] != unseen) continue;
+            came_from[next] = at;
+            if (next == job) {
+                std::vector<std::size_t> cycle = {job};
+                for (std::size_t step = at; step != job; step = came_from[step]) cycle.push_back(step);
+                cycle.push_back(job);
+                std::reverse(cycle.begin() + 1, cycle.end() - 1);
+                return cycle;
+            }
+            queue.push_back(next);
+        }
+    }
+    return {};
 }
 
 }  // namespace ck

@@ -56,4 +56,8 @@ std::vector<std::size_t> find_cycle(const JobDependencies& dependencies);
 /// not (as find_cycle), or an empty list when it depends on none.
 std::vector<std::size_t> find_cycle_from(const JobDependencies& dependencies, std::size_t start);
 
+/// A shortest cycle through job `job` (`job` first and last, in dependency
+/// order), or an empty list when `job` is in none.
+std::vector<std::size_t> find_cycle_through(const JobDependencies& dependencies, std::size_t job);
+
 }  // namespace ck

@@ -6,13 +6,13 @@
 #include "signatures/kernel_declaration.hpp"
 #include "signatures/cunumpy_readability.hpp"
 #include "util/file_util.hpp"
+#include "util/side_thread.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <exception>
 #include <map>
 #include <optional>
-#include <thread>
 
 namespace ck {
 
@@ -224,11 +224,8 @@ std::vector<KernelSignatures> check_signatures(const std::vector<KernelSource>& 
             }
         }
     };
-    {
-        std::jthread other;
-        if (kernels.size() > 1) other = std::jthread(work);
-        work();
-    }
+    if (kernels.size() > 1) util::run_beside(work, work);  // without a thread, this one takes them all
+    else work();
     std::vector<KernelSignatures> results;
     results.reserve(kernels.size());
     for (std::size_t i = 0; i < kernels.size(); ++i) {

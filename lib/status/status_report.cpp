@@ -46,7 +46,7 @@ std::string first_line(const std::string& text)
 
 class CacheReader {
 public:
-    explicit CacheReader(const Config& config) : config_(config) {}
+    CacheReader(const Config& config, const BuildPlan& plan) : config_(config), plan_(plan) {}
 
     ArtifactStatus artifact(const std::string& cache_name, const JobResult& job)
     {
@@ -84,16 +84,19 @@ public:
     }
 
 private:
-    // The store the build used: same cache name, same root rules.
+    // The store the build would use: the plan's root for the name (the
+    // fallback where the preferred root cannot be written), else the same rules.
     const EntryStore& store_of(const std::string& name)
     {
+        if (auto planned = plan_.contexts.find(name); planned != plan_.contexts.end()) return planned->second->store;
         auto it = stores_.find(name);
         if (it == stores_.end())
-            it = stores_.emplace(name, EntryStore(resolve_cache_location(name, config_.cache_dir, false).root)).first;
+            it = stores_.emplace(name, EntryStore(planned_cache_location(name, config_.cache_dir).root)).first;
         return it->second;
     }
 
     const Config& config_;
+    const BuildPlan& plan_;
     std::map<std::string, EntryStore> stores_;
 };
 
@@ -188,7 +191,7 @@ StatusReport read_status(const StatusRequest& request)
     }
     std::multimap<std::string, const JobResult*> jobs;
     for (const auto& job : build.jobs) jobs.emplace(job.module, &job);
-    CacheReader cache(request.config);
+    CacheReader cache(request.config, planned);
     report.warnings = build.warnings;
     std::string first_cache_name;
     signatures::HeaderCache headers;

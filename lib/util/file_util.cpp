@@ -132,6 +132,25 @@ bool make_writable_dir(const fs::path& dir, std::string* why)
     return true;
 }
 
+bool could_make_writable_dir(const std::filesystem::path& dir, std::string* why)
+{
+    std::filesystem::path existing = absolute_normal(dir);
+    std::error_code error;
+    // A dangling link is there (create_directories fails on it), and not a folder.
+    while (std::filesystem::symlink_status(existing, error).type() == std::filesystem::file_type::not_found &&
+           existing.has_relative_path())
+        existing = existing.parent_path();
+    if (!std::filesystem::is_directory(existing, error)) {
+        if (why) *why = existing.string() + " is not a folder";
+        return false;
+    }
+    if (::access(existing.c_str(), W_OK | X_OK) != 0) {
+        if (why) *why = existing.string() + ": " + errno_message(errno);
+        return false;
+    }
+    return true;
+}
+
 std::filesystem::path absolute_normal(const std::filesystem::path& path)
 {
     std::filesystem::path normal = std::filesystem::absolute(path).lexically_normal();

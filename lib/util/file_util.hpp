@@ -57,6 +57,12 @@ std::string errno_message(int error);
 /// Whether the current user may create files in `dir` (creating it if needed).
 bool make_writable_dir(const std::filesystem::path& dir, std::string* why);
 
+/// Whether make_writable_dir(dir) would succeed, found without creating
+/// anything: `dir` is a folder the current user may write and search, or
+/// the nearest folder above it that exists is one (access(2), as
+/// make_writable_dir checks). `why` names the path that fails and the reason.
+bool could_make_writable_dir(const std::filesystem::path& dir, std::string* why);
+
 /// `path` made absolute against the working folder and lexically normal
 /// (no `.`, no `x/..`, no trailing slash): the form of every root the tool
 /// uses and prints. Reads nothing but the working folder.

@@ -165,6 +165,30 @@ def test_cache_root_follows_cunumpy(run, example, tmp_path):
     assert "is not writable; using" in result.stderr
 
 
+def test_status_reads_the_fallback_root_a_build_writes_when_the_preferred_cannot_be_written(run, example, tmp_path):
+    """As cunumpy's PyccelCache, a build that cannot write the preferred root writes <tmp>/<name>-kernels;
+    status and a dry run look there too (creating nothing), or they would never see those builds."""
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the cache folder should be")
+    env = {"PARTICLES_KERNEL_CACHE": str(blocked / "k")}
+    fallback = run.home / "tmp" / "particles-kernels"
+
+    def states():
+        report, result = run.json("status", "--only", "cuda", example, env=env, check=0)
+        assert "is not writable; using " + str(fallback) in result.stderr
+        return {a["state"] for k in report["kernels"] for a in k["artifacts"]}
+
+    assert states() <= {"missing", "unknown"}
+    dry, _ = run.json("build", "--dry-run", "--only", "cuda", example, env=env, check=0)
+    assert dry["jobs"] and all(j["state"] == "would-build" for j in dry["jobs"])
+    # A dry run publishes nothing (it may remember tool answers in .probes/, as it does in any root).
+    assert not (fallback / "cuda").exists()
+    run("build", "--only", "cuda", example, env=env, check=0)
+    assert states() == {"built"}
+    dry, _ = run.json("build", "--dry-run", "--only", "cuda", example, env=env, check=0)
+    assert all(j["state"] == "hit" for j in dry["jobs"])
+
+
 def test_a_second_checkout_hits_the_same_entries(run, example, tmp_path):
     cache = tmp_path / "cache"
     run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)

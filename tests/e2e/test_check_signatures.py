@@ -229,6 +229,11 @@ def test_a_module_found_in_two_trees_is_named_not_dropped_silently(run, tmp_path
     for command in (["check-signatures"], ["status", "--only", "host", "--cache-dir", tmp_path / "cache"]):
         result = run(*command, "s1", "s2", cwd=tmp_path, check=0)
         assert expected in result.stderr
+    # Files, as pre-commit passes them, name it too; one kernel named by its folder and its file does not.
+    result = run("check-signatures", "s1/pkg/k/k_kernels.py", "s2/pkg/k/k_cuda.cu", cwd=tmp_path, check=0)
+    assert "kernel module 'pkg.k' was found already in" in result.stderr
+    result = run("check-signatures", "s2", "s2/pkg/k/k_cuda.cu", cwd=tmp_path, check=1)
+    assert "was found already" not in result.stderr
     # Each tree alone is walked whole.
     assert "the host kernel takes (x, n), the CUDA kernel (n, x)" in run("check-signatures", "s2", cwd=tmp_path,
                                                                            check=1).stdout

@@ -4,6 +4,8 @@
 #include "scoped_env.hpp"
 #include "temp_tree.hpp"
 
+#include "util/file_util.hpp"
+
 #include <doctest/doctest.h>
 
 #include <cstdlib>
@@ -91,6 +93,60 @@ TEST_CASE("an unwritable root falls back to <tmp>/<name>-kernels")
     CHECK(location.fallback);
     CHECK(location.root == tree / "tmp/my-sim-kernels");
     CHECK(location.preferred == tree / "blocked/kernels");
+}
+
+TEST_CASE("a planned location is where a build would write, and creates nothing")
+{
+    test::TempTree tree;
+    tree.write("blocked", "a file, not a folder");
+    test::ScopedEnv tmp("TMPDIR", (tree / "tmp").string());
+    {
+        // A preferred root that could be made: itself, not made.
+        test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "deep/down/kernels").string());
+        auto planned = planned_cache_location("my-sim", std::nullopt);
+        CHECK_FALSE(planned.fallback);
+        CHECK(planned.root == tree / "deep/down/kernels");
+        CHECK_FALSE(fs::exists(tree / "deep"));
+    }
+    test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "blocked/kernels").string());
+    // Blocked: the fallback a build would make, not made either; the same as a build's.
+    auto planned = planned_cache_location("my-sim", std::nullopt);
+    CHECK(planned.fallback);
+    CHECK(planned.root == tree / "tmp/my-sim-kernels");
+    CHECK(planned.preferred == tree / "blocked/kernels");
+    CHECK_FALSE(fs::exists(tree / "tmp"));
+    CHECK(resolve_cache_location("my-sim", std::nullopt, true).root == planned.root);
+    {
+        // Nothing could be written (a build fails): the preferred root, for what it holds.
+        test::ScopedEnv blocked_tmp("TMPDIR", (tree / "blocked/tmp").string());
+        auto nowhere = planned_cache_location("my-sim", std::nullopt);
+        CHECK_FALSE(nowhere.fallback);
+        CHECK(nowhere.root == tree / "blocked/kernels");
+    }
+    // --cache-dir is taken as given.
+    CHECK(planned_cache_location("my-sim", tree / "given").root == tree / "given");
+    CHECK_FALSE(fs::exists(tree / "given"));
+}
+
+TEST_CASE("could_make_writable_dir answers as make_writable_dir would, without making anything")
+{
+    test::TempTree tree;
+    tree.write("file", "x");
+    fs::create_symlink(tree / "gone", tree / "dangling");
+    std::string why;
+    CHECK(util::could_make_writable_dir(tree / "a/b/c", &why));
+    CHECK_FALSE(fs::exists(tree / "a"));
+    CHECK(util::could_make_writable_dir(tree.root(), &why));
+    CHECK_FALSE(util::could_make_writable_dir(tree / "file/sub", &why));
+    CHECK(why == (tree / "file").string() + " is not a folder");
+    CHECK_FALSE(util::could_make_writable_dir(tree / "dangling/sub", &why));
+    CHECK_FALSE(util::make_writable_dir(tree / "dangling/sub", nullptr));
+    if (::geteuid() != 0) {  // root may write anywhere
+        fs::create_directories(tree / "locked");
+        fs::permissions(tree / "locked", fs::perms::owner_read | fs::perms::owner_exec);
+        CHECK_FALSE(util::could_make_writable_dir(tree / "locked/sub", &why));
+        fs::permissions(tree / "locked", fs::perms::owner_all);
+    }
 }
 
 TEST_CASE("nothing writable is an error naming every folder tried")

@@ -259,6 +259,30 @@ TEST_CASE("an import cycle is a problem of its modules and their importers, not 
     CHECK(find_module(plan, "pk.kernels.k1.k1_kernels")->problem.find(": behind an import cycle") != std::string::npos);
 }
 
+TEST_CASE("a module in a cycle says so, whichever import comes first, even when it also imports another cycle")
+{
+    // m imports the a <-> b cycle and n; n imports m: m and n are in a cycle of their own.
+    for (bool cycle_first : {false, true}) {
+        test::TempTree tree;
+        tree.write("src/top/__init__.py", "");
+        tree.write("src/top/a.py", "from top.b import g\n");
+        tree.write("src/top/b.py", "from top.a import f\n");
+        std::string to_a = "from top.a import f\n", to_n = "from top.n import h\n";
+        tree.write("src/top/m.py", cycle_first ? to_n + to_a : to_a + to_n);
+        tree.write("src/top/n.py", "from top.m import k\n");
+        tree.write("src/top/k/k_kernels.py", "from top.m import k\n\ndef k():\n    pass\n");
+        auto kernels = find_kernels({tree / "src/top"}, Config{});
+        HostPlan plan = plan_host_builds(pointers(kernels), toolchain());
+        CHECK(find_module(plan, "top.m")->problem.find(": in an import cycle (top.m -> top.n -> top.m)") !=
+              std::string::npos);
+        CHECK(find_module(plan, "top.n")->problem.find(": in an import cycle (top.n -> top.m -> top.n)") !=
+              std::string::npos);
+        CHECK(find_module(plan, "top.a")->problem.find(": in an import cycle (top.a -> top.b -> top.a)") !=
+              std::string::npos);
+        CHECK(find_module(plan, "top.k.k_kernels")->problem.find(": behind an import cycle") != std::string::npos);
+    }
+}
+
 TEST_CASE("each module stuck behind a cycle names a cycle of its own package, when packages hold cycles alike")
 {
     test::TempTree tree;

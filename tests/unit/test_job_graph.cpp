@@ -129,6 +129,17 @@ TEST_CASE("find_cycle_from names the cycle a job is in or depends on, not anothe
     CHECK(find_cycle_from(dependencies, 9).empty());
 }
 
+TEST_CASE("find_cycle_through names a shortest cycle through the job, and none for a job only behind one")
+{
+    // 0 -> 1 -> 2 -> 0 and 0 -> 3 -> 0; 4 depends on 0; 5 on itself.
+    JobDependencies dependencies = {{1, 3}, {2}, {0}, {0}, {0}, {5}};
+    CHECK(find_cycle_through(dependencies, 0) == std::vector<std::size_t>{0, 3, 0});
+    CHECK(find_cycle_through(dependencies, 1) == std::vector<std::size_t>{1, 2, 0, 1});
+    CHECK(find_cycle_through(dependencies, 4).empty());
+    CHECK(find_cycle_through(dependencies, 5) == std::vector<std::size_t>{5, 5});
+    CHECK(find_cycle_through(dependencies, 6).empty());
+}
+
 TEST_CASE("the longest path sums job times along the heaviest chain of dependencies")
 {
     // 0 (1 s) <- 2 (4 s) <- 3 (1 s); 1 (5 s) <- 3: the chain 0, 2, 3 is 6 s, 1, 3 only 6 s too; 4 alone 6.5 s.
