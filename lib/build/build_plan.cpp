@@ -83,8 +83,11 @@ private:
         if (location.fallback)
             plan_.warnings.push_back("cache " + location.preferred.string() + " is not writable; using " +
                                      location.root.string() + " (as cunumpy's PyccelCache does)");
+        // The preferred root's tool answers hold for the fallback too (the same tools).
+        std::optional<fs::path> probes_also;
+        if (location.fallback) probes_also = location.preferred / ".probes";
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
-                                                                   ToolProbe(location.root / ".probes"), nullptr,
+                                                                   ToolProbe(location.root / ".probes", probes_also), nullptr,
                                                                    nullptr, std::nullopt, read_only, "", false, {}, 0, {}});
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback) context->also_read.emplace(location.preferred);

@@ -26,10 +26,13 @@ std::string ToolProbe::answer(const fs::path& tool, const std::string& question,
 {
     auto name = record_name(tool, question);
     if (name) {
-        try {
-            return util::read_file(dir_ / *name);
-        } catch (const SourceError&) {
-            // Not asked yet.
+        for (const fs::path* dir : {&dir_, also_read_ ? &*also_read_ : nullptr}) {
+            if (!dir) continue;
+            try {
+                return util::read_file(*dir / *name);
+            } catch (const SourceError&) {
+                // Not asked yet.
+            }
         }
     }
     std::string value = ask();

@@ -13,7 +13,12 @@ namespace ck {
 
 class ToolProbe {
 public:
-    explicit ToolProbe(std::filesystem::path dir) : dir_(std::move(dir)) {}
+    /// Records in `dir`; answers are also read from `also_read` when given
+    /// (the .probes of an unwritable preferred root, beside its fallback).
+    explicit ToolProbe(std::filesystem::path dir, std::optional<std::filesystem::path> also_read = std::nullopt)
+        : dir_(std::move(dir)), also_read_(std::move(also_read))
+    {
+    }
 
     /// The value recorded for `question` about `tool`, or the result of `ask`
     /// (recorded when it is not empty). An unreadable tool file is asked every time.
@@ -28,6 +33,7 @@ public:
 private:
     std::optional<std::string> record_name(const std::filesystem::path& tool, const std::string& question) const;
     std::filesystem::path dir_;
+    std::optional<std::filesystem::path> also_read_;
 };
 
 }  // namespace ck

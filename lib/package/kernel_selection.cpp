@@ -101,7 +101,10 @@ std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, c
     // kernel of the same module (another tree) is named, as the walk names it.
     auto add = [&](KernelSource kernel) {
         auto [first, added] = found.try_emplace(kernel.module, kernel);
-        if (!added && first->second.folder != kernel.folder && warn) warn(duplicate_module_warning(kernel, first->second));
+        if (added || !warn) return;
+        std::error_code error;  // a folder named through a link is the same folder
+        if (first->second.folder != kernel.folder && !fs::equivalent(first->second.folder, kernel.folder, error))
+            warn(duplicate_module_warning(kernel, first->second));
     };
     if (!folders.empty() || (files.empty() && headers.empty()))
         for (auto& kernel : find_kernels(folders, config, warn, record)) add(std::move(kernel));

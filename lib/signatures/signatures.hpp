@@ -105,8 +105,9 @@ KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Confi
 /// thread and one more when there are several: the readings are independent,
 /// and the pre-commit hook and `status` wait for all of them. `headers` and
 /// `record` are shared by both threads (they lock); `cunumpy_version` may be
-/// called from either, so it must be safe to call concurrently. Never throws
-/// but for lack of memory or threads (std::system_error).
+/// called from either, so it must be safe to call concurrently. Where no
+/// thread can be started, this thread reads them all. Never throws but for
+/// lack of memory.
 std::vector<KernelSignatures> check_signatures(const std::vector<KernelSource>& kernels, const Config& config,
                                                const CunumpyVersion& cunumpy_version = {},
                                                signatures::HeaderCache* headers = nullptr,

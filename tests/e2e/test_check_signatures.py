@@ -234,6 +234,9 @@ def test_a_module_found_in_two_trees_is_named_not_dropped_silently(run, tmp_path
     assert "kernel module 'pkg.k' was found already in" in result.stderr
     result = run("check-signatures", "s2", "s2/pkg/k/k_cuda.cu", cwd=tmp_path, check=1)
     assert "was found already" not in result.stderr
+    (tmp_path / "s1link").symlink_to(tmp_path / "s1")  # the same kernel through a link
+    result = run("check-signatures", "s1/pkg/k/k_kernels.py", "s1link/pkg/k/k_kernels.py", cwd=tmp_path, check=0)
+    assert "was found already" not in result.stderr
     # Each tree alone is walked whole.
     assert "the host kernel takes (x, n), the CUDA kernel (n, x)" in run("check-signatures", "s2", cwd=tmp_path,
                                                                            check=1).stdout

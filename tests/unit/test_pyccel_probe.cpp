@@ -18,6 +18,7 @@
 TEST_SUITE_BEGIN("pyccel_probe");
 
 using namespace ck;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -119,6 +120,26 @@ TEST_CASE("the interpreter is asked once, and again only when its packages chang
     CHECK(runs(tree) == 2);
     CHECK(find_python_facts(python.string(), probe, false, &why));
     CHECK(runs(tree) == 2);
+}
+
+TEST_CASE("a probe beside a fallback root reads the preferred root's answers and records only in its own")
+{
+    test::TempTree tree;
+    fs::path tool = tree.write("bin/tool", "#!/bin/sh\n");
+    ToolProbe preferred(tree / "preferred/.probes");
+    preferred.remember(tool, "version?", "13.0");
+    ToolProbe fallback(tree / "fallback/.probes", tree / "preferred/.probes");
+    int asked = 0;
+    auto ask = [&] { ++asked; return std::string("asked"); };
+    CHECK(fallback.answer(tool, "version?", ask) == "13.0");
+    CHECK(asked == 0);
+    CHECK_FALSE(fs::exists(tree / "fallback/.probes"));
+    CHECK(fallback.answer(tool, "other?", ask) == "asked");
+    CHECK(asked == 1);
+    CHECK(ToolProbe(tree / "fallback/.probes").answer(tool, "other?", ask) == "asked");  // recorded there
+    CHECK(asked == 1);
+    CHECK(preferred.answer(tool, "other?", ask) == "asked");  // and not in the preferred root
+    CHECK(asked == 2);
 }
 
 TEST_CASE("a missing interpreter or a failing probe is reported, not thrown")
