@@ -244,7 +244,7 @@ ArchiveSummary export_entries(const EntryStore& store, const fs::path& archive)
 
 CheckedArchive read_archive(const fs::path& archive)
 {
-    CheckedArchive checked{archive, {}};
+    CheckedArchive checked;
     for (auto& [kind_key, files] : read_members(archive)) {
         Manifest manifest = checked_manifest(archive, kind_key.second, files);
         checked.entries.push_back({kind_key.first, std::move(manifest), std::move(files)});

@@ -172,7 +172,6 @@ struct CheckedArchive {
         Manifest manifest;
         std::map<std::string, std::string> files;  ///< file name -> bytes, manifest.json included
     };
-    std::filesystem::path path;
     std::vector<Entry> entries;
 };
 

@@ -34,10 +34,12 @@ std::string check(const fs::path& path, const fs::path& root, bool follow)
 std::string other_writable_problem(const fs::path& root, const fs::path& entry, const std::vector<fs::path>& files,
                                    std::set<std::string>* cleared)
 {
+    std::set<std::string> cleared_here;  // package folders shared by an entry's files are checked once
+    if (!cleared) cleared = &cleared_here;
     auto folder_problem = [&](const fs::path& folder, bool follow) -> std::string {
-        if (cleared && cleared->count(folder.native())) return "";
+        if (cleared->count(folder.native())) return "";
         std::string problem = check(folder, root, follow);
-        if (problem.empty() && cleared) cleared->insert(folder.native());
+        if (problem.empty()) cleared->insert(folder.native());
         return problem;
     };
     if (std::string problem = folder_problem(root, true); !problem.empty()) return problem;

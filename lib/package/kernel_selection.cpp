@@ -99,11 +99,15 @@ std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, c
     std::map<std::string, KernelSource> found;
     // The same kernel named twice (its folder and its file) counts once; another
     // kernel of the same module (another tree) is named, as the walk names it.
-    auto add = [&](KernelSource kernel) {
-        auto [first, added] = found.try_emplace(kernel.module, kernel);
-        if (added || !warn) return;
+    auto add = [&](KernelSource&& kernel) {
+        auto first = found.find(kernel.module);
+        if (first == found.end()) {
+            std::string module = kernel.module;
+            found.emplace(std::move(module), std::move(kernel));
+            return;
+        }
         std::error_code error;  // a folder named through a link is the same folder
-        if (first->second.folder != kernel.folder && !fs::equivalent(first->second.folder, kernel.folder, error))
+        if (warn && first->second.folder != kernel.folder && !fs::equivalent(first->second.folder, kernel.folder, error))
             warn(duplicate_module_warning(kernel, first->second));
     };
     if (!folders.empty() || (files.empty() && headers.empty()))
@@ -123,7 +127,7 @@ std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, c
         for (const auto& kernel : trees[tree]) {
             auto known = found.find(kernel.module);
             if (known != found.end() && known->second.folder == kernel.folder) continue;  // selected already
-            if (includes(kernel, config, canonical)) add(kernel);
+            if (includes(kernel, config, canonical)) add(KernelSource(kernel));
         }
     }
     std::vector<KernelSource> kernels;

@@ -222,8 +222,12 @@ private:
                   "C backend");
         }
         ++kernels_seen_;
-        auto [first, added] = found_.try_emplace(kernel.module, kernel);
-        if (!added && warn_) warn_(duplicate_module_warning(kernel, first->second));
+        if (auto first = found_.find(kernel.module); first != found_.end()) {
+            if (warn_) warn_(duplicate_module_warning(kernel, first->second));
+            return;
+        }
+        std::string module = kernel.module;
+        found_.emplace(std::move(module), std::move(kernel));
     }
 
     const Config& config_;

@@ -21,7 +21,8 @@ std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::pa
                                            WalkWarning warn, SourceRecord* record);
 
 /// The warning for a kernel whose dotted module was found already in another
-/// folder (two trees with the same package names): `left_out` is not used.
+/// folder (two trees with the same package names): the run keeps `kept` and
+/// leaves `left_out` out, and the text names both folders.
 std::string duplicate_module_warning(const KernelSource& left_out, const KernelSource& kept);
 
 }  // namespace ck

@@ -122,7 +122,10 @@ PlannedKernel CudaPlanner::read_kernel(const KernelSource& kernel)
     planned.scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes, planned.source_sha256);
     CudaJob& base = planned.base;
     base.kernel = &kernel;
-    base.entry = kernel_entry(kernel, config_, source, &headers_, record_, planned.source_sha256);
+    base.entry = !record_ && declarations_
+                     ? kernel_entry_of(kernel, config_,
+                                       declarations_->get(kernel, config_, source, &headers_))
+                     : kernel_entry(kernel, config_, source, &headers_, record_, planned.source_sha256);
     base.source = std::move(source);
     base.system_include_dirs = options_.system_include_dirs;
     base.pre_includes = planned.scan.pre_include_files;

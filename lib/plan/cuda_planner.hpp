@@ -6,6 +6,7 @@
 #include "plan/cuda_job.hpp"
 #include "compilers/compiler_options.hpp"
 #include "compilers/include_scanner.hpp"
+#include "signatures/declaration_memo.hpp"
 
 #include <functional>
 #include <optional>
@@ -100,6 +101,11 @@ public:
     /// a small kernel again (bench/RESULTS.md, issue 14).
     void use_record_for_includes(SourceRecord* record) { scanner_.use_record(record); }
 
+    /// Takes declaration readings from `memo` while their source and headers
+    /// are unchanged, and keeps its own there: the runtime's, which its
+    /// catalog filled when it opened. Ignored with use_record().
+    void use_declarations(signatures::DeclarationMemo* memo) { declarations_ = memo; }
+
     /// Lexes the project headers of declaration readings through `lexed`
     /// (shared by the runtime's planners and its catalog); the planner
     /// still reads each header afresh.
@@ -122,6 +128,7 @@ private:
     IncludeScanner scanner_;
     signatures::HeaderCache headers_;  ///< for kernel_entry's declaration reading, shared by the kernels
     SourceRecord* record_ = nullptr;
+    signatures::DeclarationMemo* declarations_ = nullptr;
 };
 
 }  // namespace ck

@@ -119,6 +119,7 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
                                                      facts_);
         planner->use_record_for_includes(&includes_record_);
         planner->share_lexing(&lexed_);
+        planner->use_declarations(&declarations_);
         PlannedKernel planned = planner->read_kernel(kernel);
         read = read_kernels_.emplace(kernel.module, ReadKernel{std::move(planner), std::move(planned)}).first;
     }

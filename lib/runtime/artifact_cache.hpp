@@ -57,6 +57,10 @@ public:
     /// declaration readings and the first calls' planning (LexedTexts).
     signatures::LexedTexts& lexed() { return lexed_; }
 
+    /// Declaration readings of this process: the catalog's, taken again by
+    /// the first calls' planning while source and headers are unchanged.
+    signatures::DeclarationMemo& declarations() { return declarations_; }
+
     /// The targets whose entries may serve a device of compute capability
     /// `cc_major`.`cc_minor`, best first (rank_targets): the cubin of its
     /// architecture, compatible cubins (same major, lower minor), then PTX
@@ -125,6 +129,7 @@ private:
     /// calls is seen.
     SourceRecord includes_record_{std::nullopt};
     signatures::LexedTexts lexed_;  ///< project headers lexed by the catalog's readings and the planners
+    signatures::DeclarationMemo declarations_{[this](const std::string& path) { return includes_record_.digest(path); }};
     std::map<std::string, ReadKernel> read_kernels_;          ///< by module
     std::map<std::string, CudaJob> jobs_;                     ///< by module@target
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target

@@ -29,7 +29,8 @@ int function_attribute(CudaDriver& driver, CUfunction function, CUfunction_attri
 
 }  // namespace
 
-CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config, signatures::LexedTexts* lexed)
+CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config, signatures::LexedTexts* lexed,
+                                       signatures::DeclarationMemo* declarations)
 {
     CudaKernelFacts facts{source.name, *source.cuda_file, std::nullopt, ""};
     try {
@@ -38,7 +39,8 @@ CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config&
         // compiled, a template's instantiation typed with its arguments.
         signatures::HeaderCache cache(lexed);
         signatures::ProjectHeaders headers = signatures::project_headers_of(source, config, &cache);
-        auto found = signatures::read_cuda_declaration(text, source.name, &headers);
+        auto found = declarations ? declarations->read(source, config, text, &cache)
+                                  : signatures::read_cuda_declaration(text, source.name, &headers);
         KernelEntry entry = kernel_entry_of(source, config, signatures::reduced(found));
         facts.parameters = global_signature_of(found, source.name, *source.cuda_file, entry.template_args).parameters;
     } catch (const SourceError& error) {
@@ -49,8 +51,11 @@ CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config&
 
 CudaKernel::CudaKernel(KernelSource source, const Config& config, std::shared_ptr<ArtifactCache> cache,
                        std::shared_ptr<Gpu> gpu, WarningSink warn)
-    : CudaKernel(read_cuda_kernel_facts(source, config, cache ? &cache->lexed() : nullptr),
-                 std::make_unique<CacheImages>(source, std::move(cache)),
+    : CudaKernel(read_cuda_kernel_facts(source, config, cache ? &cache->lexed() : nullptr,
+                                        cache ? &cache->declarations() : nullptr),
+                 // A copy, not a move: arguments are evaluated in no set order,
+                 // and the facts above read through the same cache.
+                 std::make_unique<CacheImages>(source, cache),
                  std::move(gpu), std::move(warn))
 {
 }

@@ -21,6 +21,7 @@
 
 namespace ck::signatures {
 class LexedTexts;
+class DeclarationMemo;
 }
 
 namespace ck {
@@ -43,9 +44,12 @@ struct CudaKernelFacts {
 /// signature typed with the entry's template arguments (`config`'s
 /// template-args, kernel_entry). An unreadable signature is kept in
 /// signature_error. `lexed`, when given, lexes the project headers
-/// (shared with the planning of the first call, ArtifactCache::lexed).
+/// (shared with the planning of the first call, ArtifactCache::lexed);
+/// `declarations`, when given, keeps the reading for that planning
+/// (ArtifactCache::declarations).
 CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config& config,
-                                       signatures::LexedTexts* lexed = nullptr);
+                                       signatures::LexedTexts* lexed = nullptr,
+                                       signatures::DeclarationMemo* declarations = nullptr);
 
 class CudaKernel {
 public:

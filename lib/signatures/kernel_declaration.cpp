@@ -13,46 +13,40 @@ using nlohmann::json;
 
 namespace {
 
-// The project headers a reading opened, each as [spelled, includer, path
-// or "" when none was found, digest of the text read]; a header included
-// again (include guards) once.
+// Logs each project header a reading opens; a header included again
+// (include guards) once.
 class LoggedHeaders : public IncludeSource {
 public:
-    explicit LoggedHeaders(ProjectHeaders& headers) : headers_(headers) {}
+    LoggedHeaders(ProjectHeaders& headers, std::vector<HeaderOpening>& opened) : headers_(headers), opened_(opened) {}
 
     std::optional<IncludedFile> open(const std::string& spelled, const fs::path& includer) override
     {
         auto file = headers_.open(spelled, includer);
         if (seen_.insert(spelled + '\n' + includer.string()).second)
-            opened.push_back({spelled, includer.string(), file ? file->path.string() : "", file ? sha256_hex(file->text) : ""});
+            opened_.push_back({spelled, includer.string(), file ? file->path.string() : "", file ? sha256_hex(file->text) : ""});
         return file;
     }
 
-    json opened = json::array();
-
 private:
     ProjectHeaders& headers_;
+    std::vector<HeaderOpening>& opened_;
     std::unordered_set<std::string> seen_;
 };
 
-// Whether each logged opening would find the same file with the same content
-// now. A header the reading could not open (a bound, an unreadable file)
-// counts as changed when it is found now: read again, never guessed.
-bool opens_the_same(const json& opened, const ProjectHeaders& headers, SourceRecord& record)
+json openings_to_json(const std::vector<HeaderOpening>& opened)
 {
-    for (const auto& opening : opened) {
-        std::optional<fs::path> found = headers.find(opening.at(0).get<std::string>(), opening.at(1).get<std::string>());
-        const std::string& path = opening.at(2).get_ref<const std::string&>();
-        if (path.empty() != !found) return false;
-        if (path.empty()) continue;
-        try {
-            if (record.canonical(*found) != path) return false;
-            if (record.digest(path) != opening.at(3).get<std::string>()) return false;
-        } catch (const SourceError&) {
-            return false;
-        }
-    }
-    return true;
+    json list = json::array();
+    for (const auto& o : opened) list.push_back({o.spelled, o.includer, o.path, o.sha256});
+    return list;
+}
+
+std::vector<HeaderOpening> openings_of(const json& list)
+{
+    std::vector<HeaderOpening> opened;
+    for (const auto& o : list)
+        opened.push_back({o.at(0).get<std::string>(), o.at(1).get<std::string>(), o.at(2).get<std::string>(),
+                          o.at(3).get<std::string>()});
+    return opened;
 }
 
 json declaration_to_json(const KernelDeclaration& declaration)
@@ -86,6 +80,31 @@ KernelDeclaration reduced(const CudaKernelDeclaration& found)
     return declaration;
 }
 
+CudaKernelDeclaration read_cuda_declaration_logged(std::string_view source, const std::string& name,
+                                                   ProjectHeaders& headers, std::vector<HeaderOpening>& opened)
+{
+    LoggedHeaders logged(headers, opened);
+    return read_cuda_declaration(source, name, &logged);
+}
+
+bool opens_the_same(const std::vector<HeaderOpening>& opened, const ProjectHeaders& headers,
+                    const std::function<std::string(const fs::path&)>& canonical,
+                    const std::function<std::string(const std::string&)>& digest)
+{
+    for (const auto& opening : opened) {
+        std::optional<fs::path> found = headers.find(opening.spelled, opening.includer);
+        if (opening.path.empty() != !found) return false;
+        if (opening.path.empty()) continue;
+        try {
+            if (canonical(*found) != opening.path) return false;
+            if (digest(opening.path) != opening.sha256) return false;
+        } catch (const SourceError&) {
+            return false;
+        }
+    }
+    return true;
+}
+
 json to_json(const SignatureRead& read)
 {
     return {static_cast<int>(read.status), read.line, read.parameters, read.reason, read.conditional};
@@ -109,11 +128,15 @@ KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Conf
         json::array({"cuda-declaration/1", kernel.name, kernel.cuda_file.value_or(fs::path()).string(), dirs}).dump();
     std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
     auto read = [&] {
-        LoggedHeaders logged(headers);
-        KernelDeclaration declaration = reduced(read_cuda_declaration(source, kernel.name, &logged));
-        return json{{"opened", std::move(logged.opened)}, {"declaration", declaration_to_json(declaration)}};
+        std::vector<HeaderOpening> opened;
+        KernelDeclaration declaration = reduced(read_cuda_declaration_logged(source, kernel.name, headers, opened));
+        return json{{"opened", openings_to_json(opened)}, {"declaration", declaration_to_json(declaration)}};
     };
-    auto still_opens = [&](const json& known) { return opens_the_same(known.at("opened"), headers, *record); };
+    auto still_opens = [&](const json& known) {
+        return opens_the_same(
+            openings_of(known.at("opened")), headers, [&](const fs::path& path) { return record->canonical(path); },
+            [&](const std::string& path) { return record->digest(path); });
+    };
     return kernel_declaration_of(record->answer(digest, question, read, still_opens).at("declaration"));
 }
 

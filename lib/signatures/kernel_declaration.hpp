@@ -16,6 +16,7 @@
 #include "signatures/cunumpy_readability.hpp"
 #include "signatures/project_headers.hpp"
 
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -33,6 +34,28 @@ struct KernelDeclaration {
 
 /// What `found` (a read_cuda_declaration) gives its users.
 KernelDeclaration reduced(const CudaKernelDeclaration& found);
+
+/// A project header a declaration reading asked for.
+struct HeaderOpening {
+    std::string spelled;   ///< as the directive spells it, quotes or brackets included
+    std::string includer;  ///< the file that includes it (canonical), "" for the main file
+    std::string path;      ///< canonical path opened; "" when none was (not found, a bound, unreadable)
+    std::string sha256;    ///< of the text read; "" when none was
+};
+
+/// read_cuda_declaration(source, name, &headers), appending to `opened` each
+/// header the reading asks for (a header included again, once).
+CudaKernelDeclaration read_cuda_declaration_logged(std::string_view source, const std::string& name,
+                                                   ProjectHeaders& headers, std::vector<HeaderOpening>& opened);
+
+/// Whether a reading that opened `opened` would open the same headers with
+/// the same content now: each is found where it was (`canonical` of the
+/// path `headers` finds) with the same digest (`digest` of that path), and
+/// each not opened then is still not found. SourceError from either
+/// function counts as changed.
+bool opens_the_same(const std::vector<HeaderOpening>& opened, const ProjectHeaders& headers,
+                    const std::function<std::string(const std::filesystem::path&)>& canonical,
+                    const std::function<std::string(const std::string&)>& digest);
 
 /// Reads the declaration of `kernel` in its CUDA source text `source`, with
 /// the project headers `project_headers_of(kernel, config, headers)` finds.
