@@ -151,8 +151,11 @@ std::string SourceRecord::digest(const fs::path& file)
         auto it = entries_.find(file.string());
         bool trusted = it != entries_.end() && it->second.stat == stat && old_enough(stat, it->second.hashed_at_ns);
         if (trusted) return it->second.sha256;
-        // Hashed in this run already, too recently to trust across runs.
-        if (it != entries_.end() && it->second.stat == stat && read_now_.count(file.string())) return it->second.sha256;
+        // Hashed in this run already, too recently to trust across runs. A
+        // record kept in a process has no runs: the process may live long, and
+        // on a coarse clock a rewrite within one tick keeps the stat.
+        if (file_ && it != entries_.end() && it->second.stat == stat && read_now_.count(file.string()))
+            return it->second.sha256;
     }
     return read_and_record(file).second;
 }

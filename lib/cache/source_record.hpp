@@ -43,7 +43,9 @@ public:
 
     /// The record stored at `file` (none: one kept in this process); an
     /// absent, unreadable or foreign file gives an empty record. Nothing is
-    /// written before save().
+    /// written before save(). A record kept in this process serves a process
+    /// that may live long (the runtime library's): digest() takes nothing on
+    /// the strength of "read earlier in this run", only stats old enough.
     /// `margin` replaces racy_margin (tests, which cannot date a change time back).
     explicit SourceRecord(const std::optional<std::filesystem::path>& file,
                           std::chrono::nanoseconds margin = racy_margin);

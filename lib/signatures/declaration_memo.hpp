@@ -27,7 +27,7 @@ public:
 
     /// read_cuda_declaration of `kernel` in its source text `source` with
     /// the headers `project_headers_of(kernel, config, cache)` finds; the
-    /// reading is kept. Never throws beyond what reading throws (nothing).
+    /// reading is kept. Never throws: what cannot be read is in the result.
     CudaKernelDeclaration read(const KernelSource& kernel, const Config& config, std::string_view source,
                                HeaderCache* cache = nullptr);
 

@@ -375,6 +375,23 @@ TEST_CASE("a record without a file remembers within the process only")
     CHECK(record.digest(file) == sha256_hex("x = 1\n"));
 }
 
+TEST_CASE("a record kept in a process hashes a recent file at every ask; a run's record once a run")
+{
+    // On a coarse clock a rewrite within one tick keeps size, mtime and ctime:
+    // only a stat older than the margin is proof. A CLI run takes the file
+    // system as it was when first asked; a process (the runtime's) may live long.
+    test::TempTree tree;
+    fs::path file = tree.write("common.cuh", "#define ARG double\n");  // just written: within the margin
+    SourceRecord in_process(std::nullopt);
+    CHECK(in_process.digest(file) == sha256_hex("#define ARG double\n"));
+    CHECK(in_process.digest(file) == sha256_hex("#define ARG double\n"));
+    CHECK(in_process.files_read() == 2);
+    SourceRecord run(tree / "record/sources");
+    run.digest(file);
+    run.digest(file);
+    CHECK(run.files_read() == 1);
+}
+
 TEST_CASE("a remembered declaration reading holds while its headers are the same")
 {
     test::TempTree tree;
