@@ -100,14 +100,11 @@ std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, c
     // The same kernel named twice (its folder and its file) counts once; another
     // kernel of the same module (another tree) is named, as the walk names it.
     auto add = [&](KernelSource&& kernel) {
-        auto first = found.find(kernel.module);
-        if (first == found.end()) {
-            std::string module = kernel.module;
-            found.emplace(std::move(module), std::move(kernel));
-            return;
-        }
+        // try_emplace moves `kernel` only when it inserts: a duplicate is intact for the warning.
+        auto [first, added] = found.try_emplace(kernel.module, std::move(kernel));
+        if (added || !warn) return;
         std::error_code error;  // a folder named through a link is the same folder
-        if (warn && first->second.folder != kernel.folder && !fs::equivalent(first->second.folder, kernel.folder, error))
+        if (first->second.folder != kernel.folder && !fs::equivalent(first->second.folder, kernel.folder, error))
             warn(duplicate_module_warning(kernel, first->second));
     };
     if (!folders.empty() || (files.empty() && headers.empty()))

@@ -222,12 +222,9 @@ private:
                   "C backend");
         }
         ++kernels_seen_;
-        if (auto first = found_.find(kernel.module); first != found_.end()) {
-            if (warn_) warn_(duplicate_module_warning(kernel, first->second));
-            return;
-        }
-        std::string module = kernel.module;
-        found_.emplace(std::move(module), std::move(kernel));
+        // try_emplace moves `kernel` only when it inserts: a duplicate is intact for the warning.
+        auto [first, added] = found_.try_emplace(kernel.module, std::move(kernel));
+        if (!added && warn_) warn_(duplicate_module_warning(kernel, first->second));
     }
 
     const Config& config_;

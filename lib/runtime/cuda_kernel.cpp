@@ -38,9 +38,11 @@ CudaKernelFacts read_cuda_kernel_facts(const KernelSource& source, const Config&
         // One reading for the entry and the signature: the entry build
         // compiled, a template's instantiation typed with its arguments.
         signatures::HeaderCache cache(lexed);
-        signatures::ProjectHeaders headers = signatures::project_headers_of(source, config, &cache);
-        auto found = declarations ? declarations->read(source, config, text, &cache)
-                                  : signatures::read_cuda_declaration(text, source.name, &headers);
+        auto read = [&] {
+            signatures::ProjectHeaders headers = signatures::project_headers_of(source, config, &cache);
+            return signatures::read_cuda_declaration(text, source.name, &headers);
+        };
+        auto found = declarations ? declarations->read(source, config, text, &cache) : read();
         KernelEntry entry = kernel_entry_of(source, config, signatures::reduced(found));
         facts.parameters = global_signature_of(found, source.name, *source.cuda_file, entry.template_args).parameters;
     } catch (const SourceError& error) {

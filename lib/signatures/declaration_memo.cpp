@@ -4,37 +4,24 @@ namespace ck::signatures {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Another configuration's folders find other headers: each keeps its own reading.
-std::string question(const KernelSource& kernel, const Config& config)
-{
-    std::string text = kernel.name + '\n' + kernel.cuda_file.value_or(fs::path()).string();
-    for (const auto& dir : kernel.include_dirs(config)) text += '\n' + dir.string();
-    return text;
-}
-
-}  // namespace
-
 DeclarationMemo::DeclarationMemo(std::function<std::string(const std::string&)> digest) : digest_(std::move(digest)) {}
 
 CudaKernelDeclaration DeclarationMemo::read(const KernelSource& kernel, const Config& config, std::string_view source,
                                             HeaderCache* cache)
 {
     ProjectHeaders headers = project_headers_of(kernel, config, cache);
-    return read_and_keep(kernel, config, source, headers);
+    return read_and_keep(declaration_question(kernel, config), kernel.name, source, headers);
 }
 
 KernelDeclaration DeclarationMemo::get(const KernelSource& kernel, const Config& config, std::string_view source,
                                        HeaderCache* cache)
 {
     ProjectHeaders headers = project_headers_of(kernel, config, cache);
-    std::string asked = question(kernel, config);
-    std::optional<Kept> kept;
+    std::string question = declaration_question(kernel, config);
+    std::shared_ptr<const Kept> kept;
     {
         std::lock_guard lock(mutex_);
-        if (auto it = kept_.find(asked); it != kept_.end() && it->second.source == source)
-            kept = it->second;
+        if (auto it = kept_.find(question); it != kept_.end() && it->second->source == source) kept = it->second;
     }
     auto canonical = [](const fs::path& path) {
         std::error_code error;
@@ -46,7 +33,7 @@ KernelDeclaration DeclarationMemo::get(const KernelSource& kernel, const Config&
         std::lock_guard lock(mutex_);
         ++readings_;
     }
-    return reduced(read_and_keep(kernel, config, source, headers));
+    return reduced(read_and_keep(std::move(question), kernel.name, source, headers));
 }
 
 std::size_t DeclarationMemo::readings() const
@@ -55,14 +42,14 @@ std::size_t DeclarationMemo::readings() const
     return readings_;
 }
 
-CudaKernelDeclaration DeclarationMemo::read_and_keep(const KernelSource& kernel, const Config& config,
+CudaKernelDeclaration DeclarationMemo::read_and_keep(std::string question, const std::string& name,
                                                      std::string_view source, ProjectHeaders& headers)
 {
     std::vector<HeaderOpening> opened;
-    CudaKernelDeclaration found = read_cuda_declaration_logged(source, kernel.name, headers, opened);
-    Kept kept{std::string(source), std::move(opened), reduced(found)};
+    CudaKernelDeclaration found = read_cuda_declaration_logged(source, name, headers, opened);
+    auto kept = std::make_shared<const Kept>(Kept{std::string(source), std::move(opened), reduced(found)});
     std::lock_guard lock(mutex_);
-    kept_.insert_or_assign(question(kernel, config), std::move(kept));
+    kept_.insert_or_assign(std::move(question), std::move(kept));
     return found;
 }
 

@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -46,12 +47,14 @@ private:
         std::vector<HeaderOpening> opened;
         KernelDeclaration declaration;
     };
-    CudaKernelDeclaration read_and_keep(const KernelSource& kernel, const Config& config, std::string_view source,
+    /// Reads `source` and keeps the reading under `question` (declaration_question).
+    CudaKernelDeclaration read_and_keep(std::string question, const std::string& name, std::string_view source,
                                         ProjectHeaders& headers);
 
     std::function<std::string(const std::string&)> digest_;
     mutable std::mutex mutex_;
-    std::map<std::string, Kept> kept_;  ///< by kernel, source file and header folders
+    /// By declaration_question; shared, so that a first call copies no source text out.
+    std::map<std::string, std::shared_ptr<const Kept>> kept_;
     std::size_t readings_ = 0;
 };
 

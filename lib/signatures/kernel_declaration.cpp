@@ -80,6 +80,14 @@ KernelDeclaration reduced(const CudaKernelDeclaration& found)
     return declaration;
 }
 
+std::string declaration_question(const KernelSource& kernel, const Config& config)
+{
+    // The folders are part of the question: another configuration keeps its own answer.
+    json dirs = json::array();
+    for (const auto& dir : kernel.include_dirs(config)) dirs.push_back(dir.string());
+    return json::array({"cuda-declaration/1", kernel.name, kernel.cuda_file.value_or(fs::path()).string(), dirs}).dump();
+}
+
 CudaKernelDeclaration read_cuda_declaration_logged(std::string_view source, const std::string& name,
                                                    ProjectHeaders& headers, std::vector<HeaderOpening>& opened)
 {
@@ -121,11 +129,7 @@ KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Conf
 {
     ProjectHeaders headers = project_headers_of(kernel, config, header_cache);
     if (!record) return reduced(read_cuda_declaration(source, kernel.name, &headers));
-    // The folders are part of the question: another configuration keeps its own answer.
-    json dirs = json::array();
-    for (const auto& dir : kernel.include_dirs(config)) dirs.push_back(dir.string());
-    std::string question =
-        json::array({"cuda-declaration/1", kernel.name, kernel.cuda_file.value_or(fs::path()).string(), dirs}).dump();
+    std::string question = declaration_question(kernel, config);
     std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
     auto read = [&] {
         std::vector<HeaderOpening> opened;

@@ -43,6 +43,11 @@ struct HeaderOpening {
     std::string sha256;    ///< of the text read; "" when none was
 };
 
+/// What a declaration reading of `kernel` is remembered under, beside its
+/// source's content: the kernel, its CUDA file and the header folders of
+/// `config` (another configuration finds other headers).
+std::string declaration_question(const KernelSource& kernel, const Config& config);
+
 /// read_cuda_declaration(source, name, &headers), appending to `opened` each
 /// header the reading asks for (a header included again, once).
 CudaKernelDeclaration read_cuda_declaration_logged(std::string_view source, const std::string& name,
