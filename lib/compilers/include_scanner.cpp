@@ -3,6 +3,7 @@
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/cpp_lexer.hpp"
+#include "signatures/project_headers.hpp"
 #include "util/file_util.hpp"
 
 #include <algorithm>
@@ -53,7 +54,11 @@ std::string spelled(const std::vector<CppToken>& tokens, std::size_t begin, std:
 
 FileIncludes list_includes(const std::string& source)
 {
-    std::vector<CppToken> tokens = signatures::lex_cpp(source, signatures::LexScope::directives);
+    return list_includes(signatures::lex_cpp(source, signatures::LexScope::directives));
+}
+
+FileIncludes list_includes(const std::vector<CppToken>& tokens)
+{
     FileIncludes out;
     // The `__has_include` names tested by each open #if chain, innermost last.
     std::vector<std::vector<std::string>> guards;
@@ -160,11 +165,16 @@ FileIncludes file_includes_of(const json& json)
 
 }  // namespace
 
+FileIncludes IncludeScanner::listed(const std::string& source) const
+{
+    return lexed_ ? list_includes(*lexed_->directives(source)) : list_includes(source);
+}
+
 FileIncludes IncludeScanner::includes_of(const std::string& source, std::string_view source_sha256)
 {
-    if (!record_) return list_includes(source);
+    if (!record_) return listed(source);
     std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
-    return file_includes_of(record_->answer(digest, includes_question, [&] { return to_json(list_includes(source)); }));
+    return file_includes_of(record_->answer(digest, includes_question, [&] { return to_json(listed(source)); }));
 }
 
 const IncludeScanner::FileFacts& IncludeScanner::facts(const fs::path& path)
@@ -173,12 +183,12 @@ const IncludeScanner::FileFacts& IncludeScanner::facts(const fs::path& path)
     if (it != facts_.end()) return it->second;
     if (record_) {
         FileFacts facts;
-        auto listed = [](const std::string& content) { return to_json(list_includes(content)); };
-        facts.includes = file_includes_of(record_->fact(path, includes_question, listed, &facts.sha256));
+        auto list = [this](const std::string& content) { return to_json(listed(content)); };
+        facts.includes = file_includes_of(record_->fact(path, includes_question, list, &facts.sha256));
         return facts_.emplace(path.native(), std::move(facts)).first->second;
     }
     std::string content = util::read_file(path);
-    return facts_.emplace(path.native(), FileFacts{sha256_hex(content), list_includes(content)}).first->second;
+    return facts_.emplace(path.native(), FileFacts{sha256_hex(content), listed(content)}).first->second;
 }
 
 const IncludeScanner::Candidate& IncludeScanner::candidate(const fs::path& dir, const std::string& name)

@@ -17,6 +17,7 @@
 #pragma once
 
 #include "cache/source_record.hpp"
+#include "signatures/cpp_lexer.hpp"
 #include "util/regular_files.hpp"
 
 #include <filesystem>
@@ -28,6 +29,10 @@
 #include <vector>
 
 namespace ck {
+
+namespace signatures {
+class LexedTexts;
+}
 
 struct IncludedHeader {
     std::string name;              ///< stable name: the folder's label and the path in it, see SearchDir
@@ -82,6 +87,9 @@ struct FileIncludes {
 /// Reads the include directives of `source`.
 FileIncludes list_includes(const std::string& source);
 
+/// The include directives in `directives`, a LexScope::directives lex.
+FileIncludes list_includes(const std::vector<signatures::CppToken>& directives);
+
 class IncludeScanner {
 public:
     /// `late_dir` is asked once, and only when an include is not found in the
@@ -104,6 +112,10 @@ public:
     /// Takes header digests and include directives from `record` for files
     /// unchanged since it remembered them (null: every header is read).
     void use_record(SourceRecord* record) { record_ = record; }
+
+    /// Lexes sources and headers through `lexed` (the runtime's, which its
+    /// catalog's declaration readings filled), not on its own.
+    void share_lexing(signatures::LexedTexts* lexed) { lexed_ = lexed; }
 
     /// The late folder, if it was needed and found.
     std::optional<std::filesystem::path> late_dir_if_known() const { return late_dir_; }
@@ -128,6 +140,8 @@ private:
     const FileFacts& facts(const std::filesystem::path& path);
     /// list_includes(source), remembered under its digest in the record.
     FileIncludes includes_of(const std::string& source, std::string_view source_sha256);
+    /// list_includes(source), lexed through the shared lexing if any.
+    FileIncludes listed(const std::string& source) const;
     const Candidate& candidate(const std::filesystem::path& dir, const std::string& name);
     std::optional<SearchDir> late_search_dir();
     /// `including_place`: where the including file was found (Resolution::place).
@@ -143,6 +157,7 @@ private:
     std::unordered_map<std::string, Candidate> candidates_;
     util::RegularFiles* files_;
     SourceRecord* record_ = nullptr;
+    signatures::LexedTexts* lexed_ = nullptr;
 };
 
 }  // namespace ck

@@ -106,10 +106,15 @@ public:
     /// catalog filled when it opened. Ignored with use_record().
     void use_declarations(signatures::DeclarationMemo* memo) { declarations_ = memo; }
 
-    /// Lexes the project headers of declaration readings through `lexed`
-    /// (shared by the runtime's planners and its catalog); the planner
-    /// still reads each header afresh.
-    void share_lexing(signatures::LexedTexts* lexed) { headers_.share_lexing(lexed); }
+    /// Lexes the project headers of declaration readings, and the sources
+    /// and headers of include scans, through `lexed` (shared by the
+    /// runtime's planners and its catalog); the planner still reads each
+    /// file afresh.
+    void share_lexing(signatures::LexedTexts* lexed)
+    {
+        headers_.share_lexing(lexed);
+        scanner_.share_lexing(lexed);
+    }
 
     /// Options the parser does not know (passed on and keyed; warn once).
     const std::vector<std::string>& unknown_options() const { return options_.unknown; }

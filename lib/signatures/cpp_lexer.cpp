@@ -268,4 +268,16 @@ std::vector<CppToken> lex_cpp(std::string_view source, LexScope scope)
     return Lexer(source, scope).run();
 }
 
+std::vector<CppToken> directive_tokens(const std::vector<CppToken>& all)
+{
+    std::vector<CppToken> out;
+    bool inside = false;
+    for (const auto& token : all) {
+        if (token.kind == CppToken::Kind::directive) inside = true;
+        if (inside) out.push_back(token);
+        if (token.kind == CppToken::Kind::directive_end) inside = false;
+    }
+    return out;
+}
+
 }  // namespace ck::signatures

@@ -43,4 +43,8 @@ enum class LexScope {
 /// their `glued` flags.
 std::vector<CppToken> lex_cpp(std::string_view source, LexScope scope = LexScope::all);
 
+/// The directive tokens of a LexScope::all result: what lex_cpp(source,
+/// LexScope::directives) returns for the same source, without lexing again.
+std::vector<CppToken> directive_tokens(const std::vector<CppToken>& all);
+
 }  // namespace ck::signatures

@@ -113,9 +113,15 @@ namespace signatures {
 
 CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name, IncludeSource* includes)
 {
+    return read_cuda_declaration_of_tokens(lex_cpp(source), name, includes);
+}
+
+CudaKernelDeclaration read_cuda_declaration_of_tokens(const std::vector<CppToken>& tokens, std::string_view name,
+                                                      IncludeSource* includes)
+{
     CudaDeclarationScanner scanner{std::string(name)};
     CppPreprocessor preprocessor(scanner, includes);
-    preprocessor.run(lex_cpp(source));
+    preprocessor.run(tokens);
     scanner.finish();
     if (preprocessor.expansion_limit_hit())
         return {make(Status::unreadable, 0,

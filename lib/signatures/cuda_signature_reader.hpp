@@ -32,6 +32,10 @@ struct CudaKernelDeclaration {
 CudaKernelDeclaration read_cuda_declaration(std::string_view source, std::string_view name,
                                             IncludeSource* includes = nullptr);
 
+/// read_cuda_declaration of the source whose LexScope::all lex is `tokens`.
+CudaKernelDeclaration read_cuda_declaration_of_tokens(const std::vector<CppToken>& tokens, std::string_view name,
+                                                      IncludeSource* includes = nullptr);
+
 /// read_cuda_declaration(...).read, for check-signatures.
 SignatureRead read_cuda_signature_with(std::string_view source, std::string_view name, IncludeSource* includes);
 

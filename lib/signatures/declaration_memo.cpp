@@ -10,7 +10,7 @@ CudaKernelDeclaration DeclarationMemo::read(const KernelSource& kernel, const Co
                                             HeaderCache* cache)
 {
     ProjectHeaders headers = project_headers_of(kernel, config, cache);
-    return read_and_keep(declaration_question(kernel, config), kernel.name, source, headers);
+    return read_and_keep(declaration_question(kernel, config), kernel.name, source, headers, cache);
 }
 
 KernelDeclaration DeclarationMemo::get(const KernelSource& kernel, const Config& config, std::string_view source,
@@ -33,7 +33,7 @@ KernelDeclaration DeclarationMemo::get(const KernelSource& kernel, const Config&
         std::lock_guard lock(mutex_);
         ++readings_;
     }
-    return reduced(read_and_keep(std::move(question), kernel.name, source, headers));
+    return reduced(read_and_keep(std::move(question), kernel.name, source, headers, cache));
 }
 
 std::size_t DeclarationMemo::readings() const
@@ -43,10 +43,15 @@ std::size_t DeclarationMemo::readings() const
 }
 
 CudaKernelDeclaration DeclarationMemo::read_and_keep(std::string question, const std::string& name,
-                                                     std::string_view source, ProjectHeaders& headers)
+                                                     std::string_view source, ProjectHeaders& headers,
+                                                     HeaderCache* cache)
 {
     std::vector<HeaderOpening> opened;
-    CudaKernelDeclaration found = read_cuda_declaration_logged(source, name, headers, opened);
+    std::vector<CppToken> tokens = lex_cpp(source);
+    // The first call's include scan lexes the source for its directives: it
+    // finds them here (about a tenth of a first call, bench/RESULTS.md).
+    if (cache && cache->lexed()) cache->lexed()->keep_directives(std::string(source), tokens);
+    CudaKernelDeclaration found = read_cuda_declaration_logged(source, name, headers, opened, &tokens);
     auto kept = std::make_shared<const Kept>(Kept{std::string(source), std::move(opened), reduced(found)});
     std::lock_guard lock(mutex_);
     kept_.insert_or_assign(std::move(question), std::move(kept));

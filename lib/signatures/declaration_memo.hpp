@@ -47,9 +47,11 @@ private:
         std::vector<HeaderOpening> opened;
         KernelDeclaration declaration;
     };
-    /// Reads `source` and keeps the reading under `question` (declaration_question).
+    /// Reads `source` and keeps the reading under `question`
+    /// (declaration_question), and the source's directive tokens in the
+    /// shared lexing of `cache`, if any.
     CudaKernelDeclaration read_and_keep(std::string question, const std::string& name, std::string_view source,
-                                        ProjectHeaders& headers);
+                                        ProjectHeaders& headers, HeaderCache* cache);
 
     std::function<std::string(const std::string&)> digest_;
     mutable std::mutex mutex_;

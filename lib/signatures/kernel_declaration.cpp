@@ -89,10 +89,12 @@ std::string declaration_question(const KernelSource& kernel, const Config& confi
 }
 
 CudaKernelDeclaration read_cuda_declaration_logged(std::string_view source, const std::string& name,
-                                                   ProjectHeaders& headers, std::vector<HeaderOpening>& opened)
+                                                   ProjectHeaders& headers, std::vector<HeaderOpening>& opened,
+                                                   const std::vector<CppToken>* tokens)
 {
     LoggedHeaders logged(headers, opened);
-    return read_cuda_declaration(source, name, &logged);
+    return tokens ? read_cuda_declaration_of_tokens(*tokens, name, &logged)
+                  : read_cuda_declaration(source, name, &logged);
 }
 
 bool opens_the_same(const std::vector<HeaderOpening>& opened, const ProjectHeaders& headers,

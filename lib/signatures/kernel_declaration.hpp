@@ -49,9 +49,11 @@ struct HeaderOpening {
 std::string declaration_question(const KernelSource& kernel, const Config& config);
 
 /// read_cuda_declaration(source, name, &headers), appending to `opened` each
-/// header the reading asks for (a header included again, once).
+/// header the reading asks for (a header included again, once). `tokens`,
+/// when given, is lex_cpp(source): the caller lexed it already.
 CudaKernelDeclaration read_cuda_declaration_logged(std::string_view source, const std::string& name,
-                                                   ProjectHeaders& headers, std::vector<HeaderOpening>& opened);
+                                                   ProjectHeaders& headers, std::vector<HeaderOpening>& opened,
+                                                   const std::vector<CppToken>* tokens = nullptr);
 
 /// Whether a reading that opened `opened` would open the same headers with
 /// the same content now: each is found where it was (`canonical` of the

@@ -31,6 +31,17 @@ std::shared_ptr<const std::vector<CppToken>> LexedTexts::directives(const std::s
     return by_text_.emplace(text, std::move(tokens)).first->second;
 }
 
+void LexedTexts::keep_directives(const std::string& text, const std::vector<CppToken>& all)
+{
+    {
+        std::lock_guard lock(mutex_);
+        if (by_text_.count(text)) return;
+    }
+    auto tokens = std::make_shared<const std::vector<CppToken>>(directive_tokens(all));
+    std::lock_guard lock(mutex_);
+    by_text_.emplace(text, std::move(tokens));
+}
+
 std::optional<IncludedFile> HeaderCache::get(const fs::path& path)
 {
     std::lock_guard lock(mutex_);

@@ -43,6 +43,10 @@ class LexedTexts {
 public:
     /// lex_cpp(text, LexScope::directives), lexed once per distinct text.
     std::shared_ptr<const std::vector<CppToken>> directives(const std::string& text);
+    /// Keeps the directive tokens of `all`, a LexScope::all lex of `text`
+    /// (directive_tokens), for later directives(text) calls: a reader that
+    /// lexed a kernel's source whole spares the include scan its lexing.
+    void keep_directives(const std::string& text, const std::vector<CppToken>& all);
 
 private:
     std::mutex mutex_;
@@ -65,6 +69,8 @@ public:
     }
     /// Lexes with `lexed` from now on.
     void share_lexing(LexedTexts* lexed) { lexed_ = lexed; }
+    /// The shared lexing, if any.
+    LexedTexts* lexed() const { return lexed_; }
 
     /// The header at canonical `path`, read and lexed on first use (later
     /// calls share that text and those tokens); nothing when it cannot be

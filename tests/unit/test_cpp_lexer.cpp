@@ -14,19 +14,6 @@ using Kind = CppToken::Kind;
 
 namespace {
 
-// The tokens lex_cpp returns for the directives alone, picked from the full run.
-std::vector<CppToken> directive_tokens(const std::vector<CppToken>& tokens)
-{
-    std::vector<CppToken> out;
-    bool inside = false;
-    for (const auto& token : tokens) {
-        if (token.kind == Kind::directive) inside = true;
-        if (inside) out.push_back(token);
-        if (token.kind == Kind::directive_end) inside = false;
-    }
-    return out;
-}
-
 void require_same(const std::vector<CppToken>& a, const std::vector<CppToken>& b)
 {
     REQUIRE(a.size() == b.size());

@@ -58,6 +58,21 @@ TEST_CASE("n_threads is divided by the block and rounded up")
     CHECK(shape.block == Dim3(16, 16));
 }
 
+TEST_CASE("the grid is the rounded-up quotient for every block size, powers of two or not")
+{
+    // Powers of two take a shift, other sizes a division: both against the plain formula.
+    const std::int64_t threads[] = {0, 1, 2, 3, 127, 128, 129, 1000, 1023, 1024, 1025, 65535, 65536, 4294967297LL,
+                                    (std::int64_t(1) << 62) + 5};
+    for (std::int64_t block = 1; block <= 1024; ++block)
+        for (std::int64_t n : threads) {
+            auto shape = shape_of(Launch{.n_threads = Dim3(n)}, Dim3(block));
+            INFO("n_threads " << n << ", block " << block);
+            REQUIRE(shape.grid.x == n / block + (n % block != 0));
+        }
+    auto shape = shape_of(Launch{.n_threads = Dim3(1000, 33, 9)}, Dim3(96, 3, 2));
+    CHECK(shape.grid == Dim3(11, 11, 5));
+}
+
 TEST_CASE("a 1D block with 2D or 3D n_threads becomes (b, 1[, 1])")
 {
     auto shape = shape_of(Launch{.n_threads = Dim3(300, 7)});
