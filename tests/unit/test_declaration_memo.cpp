@@ -2,6 +2,7 @@
 // first call's key: taken again only while the source text and every header
 // the reading opened are the same, checked at every ask.
 #include "cache/source_record.hpp"
+#include "compilers/include_scanner.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "runtime/artifact_cache.hpp"
 #include "runtime/cuda_kernel.hpp"
@@ -108,6 +109,25 @@ TEST_CASE("a catalog's reading of a kernel serves its first call's key: the decl
     CudaKernel kernel(source, config, cache, gpu, [](const std::string&) {});
     CHECK_FALSE(cache->find(source, {"sm_90", "cubin"}));  // nothing built: planned, not found
     CHECK(cache->declarations().readings() == 0);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a reading keeps the source's directive tokens for the include scan")
+{
+    signatures::LexedTexts lexed;
+    signatures::HeaderCache cache(&lexed);
+    CHECK(signatures::reduced(memo.read(kernel, Config{}, source, &cache)).read.parameters == Names{"x", "n"});
+    // What the include scan is given is what it would have lexed itself.
+    auto kept = lexed.directives(source);
+    auto own = signatures::lex_cpp(source, signatures::LexScope::directives);
+    REQUIRE(kept->size() == own.size());
+    for (std::size_t i = 0; i < own.size(); ++i) {
+        CHECK(kept->at(i).text == own[i].text);
+        CHECK(kept->at(i).line == own[i].line);
+    }
+    CHECK(list_includes(*kept).includes.size() == 2);
+    // Kept, not lexed again: a text kept with other tokens keeps them.
+    lexed.keep_directives("#include \"a.cuh\"\n", {});
+    CHECK(lexed.directives("#include \"a.cuh\"\n")->empty());
 }
 
 TEST_SUITE_END();
