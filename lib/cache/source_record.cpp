@@ -206,7 +206,7 @@ std::string SourceRecord::canonical(const fs::path& path)
     auto it = canonical_now_.find(path.string());
     if (it != canonical_now_.end()) return it->second;
     std::error_code error;
-    fs::path resolved = fs::canonical(path, error);
+    fs::path resolved = util::canonical_path(path, error);
     if (error) throw SourceError("cannot resolve " + path.string() + ": " + error.message());
     return canonical_now_.emplace(path.string(), resolved.string()).first->second;
 }

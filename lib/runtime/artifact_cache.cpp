@@ -185,9 +185,7 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
     if (manifest.artifacts.empty()) throw ArtifactError(candidate.entry.string() + ": the manifest lists no artifact");
     const Artifact& artifact = manifest.artifacts.front();
     fs::path file = candidate.entry / artifact.file;
-    if (std::string problem = other_writable_problem(store_.root(), candidate.entry, {artifact.file, "manifest.json"});
-        !problem.empty())
-        throw ArtifactError(problem);
+    check_write_access(candidate.entry, artifact.file);
     std::string bytes = util::read_file(file);
     std::string digest = sha256_hex(bytes);
     if (bytes.size() != artifact.size || digest != artifact.sha256)
@@ -204,6 +202,26 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
     image.info.key = manifest.key;
     image.info.artifact = file;
     return image;
+}
+
+void ArtifactCache::check_write_access(const fs::path& entry, const std::string& artifact) const
+{
+    std::set<std::string> cleared;
+    {
+        std::lock_guard lock(cleared_mutex_);
+        cleared = cleared_folders_;
+    }
+    if (std::string problem = other_writable_problem(store_.root(), entry, {artifact, "manifest.json"}, &cleared);
+        !problem.empty())
+        throw ArtifactError(problem);
+    // Only what lies above the entry is kept: only the owner can make it
+    // writable by others, and the CLI, too, checks it once a run.
+    const std::string above = entry.native() + "/";
+    std::lock_guard lock(cleared_mutex_);
+    for (const auto& folder : cleared)
+        if (above.size() > folder.size() + 1 && above.compare(0, folder.size(), folder) == 0 &&
+            above[folder.size()] == '/')
+            cleared_folders_.insert(folder);
 }
 
 CudaJob ArtifactCache::nvrtc_job(const KernelSource& kernel, const std::string& target)

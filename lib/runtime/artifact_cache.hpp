@@ -17,10 +17,11 @@
 #include "plan/cuda_planner.hpp"
 #include "runtime/image_source.hpp"
 
+#include <atomic>
 #include <map>
 #include <memory>
-#include <atomic>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -103,6 +104,9 @@ private:
     std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& problem) const;
     CudaJob nvrtc_job(const KernelSource& kernel, const std::string& target);
     std::optional<ModuleImage> published_image(const CudaJob& job) const;
+    /// Throws ArtifactError when the entry, its files or a folder above it
+    /// can be written by others (other_writable_problem).
+    void check_write_access(const std::filesystem::path& entry, const std::string& artifact) const;
     bool publish(const CudaJob& job, const CudaCompileOutput& output, double seconds, std::filesystem::path& artifact);
 
     Config config_;
@@ -134,6 +138,11 @@ private:
     std::map<std::string, CudaJob> jobs_;                     ///< by module@target
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time
+    /// The cache's own folders above its entries (root, kind, shard) found
+    /// not writable by others, checked once per process; an entry's folder
+    /// and files are checked at every read.
+    mutable std::mutex cleared_mutex_;
+    mutable std::set<std::string> cleared_folders_;
 };
 
 }  // namespace ck

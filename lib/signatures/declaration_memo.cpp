@@ -1,5 +1,7 @@
 #include "signatures/declaration_memo.hpp"
 
+#include "util/file_util.hpp"
+
 namespace ck::signatures {
 
 namespace fs = std::filesystem;
@@ -25,7 +27,7 @@ KernelDeclaration DeclarationMemo::get(const KernelSource& kernel, const Config&
     }
     auto canonical = [](const fs::path& path) {
         std::error_code error;
-        fs::path resolved = fs::canonical(path, error);
+        fs::path resolved = util::canonical_path(path, error);
         return error ? std::string() : resolved.string();
     };
     if (kept && opens_the_same(kept->opened, headers, canonical, digest_)) return kept->declaration;

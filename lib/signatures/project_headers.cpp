@@ -90,7 +90,7 @@ std::optional<IncludedFile> ProjectHeaders::open(const std::string& spelled, con
     std::optional<fs::path> candidate = find(spelled, includer);
     if (!candidate) return std::nullopt;
     std::error_code error;
-    fs::path path = fs::canonical(*candidate, error);
+    fs::path path = util::canonical_path(*candidate, error);
     auto size = fs::file_size(*candidate, error);
     if (error || size > max_bytes - bytes_) return std::nullopt;
     std::optional<IncludedFile> file;

@@ -9,8 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <system_error>
@@ -57,17 +59,25 @@ std::string read_file(const fs::path& path, std::uint64_t max_bytes)
     if (!S_ISREG(info.st_mode)) throw failed("not a regular file");
     auto too_large = [&] { return failed("larger than " + std::to_string(max_bytes) + " bytes"); };
     if (static_cast<std::uint64_t>(info.st_size) > max_bytes) throw too_large();
-    std::string content;
-    content.reserve(static_cast<std::size_t>(info.st_size));
-    char buffer[1 << 16];
+    // Read straight into the string, one byte more than the stat says: a
+    // read that stops short exactly at the stat's size is the end of the
+    // file, and the read that would return 0 is saved (a first call reads
+    // four files: bench/RESULTS.md, issue 14). Any other short read goes on.
+    const auto size = static_cast<std::size_t>(info.st_size);
+    std::string content(size + 1, '\0');
+    std::size_t have = 0;
     for (;;) {
-        ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+        if (have == content.size()) content.resize(std::max<std::size_t>(content.size() * 2, 1 << 16));
+        ssize_t n = ::read(fd.get(), content.data() + have, content.size() - have);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) throw failed(errno_message(errno));
-        if (n == 0) return content;
-        content.append(buffer, static_cast<std::size_t>(n));
-        if (content.size() > max_bytes) throw too_large();  // grown while read
+        if (n == 0) break;
+        have += static_cast<std::size_t>(n);
+        if (have > max_bytes) throw too_large();  // grown while read
+        if (have == size) break;
     }
+    content.resize(have);
+    return content;
 }
 
 void write_all(int fd, std::string_view bytes, const fs::path& path)
@@ -149,6 +159,23 @@ bool could_make_writable_dir(const std::filesystem::path& dir, std::string* why)
         return false;
     }
     return true;
+}
+
+fs::path canonical_path(const fs::path& path, std::error_code& error)
+{
+    error.clear();
+    UniqueFd fd(::open(path.c_str(), O_PATH | O_CLOEXEC));
+    if (fd.valid()) {
+        std::string link = "/proc/self/fd/" + std::to_string(fd.get());
+        char buffer[PATH_MAX];
+        ssize_t n = ::readlink(link.c_str(), buffer, sizeof buffer);
+        std::string_view resolved(buffer, n > 0 ? static_cast<std::size_t>(n) : 0);
+        // Short of the buffer, absolute, and not a file removed meanwhile.
+        if (n > 0 && static_cast<std::size_t>(n) < sizeof buffer && resolved.front() == '/' &&
+            !resolved.ends_with(" (deleted)"))
+            return fs::path(resolved);
+    }
+    return fs::canonical(path, error);
 }
 
 std::filesystem::path absolute_normal(const std::filesystem::path& path)

@@ -6,6 +6,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"
+#include "runtime/artifact_cache.hpp"
 
 #include "runtime_package.hpp"
 
@@ -145,6 +146,36 @@ TEST_CASE_FIXTURE(Fixture, "an entry every user can write is never loaded: the n
     CHECK(info->how == "ptx");
     REQUIRE(package.warnings.size() == 1);
     CHECK(package.warnings[0].find("chmod o-w " + cubin.parent_path().string()) != std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "a cache's own folders are checked once a process, an entry's folder at every read")
+{
+    auto report = package.build({"sm_90"}, true);
+    auto cubin = artifact_of(report, "push", "sm_90");
+    REQUIRE(!cubin.empty());
+    Config config = package.config;
+    ArtifactCache cache(config, "sim", true, [](const std::string&) {});
+    KernelSource source = kernel_of_file(package.package() / "push/push_cuda.cu", config).value();
+    auto candidate = cache.find(source, {"sm_90", "cubin"});
+    REQUIRE(candidate);
+    CHECK(cache.read(*candidate).bytes.size() > 0);
+    // The entry's folder, made writable by others after a first read: refused at the next.
+    std::filesystem::permissions(candidate->entry, std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::add);
+    CHECK_THROWS_WITH_AS(cache.read(*candidate), doctest::Contains(("chmod o-w " + candidate->entry.string()).c_str()),
+                         ArtifactError);
+    std::filesystem::permissions(candidate->entry, std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::remove);
+    CHECK(cache.read(*candidate).bytes.size() > 0);
+    // A cache whose root every user can write is refused at its first read.
+    std::filesystem::permissions(package.cache(), std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::add);
+    ArtifactCache fresh(config, "sim", true, [](const std::string&) {});
+    auto again = fresh.find(source, {"sm_90", "cubin"});
+    REQUIRE(again);
+    CHECK_THROWS_WITH_AS(fresh.read(*again), doctest::Contains(package.cache().c_str()), ArtifactError);
+    std::filesystem::permissions(package.cache(), std::filesystem::perms::others_write,
+                                 std::filesystem::perm_options::remove);
 }
 
 namespace {

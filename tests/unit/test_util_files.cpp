@@ -123,6 +123,46 @@ TEST_CASE("read_file reads a regular file whole, and refuses a FIFO, a device, a
     CHECK_THROWS_AS(ck::util::read_file(tree / "missing"), ck::SourceError);
 }
 
+TEST_CASE("read_file reads what is there, whatever the stat said: empty files, exact sizes, and a size of 0 with content")
+{
+    test::TempTree tree;
+    CHECK(ck::util::read_file(tree.write("empty", "")).empty());
+    for (std::size_t size : {1u, 4095u, 4096u, 65536u, 65537u}) {
+        std::string text(size, 'y');
+        text.back() = 'z';
+        CHECK(ck::util::read_file(tree.write("f" + std::to_string(size), text)) == text);
+    }
+    // Files of /proc are regular with a stat size of 0, and have content.
+    std::string status = ck::util::read_file("/proc/self/status");
+    CHECK(status.find("Name:") != std::string::npos);
+    CHECK(status.back() == '\n');
+}
+
+TEST_CASE("canonical_path gives std::filesystem::canonical's answer, and its errors")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("real/dir/a.cuh", "x");
+    fs::create_directory_symlink(tree / "real", tree / "linked");
+    fs::create_symlink(tree / "real/dir/a.cuh", tree / "real/b.cuh");
+    fs::create_symlink(tree / "nowhere", tree / "dangling");
+    const fs::path paths[] = {file, tree / "linked/dir/a.cuh", tree / "linked/dir/../b.cuh", tree / "linked/dir",
+                              tree / "real/./dir//a.cuh", tree / "dangling", tree / "missing.cuh", tree / "real/dir/a.cuh/x"};
+    for (const auto& path : paths) {
+        CAPTURE(path);
+        std::error_code ours, theirs;
+        fs::path got = util::canonical_path(path, ours);
+        fs::path want = fs::canonical(path, theirs);
+        CHECK(got == want);
+        CHECK(bool(ours) == bool(theirs));
+    }
+    fs::path was = fs::current_path();
+    fs::current_path(tree / "linked");
+    std::error_code error;
+    fs::path relative = util::canonical_path("dir/a.cuh", error);
+    fs::current_path(was);
+    CHECK(relative == fs::canonical(file));
+}
+
 TEST_CASE("SHA-256 in one piece and in pieces agree with the published test vector")
 {
     const std::string abc_digest = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
