@@ -112,6 +112,9 @@ struct Manifest {
     nlohmann::json to_json() const;
     /// Throws CacheError naming `where` when a field is missing or mistyped.
     static Manifest from_json(const nlohmann::json& j, const std::string& where);
+    /// As above, moving the inputs out of `j` rather than copying them (a
+    /// parsed manifest's largest part, copied at every first call).
+    static Manifest from_json(nlohmann::json&& j, const std::string& where);
 };
 
 /// Writes one entry into a private temporary folder inside the root; commit()

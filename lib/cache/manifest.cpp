@@ -34,6 +34,40 @@ bool is_plain_relative_path(const std::string& file)
     }
 }
 
+// Every field but the inputs, which the two from_json copy or move.
+Manifest fields_but_inputs(const json& j, const std::string& where)
+{
+    if (!j.is_object()) throw CacheError(where + ": manifest is not a JSON object");
+    if (field<int>(j, "format", where) != 1)
+        throw CacheError(where + ": manifest format is not 1; it was written by another version of cunumpy-kernels");
+    Manifest m;
+    m.key = field<std::string>(j, "key", where);
+    m.kind = field<std::string>(j, "kind", where);
+    m.module = field<std::string>(j, "module", where);
+    m.kernel = field<std::string>(j, "kernel", where);
+    m.entry_symbol = field<std::string>(j, "entry_symbol", where);
+    m.target = field<std::string>(j, "target", where);
+    if (!j.contains("inputs")) throw CacheError(where + ": manifest has no 'inputs'");
+    m.built_at = field<std::string>(j, "built_at", where);
+    m.seconds = field<double>(j, "seconds", where);
+    m.log = field<std::string>(j, "log", where);
+    if (j.contains("compiler_dependencies"))
+        m.compiler_dependencies = field<std::vector<std::string>>(j, "compiler_dependencies", where);
+    auto artifacts = j.find("artifacts");  // iterated where it lies, not copied
+    if (artifacts == j.end()) throw CacheError(where + ": manifest has no 'artifacts'");
+    for (const auto& a : *artifacts) {
+        Artifact artifact;
+        artifact.file = field<std::string>(a, "file", where);
+        artifact.target = field<std::string>(a, "target", where);
+        artifact.sha256 = field<std::string>(a, "sha256", where);
+        artifact.size = field<std::uint64_t>(a, "size", where);
+        if (!is_plain_relative_path(artifact.file))
+            throw CacheError(where + ": artifact name '" + artifact.file + "' is not a relative path of plain names");
+        m.artifacts.push_back(std::move(artifact));
+    }
+    return m;
+}
+
 }  // namespace
 
 json Manifest::to_json() const
@@ -53,32 +87,15 @@ json Manifest::to_json() const
 
 Manifest Manifest::from_json(const json& j, const std::string& where)
 {
-    if (!j.is_object()) throw CacheError(where + ": manifest is not a JSON object");
-    if (field<int>(j, "format", where) != 1)
-        throw CacheError(where + ": manifest format is not 1; it was written by another version of cunumpy-kernels");
-    Manifest m;
-    m.key = field<std::string>(j, "key", where);
-    m.kind = field<std::string>(j, "kind", where);
-    m.module = field<std::string>(j, "module", where);
-    m.kernel = field<std::string>(j, "kernel", where);
-    m.entry_symbol = field<std::string>(j, "entry_symbol", where);
-    m.target = field<std::string>(j, "target", where);
+    Manifest m = fields_but_inputs(j, where);
     m.inputs = field<json>(j, "inputs", where);
-    m.built_at = field<std::string>(j, "built_at", where);
-    m.seconds = field<double>(j, "seconds", where);
-    m.log = field<std::string>(j, "log", where);
-    if (j.contains("compiler_dependencies"))
-        m.compiler_dependencies = field<std::vector<std::string>>(j, "compiler_dependencies", where);
-    for (const auto& a : field<json>(j, "artifacts", where)) {
-        Artifact artifact;
-        artifact.file = field<std::string>(a, "file", where);
-        artifact.target = field<std::string>(a, "target", where);
-        artifact.sha256 = field<std::string>(a, "sha256", where);
-        artifact.size = field<std::uint64_t>(a, "size", where);
-        if (!is_plain_relative_path(artifact.file))
-            throw CacheError(where + ": artifact name '" + artifact.file + "' is not a relative path of plain names");
-        m.artifacts.push_back(std::move(artifact));
-    }
+    return m;
+}
+
+Manifest Manifest::from_json(json&& j, const std::string& where)
+{
+    Manifest m = fields_but_inputs(j, where);
+    m.inputs = std::move(j.at("inputs"));  // present: fields_but_inputs checked
     return m;
 }
 

@@ -114,6 +114,26 @@ TEST_CASE("a manifest naming a path outside the entry is rejected")
     CHECK_THROWS_AS(Manifest::from_json(j, "m.json"), CacheError);
 }
 
+TEST_CASE("a manifest read from a parsed document it may move gives the same manifest, and the same errors")
+{
+    Manifest written = manifest_for(key_a);
+    written.inputs = {{"source", {{"sha256", "ab"}}}, {"headers", {{"a.cuh", "cd"}}}};
+    nlohmann::json j = written.to_json();
+    Manifest copied = Manifest::from_json(j, "m.json");
+    Manifest moved = Manifest::from_json(nlohmann::json(j), "m.json");
+    CHECK(copied.to_json() == j);
+    CHECK(moved.to_json() == j);
+    for (const char* field : {"inputs", "artifacts", "key"}) {
+        CAPTURE(field);
+        nlohmann::json without = j;
+        without.erase(field);
+        CHECK_THROWS_WITH_AS(Manifest::from_json(without, "m.json"),
+                             doctest::Contains(("no '" + std::string(field) + "'").c_str()), CacheError);
+        CHECK_THROWS_WITH_AS(Manifest::from_json(std::move(without), "m.json"),
+                             doctest::Contains(("no '" + std::string(field) + "'").c_str()), CacheError);
+    }
+}
+
 TEST_CASE("concurrent builders of one key all succeed and leave one entry")
 {
     test::TempTree tree;
