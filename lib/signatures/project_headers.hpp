@@ -33,12 +33,12 @@ struct IncludedFile {
     std::shared_ptr<const std::vector<CppToken>> directives;
 };
 
-/// Header texts lexed already, by their exact bytes: the key is the text
-/// itself, so an entry is never stale, and readings made at different
-/// moments can share it. The runtime's catalog and first calls do: the
-/// kernels of one tree include the same headers, and lexing them again for
-/// each kernel was most of a Struphy rank's load (bench/RESULTS.md, issue 14).
-/// Thread-safe.
+/// Texts lexed already (headers, and the kernel sources a declaration
+/// reading lexed whole), by their exact bytes: the key is the text itself,
+/// so an entry is never stale, and readings made at different moments can
+/// share it. The runtime's catalog and first calls do: the kernels of one
+/// tree include the same headers, and lexing them again for each kernel was
+/// most of a Struphy rank's load (bench/RESULTS.md, issue 14). Thread-safe.
 class LexedTexts {
 public:
     /// lex_cpp(text, LexScope::directives), lexed once per distinct text.
