@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <iterator>
 #include <set>
 
 namespace ck {
@@ -206,22 +207,32 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
 
 void ArtifactCache::check_write_access(const fs::path& entry, const std::string& artifact) const
 {
+    // The folders from the root down to the entry's shard, as
+    // other_writable_problem names them; none when the entry is elsewhere.
+    std::vector<std::string> above;
+    fs::path relative = entry.lexically_relative(store_.root());
+    if (!relative.empty() && *relative.begin() != "..") {
+        fs::path folder = store_.root();
+        above.push_back(folder.native());
+        for (auto part = relative.begin(); std::next(part) != relative.end(); ++part)
+            above.push_back((folder /= *part).native());
+    }
     std::set<std::string> cleared;
     {
         std::lock_guard lock(cleared_mutex_);
-        cleared = cleared_folders_;
+        for (const auto& f : above)
+            if (cleared_folders_.count(f)) cleared.insert(f);
     }
     if (std::string problem = other_writable_problem(store_.root(), entry, {artifact, "manifest.json"}, &cleared);
         !problem.empty())
         throw ArtifactError(problem);
-    // Only what lies above the entry is kept: only the owner can make it
-    // writable by others, and the CLI, too, checks it once a run.
-    const std::string above = entry.native() + "/";
+    // Kept for the life of the process, as a CLI run keeps them for the run:
+    // a folder above the entries that the owner (or root) makes writable by
+    // others while an application runs is not seen until it starts again.
+    // The entry's own folder and files, which a writer could swap, are
+    // checked at every read.
     std::lock_guard lock(cleared_mutex_);
-    for (const auto& folder : cleared)
-        if (above.size() > folder.size() + 1 && above.compare(0, folder.size(), folder) == 0 &&
-            above[folder.size()] == '/')
-            cleared_folders_.insert(folder);
+    cleared_folders_.insert(above.begin(), above.end());
 }
 
 CudaJob ArtifactCache::nvrtc_job(const KernelSource& kernel, const std::string& target)

@@ -132,15 +132,18 @@ private:
     /// record (a file's stat, a 2 s margin), so an edit between two first
     /// calls is seen.
     SourceRecord includes_record_{std::nullopt};
-    signatures::LexedTexts lexed_;  ///< project headers lexed by the catalog's readings and the planners
+    /// Every header and kernel source the catalog's readings and the first
+    /// calls' include scans lexed, kept for the life of this object (a
+    /// Struphy tree's are about 1 MB of text).
+    signatures::LexedTexts lexed_;
     signatures::DeclarationMemo declarations_{[this](const std::string& path) { return includes_record_.digest(path); }};
     std::map<std::string, ReadKernel> read_kernels_;          ///< by module
     std::map<std::string, CudaJob> jobs_;                     ///< by module@target
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time
     /// The cache's own folders above its entries (root, kind, shard) found
-    /// not writable by others, checked once per process; an entry's folder
-    /// and files are checked at every read.
+    /// not writable by others, checked once for the life of this object; an
+    /// entry's folder and files are checked at every read.
     mutable std::mutex cleared_mutex_;
     mutable std::set<std::string> cleared_folders_;
 };

@@ -49,10 +49,9 @@ CudaKernelDeclaration DeclarationMemo::read_and_keep(std::string question, const
                                                      HeaderCache* cache)
 {
     std::vector<HeaderOpening> opened;
-    std::vector<CppToken> tokens = lex_cpp(source);
     // The first call's include scan lexes the source for its directives: it
-    // finds them here (about a tenth of a first call, bench/RESULTS.md).
-    if (cache && cache->lexed()) cache->lexed()->keep_directives(std::string(source), tokens);
+    // finds them kept here (about a tenth of a first call, bench/RESULTS.md).
+    std::vector<CppToken> tokens = cache && cache->lexed() ? cache->lexed()->lex_whole(source) : lex_cpp(source);
     CudaKernelDeclaration found = read_cuda_declaration_logged(source, name, headers, opened, &tokens);
     auto kept = std::make_shared<const Kept>(Kept{std::string(source), std::move(opened), reduced(found)});
     std::lock_guard lock(mutex_);

@@ -31,15 +31,24 @@ std::shared_ptr<const std::vector<CppToken>> LexedTexts::directives(const std::s
     return by_text_.emplace(text, std::move(tokens)).first->second;
 }
 
-void LexedTexts::keep_directives(const std::string& text, const std::vector<CppToken>& all)
+std::vector<CppToken> LexedTexts::lex_whole(std::string_view text)
 {
+    std::vector<CppToken> all = lex_cpp(text);
+    std::string key(text);
     {
         std::lock_guard lock(mutex_);
-        if (by_text_.count(text)) return;
+        if (by_text_.count(key)) return all;
     }
-    auto tokens = std::make_shared<const std::vector<CppToken>>(directive_tokens(all));
+    auto directives = std::make_shared<const std::vector<CppToken>>(directive_tokens(all));
     std::lock_guard lock(mutex_);
-    by_text_.emplace(text, std::move(tokens));
+    by_text_.emplace(std::move(key), std::move(directives));
+    return all;
+}
+
+std::size_t LexedTexts::size() const
+{
+    std::lock_guard lock(mutex_);
+    return by_text_.size();
 }
 
 std::optional<IncludedFile> HeaderCache::get(const fs::path& path)

@@ -43,13 +43,15 @@ class LexedTexts {
 public:
     /// lex_cpp(text, LexScope::directives), lexed once per distinct text.
     std::shared_ptr<const std::vector<CppToken>> directives(const std::string& text);
-    /// Keeps the directive tokens of `all`, a LexScope::all lex of `text`
-    /// (directive_tokens), for later directives(text) calls: a reader that
-    /// lexed a kernel's source whole spares the include scan its lexing.
-    void keep_directives(const std::string& text, const std::vector<CppToken>& all);
+    /// lex_cpp(text), whole; its directive tokens (directive_tokens) are kept
+    /// for later directives(text) calls: a reader that lexes a kernel's
+    /// source whole spares the include scan its lexing.
+    std::vector<CppToken> lex_whole(std::string_view text);
+    /// How many texts are kept (for tests).
+    std::size_t size() const;
 
 private:
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::unordered_map<std::string, std::shared_ptr<const std::vector<CppToken>>> by_text_;
 };
 

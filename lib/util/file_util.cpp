@@ -64,7 +64,8 @@ std::string read_file(const fs::path& path, std::uint64_t max_bytes)
     // file, and the read that would return 0 is saved (a first call reads
     // four files: bench/RESULTS.md, issue 14). Any other short read goes on.
     const auto size = static_cast<std::size_t>(info.st_size);
-    std::string content(size + 1, '\0');
+    // A size of 0 may be a file of /proc, with content: room for it at once.
+    std::string content(size > 0 ? size + 1 : 4096, '\0');
     std::size_t have = 0;
     for (;;) {
         if (have == content.size()) content.resize(std::max<std::size_t>(content.size() * 2, 1 << 16));

@@ -68,12 +68,15 @@ bool could_make_writable_dir(const std::filesystem::path& dir, std::string* why)
 /// uses and prints. Reads nothing but the working folder.
 std::filesystem::path absolute_normal(const std::filesystem::path& path);
 
-/// std::filesystem::canonical(path, error), the same answer for fewer
-/// system calls: the kernel resolves the path once (an O_PATH open, then
-/// the /proc/self/fd link), where realpath reads a link per component,
-/// nine calls for a header in a first call (bench/RESULTS.md, issue 14).
-/// Falls back to std::filesystem::canonical without /proc, and for its
-/// errors: `error` is set as that sets it.
+/// std::filesystem::canonical(path, error) for fewer system calls: the
+/// kernel resolves the path once (an O_PATH open, then the /proc/self/fd
+/// link), where realpath reads a link per component, nine calls for a
+/// header in a first call (bench/RESULTS.md, issue 14). The same answer
+/// but on a case-insensitive file system, where the kernel may spell a name
+/// as stored rather than as asked; the tool resolves through this function
+/// alone, so its answers agree with each other. Falls back to
+/// std::filesystem::canonical without /proc and for every error: `error`
+/// is set as that sets it.
 std::filesystem::path canonical_path(const std::filesystem::path& path, std::error_code& error);
 
 /// The user's home folder as Python's Path.home() finds it: `HOME` when set

@@ -148,7 +148,7 @@ TEST_CASE_FIXTURE(Fixture, "an entry every user can write is never loaded: the n
     CHECK(package.warnings[0].find("chmod o-w " + cubin.parent_path().string()) != std::string::npos);
 }
 
-TEST_CASE_FIXTURE(Fixture, "a cache's own folders are checked once a process, an entry's folder at every read")
+TEST_CASE_FIXTURE(Fixture, "an entry's folder made writable by others after a read is refused at the next; a writable root at the first")
 {
     auto report = package.build({"sm_90"}, true);
     auto cubin = artifact_of(report, "push", "sm_90");
@@ -162,7 +162,7 @@ TEST_CASE_FIXTURE(Fixture, "a cache's own folders are checked once a process, an
     // The entry's folder, made writable by others after a first read: refused at the next.
     std::filesystem::permissions(candidate->entry, std::filesystem::perms::others_write,
                                  std::filesystem::perm_options::add);
-    CHECK_THROWS_WITH_AS(cache.read(*candidate), doctest::Contains(("chmod o-w " + candidate->entry.string()).c_str()),
+    CHECK_THROWS_WITH_AS(cache.read(*candidate), doctest::Contains(("`chmod o-w " + candidate->entry.string() + "`").c_str()),
                          ArtifactError);
     std::filesystem::permissions(candidate->entry, std::filesystem::perms::others_write,
                                  std::filesystem::perm_options::remove);
@@ -173,7 +173,8 @@ TEST_CASE_FIXTURE(Fixture, "a cache's own folders are checked once a process, an
     ArtifactCache fresh(config, "sim", true, [](const std::string&) {});
     auto again = fresh.find(source, {"sm_90", "cubin"});
     REQUIRE(again);
-    CHECK_THROWS_WITH_AS(fresh.read(*again), doctest::Contains(package.cache().c_str()), ArtifactError);
+    CHECK_THROWS_WITH_AS(fresh.read(*again), doctest::Contains(("`chmod o-w " + package.cache().string() + "`").c_str()),
+                         ArtifactError);
     std::filesystem::permissions(package.cache(), std::filesystem::perms::others_write,
                                  std::filesystem::perm_options::remove);
 }

@@ -60,7 +60,7 @@ TEST_CASE("n_threads is divided by the block and rounded up")
 
 TEST_CASE("the grid is the rounded-up quotient for every block size, powers of two or not")
 {
-    // Powers of two take a shift, other sizes a division: both against the plain formula.
+    // Against the plain formula, for every block size a launch can have.
     const std::int64_t threads[] = {0, 1, 2, 3, 127, 128, 129, 1000, 1023, 1024, 1025, 65535, 65536, 4294967297LL,
                                     (std::int64_t(1) << 62) + 5};
     for (std::int64_t block = 1; block <= 1024; ++block)
