@@ -10,6 +10,7 @@
 #include "cache/write_access.hpp"
 #include "util/atomic_file.hpp"
 #include "util/file_util.hpp"
+#include "util/text.hpp"
 
 
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <regex>
+#include <set>
 
 namespace ck {
 
@@ -181,12 +183,21 @@ Manifest checked_manifest(const fs::path& archive, const std::string& key, const
     }
     if (manifest.key != key || cache_key(manifest.inputs) != key)
         throw CacheError(where + ": the key does not match the recorded inputs; nothing was imported");
-    if (files.size() != manifest.artifacts.size() + 1)
-        throw CacheError(where + " holds files its manifest does not name; nothing was imported");
+    // Each fault in its own words: an entry missing its cubin is not one with a file too many.
+    std::set<std::string> named{"manifest.json"};
+    for (const auto& artifact : manifest.artifacts) named.insert(artifact.file);
+    std::vector<std::string> unnamed;
+    for (const auto& [name, bytes] : files)
+        if (!named.count(name)) unnamed.push_back(name);
+    if (!unnamed.empty())
+        throw CacheError(where + " holds files its manifest does not name (" + util::comma_list(unnamed) +
+                         "); nothing was imported");
     for (const auto& artifact : manifest.artifacts) {
         auto file = files.find(artifact.file);
-        if (file == files.end() || file->second.size() != artifact.size || sha256_hex(file->second) != artifact.sha256)
-            throw CacheError(where + ": " + artifact.file + " is missing or does not match its checksum; nothing was imported");
+        if (file == files.end())
+            throw CacheError(where + ": " + artifact.file + ", which its manifest names, is not in the archive; nothing was imported");
+        if (file->second.size() != artifact.size || sha256_hex(file->second) != artifact.sha256)
+            throw CacheError(where + ": " + artifact.file + " does not match its checksum; nothing was imported");
         // An archive is untrusted: what it carries passes the checks a build's
         // artifacts pass before they are published (loadable, the right target, the entry).
         try {

@@ -353,6 +353,22 @@ TEST_CASE("import rejects untrusted archives whole")
         write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest}, {prefix + "push.sm_90.cubin", "evil cubin"}});
         CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("does not match its checksum"), CacheError);
     }
+    SUBCASE("an entry without the cubin its manifest names, and one with a file its manifest does not name")
+    {
+        test::TempTree source;
+        EntryStore real(source.root());
+        std::string real_key = publish(source.root(), "sim.kernels.push", "push cubin");
+        std::string manifest = util::read_file(real.entry_dir("cuda", real_key) / "manifest.json");
+        std::string prefix = "cuda/" + real_key.substr(0, 2) + "/" + real_key + "/";
+        write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"),
+                             doctest::Contains("push.sm_90.cubin, which its manifest names, is not in the archive"), CacheError);
+        write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest},
+                                     {prefix + "push.sm_90.cubin", "push cubin"},
+                                     {prefix + "extra.ptx", "not named"}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"),
+                             doctest::Contains("holds files its manifest does not name (extra.ptx)"), CacheError);
+    }
     SUBCASE("a relocatable cubin with a matching manifest and checksum")
     {
         test::TempTree source;
