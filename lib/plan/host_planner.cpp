@@ -112,7 +112,9 @@ private:
         const fs::path root = module.source_root;
         for (const auto& import : facts.at("imports")) {
             const auto& resolved = resolve(import.at(0).get<std::string>(), file, root);
-            if (!resolved || *resolved == file) continue;
+            // A module that imports itself is a cycle of one: Pyccel refuses it
+            // ("Imported files must be pyccelised before they can be used").
+            if (!resolved) continue;
             std::size_t target = add(*resolved, root, nullptr);
             auto& edges = edges_[index];
             bool seen = std::any_of(edges.begin(), edges.end(), [&](const ImportEdge& e) { return e.module == target; });

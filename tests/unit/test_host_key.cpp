@@ -259,6 +259,28 @@ TEST_CASE("an import cycle is a problem of its modules and their importers, not 
     CHECK(find_module(plan, "pk.kernels.k1.k1_kernels")->problem.find(": behind an import cycle") != std::string::npos);
 }
 
+TEST_CASE("a module that imports itself is a cycle of one, in each form of import; its importer is behind it")
+{
+    // Pyccel refuses a module that imports itself ("Imported files must be
+    // pyccelised before they can be used"): planning says so before any compile.
+    for (std::string self_import : {"from pk.s_kernels import f\n", "from .s_kernels import f\n", "import pk.s_kernels\n"}) {
+        CAPTURE(self_import);
+        test::TempTree tree;
+        tree.write("src/pk/__init__.py", "");
+        tree.write("src/pk/s_kernels.py", self_import + "\ndef f():\n    pass\n");
+        tree.write("src/pk/k/k_kernels.py", "from pk.s_kernels import f\n\ndef k():\n    pass\n");
+        tree.write("src/pk/j/j_kernels.py", "def j():\n    pass\n");
+        auto kernels = find_kernels({tree / "src/pk"}, Config{});
+        HostPlan plan = plan_host_builds(pointers(kernels), toolchain());
+        REQUIRE(find_module(plan, "pk.s_kernels"));
+        CHECK(find_module(plan, "pk.s_kernels")->problem.find(": in an import cycle (pk.s_kernels -> pk.s_kernels)") !=
+              std::string::npos);
+        CHECK(find_module(plan, "pk.k.k_kernels")->problem.find(": behind an import cycle (pk.s_kernels -> pk.s_kernels)") !=
+              std::string::npos);
+        CHECK(find_module(plan, "pk.j.j_kernels")->problem.empty());
+    }
+}
+
 TEST_CASE("a module in a cycle says so, whichever import comes first, even when it also imports another cycle")
 {
     // m imports the a <-> b cycle and n; n imports m: m and n are in a cycle of their own.
