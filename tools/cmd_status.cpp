@@ -60,7 +60,7 @@ public:
     std::string refer(const std::string& reason)
     {
         constexpr std::size_t inline_limit = 60;
-        if (reason.size() <= inline_limit) return reason;
+        if (reason.size() <= inline_limit && reason.find('\n') == std::string::npos) return reason;
         auto it = std::find(notes_.begin(), notes_.end(), reason);
         if (it == notes_.end()) it = notes_.insert(notes_.end(), reason);
         return "see [" + std::to_string(it - notes_.begin() + 1) + "]";
@@ -125,6 +125,14 @@ std::string table(const StatusReport& report, const Terminal& terminal)
     return out + notes.text();
 }
 
+// `text` with every line after the first starting with `indent`.
+std::string indented(const std::string& text, const std::string& indent)
+{
+    std::string out;
+    for (char c : text) out += c == '\n' ? "\n" + indent : std::string(1, c);
+    return out;
+}
+
 // In place: one line of counts for the modules kernels import, then a line
 // for each that is not built.
 std::string modules_lines(const StatusReport& report, const Terminal& terminal)
@@ -135,7 +143,7 @@ std::string modules_lines(const StatusReport& report, const Terminal& terminal)
     for (const auto& m : report.modules) {
         ++counts[to_string(m.artifact.state)];
         if (m.artifact.state == ArtifactState::built) continue;
-        std::string reason = m.artifact.reason.empty() ? "" : " (" + m.artifact.reason + ")";
+        std::string reason = m.artifact.reason.empty() ? "" : " (" + indented(m.artifact.reason, "    ") + ")";
         details += "  " + m.module + ": " + terminal.yellow(to_string(m.artifact.state) + reason) + "\n";
     }
     std::string line;

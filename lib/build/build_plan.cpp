@@ -700,7 +700,8 @@ JobResult would_build(const BuildPlan& plan, const CudaMiss& miss)
     if (miss.context->cunumpy_dir_unknown) {
         result.key.clear();
         result.reason = "no record of where " + plan.request.config.python + " finds cunumpy's CUDA headers (status starts "
-                        "no Python): run `cunumpy-kernels build` once, or pass --cunumpy-include-dir";
+                        "no Python): give status the --python that `cunumpy-kernels build` got, or run build once with this "
+                        "one, or pass --cunumpy-include-dir";
     }
     return result;
 }

@@ -44,6 +44,20 @@ std::string first_line(const std::string& text)
     return "(no message)";
 }
 
+// A message planning wrote, without the blank lines around it.
+std::string planning_message(const std::string& text)
+{
+    std::size_t start = 0;
+    while (start < text.size()) {
+        std::size_t end = text.find('\n', start);
+        if (text.find_first_not_of(" \t\r", start) < (end == std::string::npos ? text.size() : end)) break;
+        if (end == std::string::npos) return "(no message)";
+        start = end + 1;
+    }
+    std::size_t last = text.find_last_not_of(" \t\r\n");
+    return start < text.size() && last != std::string::npos ? text.substr(start, last + 1 - start) : "(no message)";
+}
+
 class CacheReader {
 public:
     CacheReader(const Config& config, const BuildPlan& plan) : config_(config), plan_(plan) {}
@@ -63,8 +77,9 @@ public:
         }
         if (job.state == JobState::hit || job.state == JobState::built) return status;
         if (job.state == JobState::failed) {  // found while planning: an import cycle, an unreadable source
+            // Whole: a header not found names the folders searched on the lines after it.
             status.state = ArtifactState::failed;
-            status.reason = first_line(job.log.empty() ? job.reason : job.log);
+            status.reason = planning_message(job.log.empty() ? job.reason : job.log);
             return status;
         }
         if (job.key.empty()) {

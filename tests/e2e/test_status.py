@@ -109,6 +109,30 @@ def test_a_failed_build_shows_as_failed_last_time(run, example, tmp_path):
     assert "deposit_cuda.cu" in artifact["reason"]
 
 
+def test_a_header_not_found_is_failed_with_the_whole_message_the_build_gives(run, example, tmp_path):
+    # The message names the folders searched on the lines after its first:
+    # status shows all of it, in the table's note and in --json, as build --dry-run does.
+    (example / "particles/kernels/common.cuh").unlink()
+    common = ["--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", tmp_path / "cache", "--python", PYTHON,
+              example]
+    dry = run("build", "--dry-run", *common, check=None)
+    report, result = run.json("status", *common)
+    assert result.returncode == 0
+    deposit = next(k for k in report["kernels"] if k["name"] == "deposit")
+    (artifact,) = deposit["artifacts"]
+    assert artifact["state"] == "failed"
+    reason = artifact["reason"]
+    assert '#include "particles/kernels/common.cuh" not found; searched:\n' in reason
+    searched = [line.strip() for line in reason.splitlines()[1:] if line.startswith("  ")]
+    assert str(example) in searched and len(searched) >= 3
+    assert reason in dry.stdout + dry.stderr
+    text = run("status", *common).stdout
+    note = text[text.index("[1] "):]
+    assert note.startswith("[1] " + reason.splitlines()[0] + "\n")
+    for folder in searched:
+        assert "\n  " + folder + "\n" in note
+
+
 def test_an_interpreter_this_user_cannot_reach_leaves_host_rows_unknown_and_cuda_rows_as_usual(run, example, tmp_path):
     hidden = tmp_path / "hidden"
     (hidden / "bin").mkdir(parents=True)
