@@ -10,10 +10,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 #include <map>
+#include <string>
+#include <vector>
 
 namespace ck::cli {
 
@@ -33,22 +36,39 @@ const CommandSpec command_table[] = {
     {"check-signatures", "Check that each kernel's host and CUDA versions take the same parameters (files or trees)", setup_check_signatures},
 };
 
-// The first word that is neither a global flag nor its value, when it names no
-// command: CLI11 would only say "A subcommand is required".
-const char* unknown_command(int argc, char** argv)
+// The commands a command line names, outermost first ("cache verify"), and
+// the first word that names none where a command is expected (`cache stats`):
+// CLI11 would only say "A subcommand is required", and point at the top
+// level's help.
+struct CommandWords {
+    std::string path;                  ///< "cache verify"; "" before any command
+    std::vector<std::string> expected;  ///< the commands allowed where `unknown` stands
+    const char* unknown = nullptr;
+};
+
+CommandWords command_words(const CLI::App& app, int argc, char** argv)
 {
+    CommandWords words;
+    const CLI::App* at = &app;
     for (int i = 1; i < argc; ++i) {
         std::string arg = argv[i];
-        if (arg == "--color") {
+        if (at == &app && arg == "--color") {
             ++i;
             continue;
         }
         if (arg.empty() || arg[0] == '-') continue;
-        for (const auto& spec : command_table)
-            if (arg == spec.name) return nullptr;
-        return argv[i];
+        auto subcommands = at->get_subcommands([](const CLI::App*) { return true; });
+        if (subcommands.empty()) break;  // a leaf command: the rest are its arguments
+        auto named = std::find_if(subcommands.begin(), subcommands.end(), [&](const CLI::App* c) { return c->get_name() == arg; });
+        if (named == subcommands.end()) {
+            for (const CLI::App* c : subcommands) words.expected.push_back(c->get_name());
+            words.unknown = argv[i];
+            break;
+        }
+        at = *named;
+        words.path += (words.path.empty() ? "" : " ") + arg;
     }
-    return nullptr;
+    return words;
 }
 
 constexpr int exit_failure = 1;
@@ -94,14 +114,17 @@ int run(int argc, char** argv)
         runners[command] = spec.setup(*command);
     }
 
-    app.failure_message([](const CLI::App* failed, const CLI::Error& error) {
-        std::string command = failed->get_parent() ? "cunumpy-kernels " + failed->get_name() : "cunumpy-kernels";
-        return "cunumpy-kernels: error: " + std::string(error.what()) + "\nRun '" + command + " --help' for the options.\n";
+    CommandWords words = command_words(app, argc, argv);
+    std::string help = "cunumpy-kernels" + (words.path.empty() ? "" : " " + words.path) + " --help";
+    app.failure_message([help](const CLI::App*, const CLI::Error& error) {
+        return "cunumpy-kernels: error: " + std::string(error.what()) + "\nRun '" + help + "' for the options.\n";
     });
-    if (auto unknown = unknown_command(argc, argv)) {
-        std::fprintf(stderr, "cunumpy-kernels: error: unknown command '%s'; commands:", unknown);
-        for (const auto& spec : command_table) std::fprintf(stderr, " %s", spec.name);
-        std::fprintf(stderr, "\n");
+    if (words.unknown) {
+        std::string message = "cunumpy-kernels: error: unknown " + (words.path.empty() ? "" : words.path + " ") +
+                              "command '" + words.unknown + "'; " + (words.path.empty() ? "" : words.path + " ") +
+                              "commands:";
+        for (const auto& name : words.expected) message += " " + name;
+        std::fprintf(stderr, "%s\nRun '%s' for the options.\n", message.c_str(), help.c_str());
         return exit_usage;
     }
     try {

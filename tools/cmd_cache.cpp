@@ -53,6 +53,18 @@ CacheLocation locate(const CacheFlags& flags, bool for_writing)
     return locate_tree_cache(flags.tree, config, for_writing);
 }
 
+// A cache root that does not exist is most often a mistyped --cache-dir or
+// --cache-name: a check of it must not pass as a check of an empty cache.
+CacheLocation existing(const CacheLocation& location, const std::string& command)
+{
+    std::error_code error;
+    if (!fs::is_directory(location.root, error))
+        throw UsageError("cache " + command + ": no cache at " + location.root.string() +
+                         " (no build has written there); check --cache-dir, --cache-name or --tree, or run "
+                         "`cunumpy-kernels build` first");
+    return location;
+}
+
 std::string human_bytes(std::uint64_t bytes)
 {
     const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -147,8 +159,10 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
                         "\n");
         return 0;
     }
-    std::string out = fmt::format("cache root: {}\nentries:    {} ({} superseded)\nsize:       {}\n", location.root.string(),
-                                  entries.size(), superseded, human_bytes(bytes));
+    std::error_code error;
+    std::string absent = fs::is_directory(location.root, error) ? "" : " (does not exist: no build has written there)";
+    std::string out = fmt::format("cache root: {}{}\nentries:    {} ({} superseded)\nsize:       {}\n",
+                                  location.root.string(), absent, entries.size(), superseded, human_bytes(bytes));
     for (const auto& [kind, count] : by_kind)
         out += fmt::format("  {}: {} entries, {}\n", kind, count, human_bytes(bytes_by_kind[kind]));
     terminal.result(out + statistics_text(statistics));
@@ -179,15 +193,18 @@ int run_list(const CacheFlags& flags, Terminal& terminal)
 
 int run_verify(const CacheFlags& flags, Terminal& terminal)
 {
-    CacheLocation location = locate(flags, flags.fix);
-    auto findings = verify_entries(EntryStore(location.root), flags.fix);
+    CacheLocation location = existing(locate(flags, false), "verify");
+    if (flags.fix) location = locate(flags, true);  // where a build would write, as before
+    std::size_t checked = 0;
+    auto findings = verify_entries(EntryStore(location.root), flags.fix, &checked);
     bool unfixed = false;
     std::string out;
     for (const auto& finding : findings) {
         out += fmt::format("{}: {}{}\n", finding.entry.string(), finding.problem, finding.removed ? " (removed)" : "");
         unfixed = unfixed || !finding.removed;
     }
-    out += fmt::format("{} in {}\n", counted(findings.size(), "bad entry", "bad entries"), location.root.string());
+    out += fmt::format("{} of {} in {}\n", counted(findings.size(), "bad entry", "bad entries"), checked,
+                       location.root.string());
     terminal.result(out);
     return unfixed ? 1 : 0;
 }
@@ -269,7 +286,7 @@ int run_path(const CacheFlags& flags, Terminal& terminal)
 
 int run_export(const CacheFlags& flags, Terminal& terminal)
 {
-    auto summary = export_entries(EntryStore(locate(flags, false).root), flags.archive);
+    auto summary = export_entries(EntryStore(existing(locate(flags, false), "export").root), flags.archive);
     for (const auto& left : summary.left_out)
         terminal.note(fmt::format("not exported: {}: {}", left.entry.string(), left.reason));
     terminal.result(fmt::format("exported {} entries ({}) to {}; left out {}\n", summary.entries,

@@ -188,10 +188,12 @@ std::vector<EntryInfo> list_entries(const EntryStore& store)
     return entries;
 }
 
-std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_bad)
+std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_bad, std::size_t* checked)
 {
     std::vector<VerifyFinding> findings;
-    for (const auto& entry : list_entries(store)) {
+    std::vector<EntryInfo> entries = list_entries(store);
+    if (checked) *checked = entries.size();
+    for (const auto& entry : entries) {
         std::string problem = entry_problem(entry);
         if (problem.empty()) continue;
         VerifyFinding finding{entry.dir, problem, false};

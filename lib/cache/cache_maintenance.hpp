@@ -83,8 +83,9 @@ struct VerifyFinding {
 /// SHA-256. With `remove_bad`, a bad entry is moved out and deleted, so the
 /// next build rebuilds it; the cunumpy names pointing at a removed host entry
 /// are removed first, so cunumpy never follows a dangling link. Returns the
-/// findings; empty means a sound cache.
-std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_bad);
+/// findings; empty means a sound cache. `checked`, when given, receives how
+/// many entries were read.
+std::vector<VerifyFinding> verify_entries(const EntryStore& store, bool remove_bad, std::size_t* checked = nullptr);
 
 /// What `cache prune` removes. Entries that no option selects stay.
 struct PruneOptions {

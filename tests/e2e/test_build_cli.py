@@ -341,6 +341,25 @@ def test_nothing_to_build_and_unknown_commands_are_said(run, tmp_path):
     assert "no kernels found" in result.stderr
     result = run("frobnicate")
     assert result.returncode == 2 and "unknown command 'frobnicate'" in result.stderr
+    assert "Run 'cunumpy-kernels --help'" in result.stderr
+    # A subcommand's unknown command is named with the commands it takes, and
+    # the help pointed at is that command's, not the top level's.
+    result = run("cache", "stats", "--cache-dir", tmp_path / "cache")
+    assert result.returncode == 2
+    assert "unknown cache command 'stats'; cache commands: dir info list verify prune export import path clean" in result.stderr
+    assert "Run 'cunumpy-kernels cache --help'" in result.stderr
+    result = run("cache")
+    assert result.returncode == 2 and "Run 'cunumpy-kernels cache --help'" in result.stderr
+    result = run("cache", "verify", "--no-such-flag")
+    assert result.returncode == 2 and "Run 'cunumpy-kernels cache verify --help'" in result.stderr
+    # A check of a cache folder that does not exist (a mistyped --cache-dir) fails instead of passing.
+    result = run("cache", "verify", "--cache-dir", tmp_path / "no-such-cache")
+    assert result.returncode == 2 and "no cache at " + str(tmp_path / "no-such-cache") in result.stderr
+    assert not (tmp_path / "no-such-cache").exists()
+    result = run("cache", "export", "--cache-dir", tmp_path / "no-such-cache", tmp_path / "out.tar.zst")
+    assert result.returncode == 2 and "no cache at" in result.stderr and not (tmp_path / "out.tar.zst").exists()
+    result = run("cache", "info", "--cache-dir", tmp_path / "no-such-cache", check=0)
+    assert "(does not exist: no build has written there)" in result.stdout
 
 
 def test_sigterm_stops_the_compilers(run, tmp_path):
