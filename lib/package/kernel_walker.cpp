@@ -142,6 +142,7 @@ private:
     struct Listing {
         std::vector<fs::path> folders;
         std::set<std::string> files;
+        std::vector<std::string> other_names;  ///< `x` of an `x<host suffix>.py` beside `x<cuda suffix>`, x not the folder's name
     };
 
     static bool named_after(const std::string& file, const fs::path& folder)
@@ -149,21 +150,30 @@ private:
         return file.rfind(folder.filename().string(), 0) == 0;
     }
 
-    static Listing list(const fs::path& dir)
+    Listing list(const fs::path& dir) const
     {
         Listing listing;
+        std::set<std::string> host_stems, cuda_stems;
+        const std::string host_ending = config_.host_suffix + ".py";
         std::error_code error;
         for (fs::directory_iterator it(dir, error), end; !error && it != end; it.increment(error)) {
             const std::string name = it->path().filename().string();
             std::error_code type_error;
             if (it->is_directory(type_error)) {
                 if (!is_skipped_dir(name)) listing.folders.push_back(it->path());
-            } else if (named_after(name, dir) && it->is_regular_file(type_error)) {
-                listing.files.insert(name);
+                continue;
             }
+            if (!it->is_regular_file(type_error)) continue;
+            if (named_after(name, dir)) listing.files.insert(name);
+            if (name.size() > host_ending.size() && name.ends_with(host_ending))
+                host_stems.insert(name.substr(0, name.size() - host_ending.size()));
+            if (name.size() > config_.cuda_suffix.size() && name.ends_with(config_.cuda_suffix))
+                cuda_stems.insert(name.substr(0, name.size() - config_.cuda_suffix.size()));
         }
         if (error) throw SourceError("cannot list " + dir.string() + ": " + error.message());
         std::sort(listing.folders.begin(), listing.folders.end());
+        for (const auto& stem : host_stems)
+            if (stem != dir.filename().string() && cuda_stems.count(stem)) listing.other_names.push_back(stem);
         return listing;
     }
 
@@ -195,6 +205,20 @@ private:
         std::size_t kernels_before = kernels_seen_;
         for (const auto& child : listing.folders) visit(child);
         if (candidate && kernels_seen_ == kernels_before) add_kernel(std::move(*candidate));
+        if (!candidate && warn_)
+            for (const auto& name : listing.other_names) warn_(renamed_folder_warning(dir, name));
+    }
+
+    // A kernel folder renamed without its files (or the reverse): cunumpy
+    // takes the kernel's name from the folder, finds no kernel here and says
+    // nothing, so the kernel would quietly leave the catalog.
+    std::string renamed_folder_warning(const fs::path& dir, const std::string& name) const
+    {
+        std::string folder = dir.filename().string();
+        return dir.string() + ": holds " + name + config_.host_suffix + ".py and " + name + config_.cuda_suffix +
+               ", but cunumpy takes a kernel's name from its folder, so this folder is no kernel (it would need " +
+               folder + config_.host_suffix + ".py); rename the folder to '" + name + "', or the files after '" +
+               folder + "'";
     }
 
     void add_kernel(KernelSource kernel)

@@ -276,6 +276,36 @@ TEST_CASE("a folder whose name is no Python identifier binds no function of its 
     CHECK(warnings[1].find("AttributeError") != std::string::npos);
 }
 
+TEST_CASE("a kernel folder renamed without its files is no kernel, with a warning; a module and a .cu of other names are not")
+{
+    test::TempTree tree;
+    std::string cuda = "__global__ void push(double* x, int n) {}\n";
+    tree.kernel("pkg/kernels", "push", cuda);
+    fs::rename(tree / "pkg/kernels/push", tree / "pkg/kernels/push2");
+    tree.kernel("pkg/kernels", "deposit", cuda);
+    tree.write("pkg/kernels/deposit/helper_kernels.py", "def helper(): pass\n");  // no helper_cuda.cu: a module
+    tree.write("pkg/pushing/prepare_push_cuda.cu", cuda);  // Struphy's shape: a .cu with no host module beside it
+    tree.write("pkg/pushing/pusher_utilities_kernels.py", "def f(): pass\n");
+    std::vector<std::string> warnings;
+    auto kernels = find_kernels({tree / "pkg"}, Config{}, [&](const std::string& w) { warnings.push_back(w); });
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].name == "deposit");
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0] == (tree / "pkg/kernels/push2").string() +
+                             ": holds push_kernels.py and push_cuda.cu, but cunumpy takes a kernel's name from its "
+                             "folder, so this folder is no kernel (it would need push2_kernels.py); rename the folder "
+                             "to 'push', or the files after 'push2'");
+    Config custom;
+    custom.host_suffix = "_host";
+    custom.cuda_suffix = ".cu";
+    tree.write("other/k/kern_host.py", "def kern(): pass\n");
+    tree.write("other/k/kern.cu", cuda);
+    warnings.clear();
+    CHECK(find_kernels({tree / "other"}, custom, [&](const std::string& w) { warnings.push_back(w); }).empty());
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].find("holds kern_host.py and kern.cu") != std::string::npos);
+}
+
 TEST_CASE("a non-ASCII kernel name is a kernel, as Python imports it, with a warning that Pyccel cannot build it")
 {
     test::TempTree tree;
