@@ -326,6 +326,15 @@ TEST_CASE("import keeps the local current entry current: 1 imported, 0 supersede
     CHECK(to.latest("cuda", "sim.kernels.push", "sm_90")->key == ours);
 }
 
+// A sound entry published in a cache of its own: its manifest and the
+// archive folder its files go in, for archives that carry it damaged.
+struct PublishedElsewhere {
+    test::TempTree source;
+    std::string key = publish(source.root(), "sim.kernels.push", "push cubin");
+    std::string manifest = util::read_file(EntryStore(source.root()).entry_dir("cuda", key) / "manifest.json");
+    std::string prefix = "cuda/" + key.substr(0, 2) + "/" + key + "/";
+};
+
 TEST_CASE("import rejects untrusted archives whole")
 {
     test::TempTree tree;
@@ -345,27 +354,19 @@ TEST_CASE("import rejects untrusted archives whole")
     }
     SUBCASE("an artifact that does not match its manifest")
     {
-        test::TempTree source;
-        EntryStore real(source.root());
-        std::string real_key = publish(source.root(), "sim.kernels.push", "push cubin");
-        std::string manifest = util::read_file(real.entry_dir("cuda", real_key) / "manifest.json");
-        std::string prefix = "cuda/" + real_key.substr(0, 2) + "/" + real_key + "/";
-        write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest}, {prefix + "push.sm_90.cubin", "evil cubin"}});
+        PublishedElsewhere real;
+        write_tar(tree / "bad.tar", {{real.prefix + "manifest.json", real.manifest}, {real.prefix + "push.sm_90.cubin", "evil cubin"}});
         CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("does not match its checksum"), CacheError);
     }
     SUBCASE("an entry without the cubin its manifest names, and one with a file its manifest does not name")
     {
-        test::TempTree source;
-        EntryStore real(source.root());
-        std::string real_key = publish(source.root(), "sim.kernels.push", "push cubin");
-        std::string manifest = util::read_file(real.entry_dir("cuda", real_key) / "manifest.json");
-        std::string prefix = "cuda/" + real_key.substr(0, 2) + "/" + real_key + "/";
-        write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest}});
+        PublishedElsewhere real;
+        write_tar(tree / "bad.tar", {{real.prefix + "manifest.json", real.manifest}});
         CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"),
                              doctest::Contains("push.sm_90.cubin, which its manifest names, is not in the archive"), CacheError);
-        write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest},
-                                     {prefix + "push.sm_90.cubin", "push cubin"},
-                                     {prefix + "extra.ptx", "not named"}});
+        write_tar(tree / "bad.tar", {{real.prefix + "manifest.json", real.manifest},
+                                     {real.prefix + "push.sm_90.cubin", "push cubin"},
+                                     {real.prefix + "extra.ptx", "not named"}});
         CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"),
                              doctest::Contains("holds files its manifest does not name (extra.ptx)"), CacheError);
     }
