@@ -202,7 +202,7 @@ CommandRunner setup_build(CLI::App& command)
         ->check(non_empty_path());
     command.add_flag("--replace-foreign", flags->replace_foreign,
                      "With --in-place: also rebuild in-place modules another tool built, even when newer than their sources");
-    return [flags](Terminal& terminal) { return run_build_command(*flags, terminal); };
+    return [flags](Terminal& terminal, const CommandLine&) { return run_build_command(*flags, terminal); };
 }
 
 }  // namespace ck::cli

@@ -277,7 +277,7 @@ CommandRunner setup_check_signatures(CLI::App& command)
         ->check(CLI::IsMember({"text", "json", "github"}));
     command.add_flag("--warnings-as-errors", flags->warnings_as_errors,
                      "exit 1 on warnings too (cunumpy cannot read a declaration); also the warnings-as-errors key");
-    return [flags](Terminal& terminal) { return run_check(*flags, terminal); };
+    return [flags](Terminal& terminal, const CommandLine&) { return run_check(*flags, terminal); };
 }
 
 }  // namespace ck::cli

@@ -7,11 +7,16 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace ck::cli {
 
+/// The words the program was started with, its own name left out.
+using CommandLine = std::vector<std::string>;
+
 /// Runs a parsed command and returns its exit code.
-using CommandRunner = std::function<int(Terminal&)>;
+using CommandRunner = std::function<int(Terminal&, const CommandLine&)>;
 
 CommandRunner setup_build(CLI::App& command);
 CommandRunner setup_bundle(CLI::App& command);

@@ -3,6 +3,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
+#include "util/memo_access.hpp"
 #include "util/temporary_name.hpp"
 
 #include <link.h>
@@ -374,6 +375,7 @@ private:
 
 void SourceRecord::load()
 {
+    util::MemoFileAccess memo;
     std::string bytes;
     try {
         bytes = util::read_file(*file_, max_bytes);
@@ -414,6 +416,7 @@ void SourceRecord::save() noexcept
 {
     std::lock_guard lock(mutex_);
     if (!file_ || !changed_) return;
+    util::MemoFileAccess memo;
     try {
         std::vector<std::pair<std::int64_t, std::string>> by_age;
         for (const auto& [path, entry] : entries_) by_age.emplace_back(entry.hashed_at_ns, path);

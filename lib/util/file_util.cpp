@@ -49,13 +49,18 @@ std::string errno_message(int error)
 
 std::string read_file(const fs::path& path, std::uint64_t max_bytes)
 {
-    auto failed = [&](const std::string& why) { return SourceError("cannot read " + path.string() + ": " + why); };
     // Non-blocking: a FIFO put where a file is expected (a shared cache's
     // record, a source) would otherwise hang the run at the open.
     UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (!fd.valid()) throw failed(errno_message(errno));
+    if (!fd.valid()) throw SourceError("cannot read " + path.string() + ": " + errno_message(errno));
+    return read_open_file(fd.get(), path, max_bytes);
+}
+
+std::string read_open_file(int fd, const fs::path& path, std::uint64_t max_bytes)
+{
+    auto failed = [&](const std::string& why) { return SourceError("cannot read " + path.string() + ": " + why); };
     struct stat info {};
-    if (::fstat(fd.get(), &info) != 0) throw failed(errno_message(errno));
+    if (::fstat(fd, &info) != 0) throw failed(errno_message(errno));
     if (!S_ISREG(info.st_mode)) throw failed("not a regular file");
     auto too_large = [&] { return failed("larger than " + std::to_string(max_bytes) + " bytes"); };
     if (static_cast<std::uint64_t>(info.st_size) > max_bytes) throw too_large();
@@ -69,7 +74,7 @@ std::string read_file(const fs::path& path, std::uint64_t max_bytes)
     std::size_t have = 0;
     for (;;) {
         if (have == content.size()) content.resize(std::max<std::size_t>(content.size() * 2, 1 << 16));
-        ssize_t n = ::read(fd.get(), content.data() + have, content.size() - have);
+        ssize_t n = ::read(fd, content.data() + have, content.size() - have);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) throw failed(errno_message(errno));
         if (n == 0) break;

@@ -32,6 +32,10 @@ private:
 /// on) and for a file larger than `max_bytes`.
 std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes = UINT64_MAX);
 
+/// read_file of a file already open as `fd` (read from its current offset);
+/// `path` names it in errors. Throws as read_file.
+std::string read_open_file(int fd, const std::filesystem::path& path, std::uint64_t max_bytes = UINT64_MAX);
+
 /// Writes all of `bytes` to `fd` (retrying short writes and EINTR). Throws
 /// CacheError "cannot write PATH: REASON", `path` naming the file.
 void write_all(int fd, std::string_view bytes, const std::filesystem::path& path);

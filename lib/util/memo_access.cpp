@@ -1,0 +1,28 @@
+#include "util/memo_access.hpp"
+
+namespace ck::util {
+
+namespace {
+
+// Per thread, so that a side thread's planning is never mistaken for the
+// main thread's record save.
+thread_local int depth = 0;
+
+}  // namespace
+
+MemoFileAccess::MemoFileAccess()
+{
+    ++depth;
+}
+
+MemoFileAccess::~MemoFileAccess()
+{
+    --depth;
+}
+
+bool MemoFileAccess::active()
+{
+    return depth > 0;
+}
+
+}  // namespace ck::util

@@ -1,0 +1,126 @@
+"""A warm `status` answers from its record only while nothing its answer rests on changed.
+
+Each test records an answer (a status more than the racy margin after the last
+change, then one that must come from the record), makes one change of the
+family a status answer rests on, and checks that the next status plans afresh
+and says what a status that never reads the record says. Every status here runs
+with CUNUMPY_KERNELS_STATUS_RECORD=check, which also plans afresh behind each
+recorded answer and fails when the two differ.
+"""
+
+import os
+import shutil
+import time
+
+import pytest
+
+from conftest import PYTHON
+
+CHECK = {"CUNUMPY_KERNELS_STATUS_RECORD": "check"}
+OFF = {"CUNUMPY_KERNELS_STATUS_RECORD": "off"}
+FROM_RECORD = "answered from the status record"
+
+
+def keep_same_size_and_time(path, old, new):
+    """Rewrites `path` with `old` replaced by `new` (same length) and its modification time put back."""
+    assert len(old) == len(new)
+    stat = path.stat()
+    path.write_text(path.read_text().replace(old, new, 1))
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert path.stat().st_size == stat.st_size
+
+
+class Status:
+    def __init__(self, run, args):
+        self.run, self.args = run, [str(a) for a in args]
+
+    def __call__(self, env=CHECK):
+        result = self.run("status", "--json", *self.args, env=env)
+        assert result.returncode in (0, 1), result.stderr
+        return result
+
+    def recorded(self):
+        """An answer planned after the racy margin, then served from the record."""
+        time.sleep(2.2)
+        planned = self()
+        assert FROM_RECORD not in planned.stderr
+        served = self()
+        assert FROM_RECORD in served.stderr, served.stderr
+        assert served.stdout == planned.stdout and served.returncode == planned.returncode
+        return served
+
+    def fresh_after_change(self, before):
+        """The status after a change: planned afresh, as a status without the record says, and changed."""
+        after = self()
+        assert FROM_RECORD not in after.stderr
+        truth = self(env=OFF)
+        assert (after.stdout, after.returncode) == (truth.stdout, truth.returncode)
+        assert after.stdout != before.stdout
+        again = self()  # kept or not (a removal leaves no times to doubt), the same answer
+        assert again.stdout == truth.stdout
+        return after
+
+
+@pytest.fixture
+def status(run, example, tmp_path):
+    cache = tmp_path / "cache"
+    run("build", "--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", cache, "--python", PYTHON, example,
+        check=0)
+    return Status(run, ["--cache-dir", cache, "--python", PYTHON, example])
+
+
+def test_a_source_edited_with_its_size_and_time_kept(status, example):
+    before = status.recorded()
+    keep_same_size_and_time(example / "particles/kernels/push/push_cuda.cu", "double dt", "double DT")
+    status.fresh_after_change(before)
+
+
+def test_a_header_appearing_earlier_in_the_search(status, example):
+    before = status.recorded()
+    earlier = example / "particles/kernels/push/particles/kernels/common.cuh"
+    earlier.parent.mkdir(parents=True)
+    shutil.copy(example / "particles/kernels/common.cuh", earlier)
+    assert '"state": "stale"' in status.fresh_after_change(before).stdout
+
+
+def test_a_kernel_folder_added_and_a_package_marker_removed(status, example):
+    before = status.recorded()
+    scale = example / "particles/kernels/scale"
+    scale.mkdir()
+    (scale / "scale_kernels.py").write_text("def scale(x: 'float[:]', a: float):\n    x[:] = a * x\n")
+    assert '"name": "scale"' in status.fresh_after_change(before).stdout
+    before = status.recorded()
+    (example / "particles/kernels/__init__.py").unlink()
+    status.fresh_after_change(before)
+
+
+def test_a_cache_entry_removed(status, tmp_path):
+    before = status.recorded()
+    manifests = sorted((tmp_path / "cache").rglob("manifest.json"))
+    assert manifests
+    shutil.rmtree(manifests[0].parent)
+    assert '"state": "missing"' in status.fresh_after_change(before).stdout
+
+
+def test_the_configuration_and_the_environment(status, example):
+    before = status.recorded()
+    config = example.parent / "pyproject.toml"
+    config.write_text(config.read_text().replace('arch = ["sm_80", "sm_90"]', 'arch = ["sm_90"]'))
+    status.fresh_after_change(before)
+    before = status.recorded()
+    status.run.env["NVRTC_APPEND_FLAGS"] = "-DPARTICLES_CHECKED=1"  # NVRTC adds them to every compile: part of each CUDA key
+    status.fresh_after_change(before)
+
+
+def test_a_tree_reached_through_a_link_pointed_elsewhere(run, example, tmp_path):
+    other = tmp_path / "other"
+    shutil.copytree(example, other)
+    (other / "particles/kernels/sort/sort_cuda.cu").write_text(
+        "__global__ void sort(double* x, long n) {}\n")
+    link = tmp_path / "tree"
+    link.symlink_to(example)
+    status = Status(run, ["--cache-dir", tmp_path / "cache", "--python", PYTHON, link])
+    before = status.recorded()
+    link.unlink()
+    link.symlink_to(other)
+    assert "sort_cuda.cu" in status.fresh_after_change(before).stdout

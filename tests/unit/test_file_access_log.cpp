@@ -1,0 +1,132 @@
+// The CLI's file access log: it sees what std::filesystem, streams and the C
+// library ask, on every thread, with relative paths made absolute; it leaves
+// out a memo's own files and /proc; and it says when it cannot vouch for a
+// plan (a process started, the working folder moved). Its own executable:
+// it defines the C library's entry points.
+#include "file_access_log.hpp"
+#include "util/memo_access.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <stdexcept>
+#include <thread>
+
+TEST_SUITE_BEGIN("file_access_log");
+
+using namespace ck;
+namespace fs = std::filesystem;
+
+namespace {
+
+const FileAccesses::Path* find(const FileAccesses& accesses, const fs::path& path)
+{
+    auto it = std::find_if(accesses.paths.begin(), accesses.paths.end(),
+                           [&](const FileAccesses::Path& p) { return p.path == path.string(); });
+    return it == accesses.paths.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+TEST_CASE("the log sees the planner's ways of asking, on every thread")
+{
+    test::TempTree tree;
+    tree.write("pkg/a.py", "x = 1\n");
+    tree.write("pkg/b.cuh", "int b;\n");
+    fs::create_directories(tree / "listed/sub");
+    ::setenv("CK_TEST_LOG_SET", "value", 1);
+    ::unsetenv("CK_TEST_LOG_UNSET");
+    cli::FileAccessLog log;
+    CHECK_FALSE(fs::exists(tree / "pkg/missing.cuh"));
+    std::ifstream(tree / "pkg/a.py");
+    for (const auto& entry : fs::directory_iterator(tree / "listed")) (void)entry;
+    std::thread([&] { (void)fs::is_regular_file(tree / "pkg/b.cuh"); }).join();
+    int folder = ::open(tree.root().c_str(), O_RDONLY | O_DIRECTORY);
+    struct stat st {};
+    (void)::fstatat(folder, "pkg/relative.h", &st, 0);
+    ::close(folder);
+    (void)std::getenv("CK_TEST_LOG_SET");
+    (void)std::getenv("CK_TEST_LOG_UNSET");
+    (void)fs::exists("/proc/self/status");
+    FileAccesses accesses = log.finish();
+
+    CHECK(accesses.incomplete == "");
+    CHECK(find(accesses, tree / "pkg/missing.cuh"));
+    CHECK(find(accesses, tree / "pkg/a.py"));
+    REQUIRE(find(accesses, tree / "listed"));
+    CHECK(find(accesses, tree / "listed")->listed);
+    CHECK(find(accesses, tree / "pkg/b.cuh"));
+    CHECK(find(accesses, tree / "pkg/relative.h"));
+    CHECK_FALSE(find(accesses, "/proc/self/status"));
+    CHECK(std::count(accesses.environment.begin(), accesses.environment.end(),
+                     std::pair<std::string, std::optional<std::string>>("CK_TEST_LOG_SET", "value")) == 1);
+    CHECK(std::count(accesses.environment.begin(), accesses.environment.end(),
+                     std::pair<std::string, std::optional<std::string>>("CK_TEST_LOG_UNSET", std::nullopt)) == 1);
+    for (const auto& p : accesses.paths) CHECK(p.path.find("canary") == std::string::npos);
+    ::unsetenv("CK_TEST_LOG_SET");
+}
+
+TEST_CASE("relative paths are taken against the working folder")
+{
+    test::TempTree tree;
+    fs::path before = fs::current_path();
+    fs::current_path(tree.root());
+    FileAccesses accesses;
+    {
+        cli::FileAccessLog log;
+        (void)fs::exists("sub/file.py");
+        accesses = log.finish();
+    }
+    fs::current_path(before);
+    CHECK(find(accesses, tree.root().string() + "/sub/file.py"));
+}
+
+TEST_CASE("a memo's own files are no witnesses")
+{
+    test::TempTree tree;
+    cli::FileAccessLog log;
+    {
+        util::MemoFileAccess memo;
+        (void)fs::exists(tree / "memo.record");
+    }
+    (void)fs::exists(tree / "input.py");
+    FileAccesses accesses = log.finish();
+    CHECK_FALSE(find(accesses, tree / "memo.record"));
+    CHECK(find(accesses, tree / "input.py"));
+}
+
+TEST_CASE("what the log cannot follow makes it incomplete")
+{
+    test::TempTree tree;
+    cli::FileAccessLog log;
+    SUBCASE("a process started") {
+        pid_t pid = 0;
+        char* argv[] = {const_cast<char*>("true"), nullptr};
+        REQUIRE(::posix_spawnp(&pid, "true", nullptr, nullptr, argv, environ) == 0);
+        ::waitpid(pid, nullptr, 0);
+        CHECK(log.finish().incomplete == "a process was started");
+    }
+    SUBCASE("the working folder moved") {
+        fs::path before = fs::current_path();
+        fs::current_path(tree.root());
+        fs::current_path(before);
+        CHECK(log.finish().incomplete == "the working folder changed");
+    }
+}
+
+TEST_CASE("one log at a time")
+{
+    std::optional<cli::FileAccessLog> log(std::in_place);
+    CHECK_THROWS_AS(cli::FileAccessLog(), std::logic_error);
+    log.reset();
+    cli::FileAccessLog again;
+    CHECK(again.finish().incomplete == "");
+}

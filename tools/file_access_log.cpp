@@ -1,0 +1,546 @@
+// The C library's entry points are defined here under their own names, so
+// this file is built without large-file renaming (stat and stat64 are then
+// two functions, as the C library exports them) and without fortification
+// (whose inline wrappers would clash with these definitions).
+#undef _FILE_OFFSET_BITS
+#undef _FORTIFY_SOURCE
+
+#include "file_access_log.hpp"
+
+#include "util/memo_access.hpp"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pwd.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <climits>
+#include <cstdarg>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace fs = std::filesystem;
+
+namespace ck::cli {
+
+struct FileAccessLog::Log {
+    std::mutex mutex;
+    std::string cwd;
+    std::unordered_map<std::string, std::size_t> index;
+    FileAccesses accesses;
+    std::unordered_map<std::string, bool> environment_seen;
+    int libraries_at_open = 0;
+
+    void note_path(int dirfd, const char* path, bool listed);
+    void note_environment(const char* name, const char* value);
+    void note_incomplete(const char* why);
+};
+
+namespace {
+
+std::atomic<FileAccessLog::Log*> open_log{nullptr};
+
+// The C library's definition of `name`, the one after this executable's.
+template <typename Function>
+Function next_definition(const char* name)
+{
+    return reinterpret_cast<Function>(::dlsym(RTLD_NEXT, name));
+}
+
+#define CK_REAL(name) static const auto real = ck::cli::next_definition<decltype(&::name)>(#name)
+
+bool volatile_path(std::string_view path)
+{
+    for (std::string_view root : {"/proc", "/sys", "/dev"})
+        if (path.substr(0, root.size()) == root && (path.size() == root.size() || path[root.size()] == '/')) return true;
+    return false;
+}
+
+// Whether this access is one to log: a log is open and the access is not a
+// memo's own.
+FileAccessLog::Log* logging()
+{
+    FileAccessLog::Log* log = open_log.load(std::memory_order_acquire);
+    return log && !util::MemoFileAccess::active() ? log : nullptr;
+}
+
+void note_path(int dirfd, const char* path, bool listed)
+{
+    if (auto* log = logging(); log && path) log->note_path(dirfd, path, listed);
+}
+
+void note_incomplete(const char* why)
+{
+    if (auto* log = logging()) log->note_incomplete(why);
+}
+
+bool listing(int flags)
+{
+    return (flags & O_PATH) == 0;  // a folder opened for anything but its name may be read
+}
+
+int count_libraries()
+{
+    int count = 0;
+    ::dl_iterate_phdr([](dl_phdr_info*, std::size_t, void* n) { return ++*static_cast<int*>(n), 0; }, &count);
+    return count;
+}
+
+char* environment_value(const char* name)
+{
+    if (!name || !environ) return nullptr;
+    std::size_t length = std::strlen(name);
+    if (length == 0 || std::strchr(name, '=')) return nullptr;
+    for (char** entry = environ; *entry; ++entry)
+        if (std::strncmp(*entry, name, length) == 0 && (*entry)[length] == '=') return *entry + length + 1;
+    return nullptr;
+}
+
+}  // namespace
+
+void FileAccessLog::Log::note_path(int dirfd, const char* path, bool listed)
+{
+    if (!*path) return;  // fstatat(fd, "", AT_EMPTY_PATH): the file an earlier open named
+    std::string absolute;
+    if (*path == '/') {
+        absolute = path;
+    } else if (dirfd == AT_FDCWD) {
+        absolute = cwd + "/" + path;
+    } else {
+        static const auto real_readlink = next_definition<decltype(&::readlink)>("readlink");
+        char folder[PATH_MAX];
+        std::string link = "/proc/self/fd/" + std::to_string(dirfd);
+        ssize_t n = real_readlink(link.c_str(), folder, sizeof folder);
+        if (n <= 0 || n == sizeof folder || folder[0] != '/') return note_incomplete("a path relative to a folder handle");
+        absolute = std::string(folder, static_cast<std::size_t>(n)) + "/" + path;
+    }
+    if (volatile_path(absolute)) return;
+    std::lock_guard lock(mutex);
+    auto [it, added] = index.try_emplace(absolute, accesses.paths.size());
+    if (added) accesses.paths.push_back({absolute, listed});
+    accesses.paths[it->second].listed |= listed;
+}
+
+void FileAccessLog::Log::note_environment(const char* name, const char* value)
+{
+    std::lock_guard lock(mutex);
+    if (!environment_seen.emplace(name, true).second) return;
+    accesses.environment.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
+}
+
+void FileAccessLog::Log::note_incomplete(const char* why)
+{
+    std::lock_guard lock(mutex);
+    if (accesses.incomplete.empty()) accesses.incomplete = why;
+}
+
+namespace {
+
+// What the planner asks through libstdc++, each of a path of its own: the
+// log must see every one, or it cannot vouch for a plan.
+struct Canary {
+    const char* call;
+    void (*ask)(const std::string& path);
+};
+
+const Canary canaries[] = {
+    {"std::filesystem::status", [](const std::string& p) { std::error_code e; (void)fs::status(p, e); }},
+    {"std::filesystem::symlink_status", [](const std::string& p) { std::error_code e; (void)fs::symlink_status(p, e); }},
+    {"std::filesystem::directory_iterator", [](const std::string& p) { std::error_code e; fs::directory_iterator it(p, e); }},
+    {"std::filesystem::canonical", [](const std::string& p) { std::error_code e; (void)fs::canonical(p, e); }},
+    {"std::filesystem::read_symlink", [](const std::string& p) { std::error_code e; (void)fs::read_symlink(p, e); }},
+    {"std::ifstream", [](const std::string& p) { std::ifstream in(p); }},
+    {"std::getenv", [](const std::string& p) { (void)std::getenv(p.c_str()); }},
+};
+
+// Runs the canaries inside the open log, then takes their traces out of it.
+std::string unseen_canary(FileAccessLog::Log& log)
+{
+    const std::string root = "/.cunumpy-kernels-canary-" + std::to_string(::getpid());
+    std::string unseen;
+    for (std::size_t i = 0; i < std::size(canaries); ++i) canaries[i].ask(root + std::to_string(i));
+    std::lock_guard lock(log.mutex);
+    for (std::size_t i = 0; i < std::size(canaries); ++i) {
+        std::string path = root + std::to_string(i);
+        bool seen = log.index.count(path) || log.environment_seen.count(path);
+        if (!seen && unseen.empty()) unseen = canaries[i].call;
+    }
+    auto& paths = log.accesses.paths;
+    std::erase_if(paths, [&](const FileAccesses::Path& p) { return p.path.rfind(root, 0) == 0; });
+    std::erase_if(log.accesses.environment, [&](const auto& v) { return v.first.rfind(root, 0) == 0; });
+    log.index.clear();
+    for (std::size_t i = 0; i < paths.size(); ++i) log.index.emplace(paths[i].path, i);
+    return unseen;
+}
+
+}  // namespace
+
+FileAccessLog::FileAccessLog() : log_(std::make_unique<Log>())
+{
+    char cwd[PATH_MAX];
+    if (::getcwd(cwd, sizeof cwd)) log_->cwd = cwd;
+    else log_->accesses.incomplete = "the working folder cannot be named";
+    log_->libraries_at_open = count_libraries();
+    Log* none = nullptr;
+    if (!open_log.compare_exchange_strong(none, log_.get())) throw std::logic_error("a file access log is open already");
+    if (std::string unseen = unseen_canary(*log_); !unseen.empty())
+        log_->note_incomplete(("the file calls of " + unseen + " do not reach the log").c_str());
+}
+
+FileAccessLog::~FileAccessLog()
+{
+    Log* mine = log_.get();
+    open_log.compare_exchange_strong(mine, nullptr);
+}
+
+FileAccesses FileAccessLog::finish()
+{
+    Log* mine = log_.get();
+    open_log.compare_exchange_strong(mine, nullptr);
+    std::lock_guard lock(log_->mutex);  // waits for a call logging now
+    if (count_libraries() != log_->libraries_at_open && log_->accesses.incomplete.empty())
+        log_->accesses.incomplete = "a library was loaded";
+    return std::move(log_->accesses);
+}
+
+}  // namespace ck::cli
+
+// The entry points. Each logs what it is asked, then does what the C
+// library does.
+using ck::cli::listing;
+using ck::cli::note_incomplete;
+using ck::cli::note_path;
+
+extern "C" {
+
+int __open_2(const char* path, int flags);
+int __open64_2(const char* path, int flags);
+int __openat_2(int dirfd, const char* path, int flags);
+int __openat64_2(int dirfd, const char* path, int flags);
+
+int stat(const char* path, struct stat* buf) __THROW
+{
+    CK_REAL(stat);
+    note_path(AT_FDCWD, path, false);
+    return real(path, buf);
+}
+
+int stat64(const char* path, struct stat64* buf) __THROW
+{
+    CK_REAL(stat64);
+    note_path(AT_FDCWD, path, false);
+    return real(path, buf);
+}
+
+int lstat(const char* path, struct stat* buf) __THROW
+{
+    CK_REAL(lstat);
+    note_path(AT_FDCWD, path, false);
+    return real(path, buf);
+}
+
+int lstat64(const char* path, struct stat64* buf) __THROW
+{
+    CK_REAL(lstat64);
+    note_path(AT_FDCWD, path, false);
+    return real(path, buf);
+}
+
+int fstatat(int dirfd, const char* path, struct stat* buf, int flags) __THROW
+{
+    CK_REAL(fstatat);
+    note_path(dirfd, path, false);
+    return real(dirfd, path, buf, flags);
+}
+
+int fstatat64(int dirfd, const char* path, struct stat64* buf, int flags) __THROW
+{
+    CK_REAL(fstatat64);
+    note_path(dirfd, path, false);
+    return real(dirfd, path, buf, flags);
+}
+
+int statx(int dirfd, const char* path, int flags, unsigned int mask, struct statx* buf) __THROW
+{
+    CK_REAL(statx);
+    note_path(dirfd, path, false);
+    return real(dirfd, path, flags, mask, buf);
+}
+
+// open's mode is there only when the flags create a file.
+static mode_t mode_argument(int flags, va_list arguments)
+{
+    return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? static_cast<mode_t>(va_arg(arguments, int)) : 0;
+}
+
+int open(const char* path, int flags, ...)
+{
+    CK_REAL(open);
+    va_list arguments;
+    va_start(arguments, flags);
+    mode_t mode = mode_argument(flags, arguments);
+    va_end(arguments);
+    note_path(AT_FDCWD, path, listing(flags));
+    return real(path, flags, mode);
+}
+
+int open64(const char* path, int flags, ...)
+{
+    CK_REAL(open64);
+    va_list arguments;
+    va_start(arguments, flags);
+    mode_t mode = mode_argument(flags, arguments);
+    va_end(arguments);
+    note_path(AT_FDCWD, path, listing(flags));
+    return real(path, flags, mode);
+}
+
+int openat(int dirfd, const char* path, int flags, ...)
+{
+    CK_REAL(openat);
+    va_list arguments;
+    va_start(arguments, flags);
+    mode_t mode = mode_argument(flags, arguments);
+    va_end(arguments);
+    note_path(dirfd, path, listing(flags));
+    return real(dirfd, path, flags, mode);
+}
+
+int openat64(int dirfd, const char* path, int flags, ...)
+{
+    CK_REAL(openat64);
+    va_list arguments;
+    va_start(arguments, flags);
+    mode_t mode = mode_argument(flags, arguments);
+    va_end(arguments);
+    note_path(dirfd, path, listing(flags));
+    return real(dirfd, path, flags, mode);
+}
+
+int __open_2(const char* path, int flags)
+{
+    static const auto real = ck::cli::next_definition<int (*)(const char*, int)>("__open_2");
+    note_path(AT_FDCWD, path, listing(flags));
+    return real(path, flags);
+}
+
+int __open64_2(const char* path, int flags)
+{
+    static const auto real = ck::cli::next_definition<int (*)(const char*, int)>("__open64_2");
+    note_path(AT_FDCWD, path, listing(flags));
+    return real(path, flags);
+}
+
+int __openat_2(int dirfd, const char* path, int flags)
+{
+    static const auto real = ck::cli::next_definition<int (*)(int, const char*, int)>("__openat_2");
+    note_path(dirfd, path, listing(flags));
+    return real(dirfd, path, flags);
+}
+
+int __openat64_2(int dirfd, const char* path, int flags)
+{
+    static const auto real = ck::cli::next_definition<int (*)(int, const char*, int)>("__openat64_2");
+    note_path(dirfd, path, listing(flags));
+    return real(dirfd, path, flags);
+}
+
+FILE* fopen(const char* path, const char* mode)
+{
+    CK_REAL(fopen);
+    note_path(AT_FDCWD, path, true);
+    return real(path, mode);
+}
+
+FILE* fopen64(const char* path, const char* mode)
+{
+    CK_REAL(fopen64);
+    note_path(AT_FDCWD, path, true);
+    return real(path, mode);
+}
+
+DIR* opendir(const char* path)
+{
+    CK_REAL(opendir);
+    note_path(AT_FDCWD, path, true);
+    return real(path);
+}
+
+int access(const char* path, int how) __THROW
+{
+    CK_REAL(access);
+    note_path(AT_FDCWD, path, false);
+    return real(path, how);
+}
+
+int faccessat(int dirfd, const char* path, int how, int flags) __THROW
+{
+    CK_REAL(faccessat);
+    note_path(dirfd, path, false);
+    return real(dirfd, path, how, flags);
+}
+
+int euidaccess(const char* path, int how) __THROW
+{
+    CK_REAL(euidaccess);
+    note_path(AT_FDCWD, path, false);
+    return real(path, how);
+}
+
+ssize_t readlink(const char* path, char* buf, size_t size) __THROW
+{
+    CK_REAL(readlink);
+    note_path(AT_FDCWD, path, false);
+    return real(path, buf, size);
+}
+
+ssize_t readlinkat(int dirfd, const char* path, char* buf, size_t size) __THROW
+{
+    CK_REAL(readlinkat);
+    note_path(dirfd, path, false);
+    return real(dirfd, path, buf, size);
+}
+
+char* realpath(const char* path, char* resolved) __THROW
+{
+    CK_REAL(realpath);
+    note_path(AT_FDCWD, path, false);
+    return real(path, resolved);
+}
+
+char* canonicalize_file_name(const char* path) __THROW
+{
+    CK_REAL(canonicalize_file_name);
+    note_path(AT_FDCWD, path, false);
+    return real(path);
+}
+
+// Read from `environ` as the C library reads it, never through dlsym: the
+// allocator asks for its settings before anything else is ready.
+char* getenv(const char* name) __THROW
+{
+    char* value = ck::cli::environment_value(name);
+    if (auto* log = ck::cli::logging()) log->note_environment(name, value);
+    return value;
+}
+
+char* secure_getenv(const char* name) __THROW
+{
+    return ::getauxval(AT_SECURE) ? nullptr : getenv(name);
+}
+
+// What the log cannot follow: another process's reads, the working folder
+// moving under relative paths, the password database (read by the C
+// library's own calls).
+int chdir(const char* path) __THROW
+{
+    CK_REAL(chdir);
+    note_incomplete("the working folder changed");
+    return real(path);
+}
+
+int fchdir(int fd) __THROW
+{
+    CK_REAL(fchdir);
+    note_incomplete("the working folder changed");
+    return real(fd);
+}
+
+int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions, const posix_spawnattr_t* attributes,
+                char* const argv[], char* const envp[])
+{
+    CK_REAL(posix_spawn);
+    note_incomplete("a process was started");
+    return real(pid, path, actions, attributes, argv, envp);
+}
+
+int posix_spawnp(pid_t* pid, const char* file, const posix_spawn_file_actions_t* actions, const posix_spawnattr_t* attributes,
+                 char* const argv[], char* const envp[])
+{
+    CK_REAL(posix_spawnp);
+    note_incomplete("a process was started");
+    return real(pid, file, actions, attributes, argv, envp);
+}
+
+pid_t fork() __THROWNL
+{
+    CK_REAL(fork);
+    note_incomplete("a process was started");
+    return real();
+}
+
+int execve(const char* path, char* const argv[], char* const envp[]) __THROW
+{
+    CK_REAL(execve);
+    note_incomplete("a process was started");
+    return real(path, argv, envp);
+}
+
+int execv(const char* path, char* const argv[]) __THROW
+{
+    CK_REAL(execv);
+    note_incomplete("a process was started");
+    return real(path, argv);
+}
+
+int execvp(const char* file, char* const argv[]) __THROW
+{
+    CK_REAL(execvp);
+    note_incomplete("a process was started");
+    return real(file, argv);
+}
+
+int system(const char* command)
+{
+    CK_REAL(system);
+    note_incomplete("a process was started");
+    return real(command);
+}
+
+FILE* popen(const char* command, const char* mode)
+{
+    CK_REAL(popen);
+    note_incomplete("a process was started");
+    return real(command, mode);
+}
+
+passwd* getpwuid(uid_t uid)
+{
+    CK_REAL(getpwuid);
+    note_incomplete("a user was looked up");
+    return real(uid);
+}
+
+passwd* getpwnam(const char* name)
+{
+    CK_REAL(getpwnam);
+    note_incomplete("a user was looked up");
+    return real(name);
+}
+
+int getpwuid_r(uid_t uid, passwd* entry, char* buf, size_t size, passwd** result)
+{
+    CK_REAL(getpwuid_r);
+    note_incomplete("a user was looked up");
+    return real(uid, entry, buf, size, result);
+}
+
+int getpwnam_r(const char* name, passwd* entry, char* buf, size_t size, passwd** result)
+{
+    CK_REAL(getpwnam_r);
+    note_incomplete("a user was looked up");
+    return real(name, entry, buf, size, result);
+}
+
+}  // extern "C"
