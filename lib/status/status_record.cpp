@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <climits>
 #include <cstdlib>
 #include <unordered_map>
 
@@ -91,18 +92,21 @@ bool holds(const Witness& then)
     return true;
 }
 
-// Every path asked, every folder on the way to it, and where a link on the
-// way leads: each once, in the strongest role it was asked in.
+// Every path asked, every folder on the way to it, and where a path that is
+// a link leads: each once, in the strongest role it was asked in. A link
+// on the way needs no more than its own witness, since lstat follows it; a
+// path that is itself a link is followed here, hop by hop, so that even a
+// dangling one has a witness where its target would appear.
 class WitnessSet {
 public:
     void add(const FileAccesses::Path& asked)
     {
-        if (!add_path(asked.path, asked.listed)) return;
-        char* resolved = ::realpath(asked.path.c_str(), nullptr);
-        if (!resolved) return;  // a dangling link: its own witness says so
-        std::string target = resolved;
-        std::free(resolved);
-        if (target != asked.path) add_path(target, asked.listed);
+        std::string path = asked.path;
+        for (int hop = 0; hop < 40 && add_path(path, asked.listed); ++hop) {  // 40: Linux's limit of links followed
+            std::string target = link_target(path);
+            if (target.empty()) return;
+            path = target[0] == '/' ? target : path.substr(0, path.rfind('/')) + "/" + target;
+        }
     }
 
     std::vector<Witness> take()
@@ -122,13 +126,19 @@ private:
         bool asked = false, listed = false;
     };
 
-    // Whether a link lies on the way to `path`, or is `path`.
+    // Whether `path` itself is a link.
     bool add_path(const std::string& path, bool listed)
     {
-        bool link = false;
         for (std::size_t slash = path.find('/', 1); slash != std::string::npos; slash = path.find('/', slash + 1))
-            if (path[slash - 1] != '/') link |= add_one(path.substr(0, slash), false, false);
-        return add_one(path, true, listed) || link;
+            if (path[slash - 1] != '/') add_one(path.substr(0, slash), false, false);
+        return add_one(path, true, listed);
+    }
+
+    static std::string link_target(const std::string& link)
+    {
+        char target[PATH_MAX];
+        ssize_t n = ::readlink(link.c_str(), target, sizeof target);
+        return n > 0 && static_cast<std::size_t>(n) < sizeof target ? std::string(target, static_cast<std::size_t>(n)) : "";
     }
 
     bool add_one(const std::string& path, bool asked, bool listed)

@@ -13,9 +13,10 @@
 //     change times (its content);
 //   - a folder the plan listed: the same without size (its entries);
 //   - any other path the plan asked about, and every folder on the way to
-//     one (and, where a symbolic link is on the way, on the way to where it
-//     leads): device, inode, mode and owner, so a rename, a swap of a link
-//     or a permission change is seen;
+//     one: device, inode, mode and owner, so a rename, a swap of a link or a
+//     permission change is seen (lstat follows a link on the way; a path
+//     that is itself a link is followed to where it leads, which is
+//     witnessed too, even where nothing is yet);
 //   - a path that did not exist, or could not be reached: the same error.
 // An answer is kept only when no path the plan asked about changed within
 // the racy margin before its planning started, or while it ran

@@ -113,6 +113,23 @@ TEST_CASE("each kind of change to a witness sends the status back to planning")
     CHECK_FALSE(record.find("key"));
 }
 
+TEST_CASE("a header that is a link is witnessed where it leads, even when that is nowhere yet")
+{
+    test::TempTree tree;
+    fs::create_directories(tree / "gen");
+    fs::create_directories(tree / "include");
+    fs::create_symlink("../gen/k.cuh", tree / "include/k.cuh");
+    StatusRecord record = trusting(tree);
+    REQUIRE(record.keep("key", sample_answer(), accesses_of({tree / "include/k.cuh"}), system_clock::now()) == "");
+    REQUIRE(record.find("key"));
+    tree.write("gen/k.cuh", "int k;\n");  // generated later: the link now leads somewhere
+    CHECK_FALSE(record.find("key"));
+    REQUIRE(record.keep("key", sample_answer(), accesses_of({tree / "include/k.cuh"}), system_clock::now()) == "");
+    REQUIRE(record.find("key"));
+    rewrite_keeping_time(tree / "gen/k.cuh", "int j;\n");
+    CHECK_FALSE(record.find("key"));
+}
+
 TEST_CASE("a folder only passed through may gain entries")
 {
     test::TempTree tree;
