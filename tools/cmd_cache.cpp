@@ -53,12 +53,17 @@ CacheLocation locate(const CacheFlags& flags, bool for_writing)
     return locate_tree_cache(flags.tree, config, for_writing);
 }
 
+bool root_exists(const CacheLocation& location)
+{
+    std::error_code error;
+    return fs::is_directory(location.root, error);
+}
+
 // A cache root that does not exist is most often a mistyped --cache-dir or
 // --cache-name: a check of it must not pass as a check of an empty cache.
 CacheLocation existing(const CacheLocation& location, const std::string& command)
 {
-    std::error_code error;
-    if (!fs::is_directory(location.root, error))
+    if (!root_exists(location))
         throw UsageError("cache " + command + ": no cache at " + location.root.string() +
                          " (no build has written there); check --cache-dir, --cache-name or --tree, or run "
                          "`cunumpy-kernels build` first");
@@ -159,8 +164,7 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
                         "\n");
         return 0;
     }
-    std::error_code error;
-    std::string absent = fs::is_directory(location.root, error) ? "" : " (does not exist: no build has written there)";
+    std::string absent = root_exists(location) ? "" : " (does not exist: no build has written there)";
     std::string out = fmt::format("cache root: {}{}\nentries:    {} ({} superseded)\nsize:       {}\n",
                                   location.root.string(), absent, entries.size(), superseded, human_bytes(bytes));
     for (const auto& [kind, count] : by_kind)

@@ -44,18 +44,15 @@ std::string first_line(const std::string& text)
     return "(no message)";
 }
 
-// A message planning wrote, without the blank lines around it.
+// A message planning wrote, without the blank lines around it (the first
+// line that says something keeps its indentation).
 std::string planning_message(const std::string& text)
 {
-    std::size_t start = 0;
-    while (start < text.size()) {
-        std::size_t end = text.find('\n', start);
-        if (text.find_first_not_of(" \t\r", start) < (end == std::string::npos ? text.size() : end)) break;
-        if (end == std::string::npos) return "(no message)";
-        start = end + 1;
-    }
-    std::size_t last = text.find_last_not_of(" \t\r\n");
-    return start < text.size() && last != std::string::npos ? text.substr(start, last + 1 - start) : "(no message)";
+    std::size_t first = text.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos) return "(no message)";
+    std::size_t line_start = text.rfind('\n', first);
+    std::size_t start = line_start == std::string::npos ? 0 : line_start + 1;
+    return text.substr(start, text.find_last_not_of(" \t\r\n") + 1 - start);
 }
 
 class CacheReader {
