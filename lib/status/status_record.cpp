@@ -194,10 +194,9 @@ public:
     {
         std::size_t length = 0;
         auto [end, error] = std::from_chars(in_.data() + at_, in_.data() + in_.size(), length);
+        if (error != std::errc() || end == in_.data() + in_.size() || *end != ':') return false;
         std::size_t start = end - in_.data() + 1;
-        if (error != std::errc() || *end != ':' || length > in_.size() - std::min(start, in_.size()) ||
-            start + length >= in_.size() || in_[start + length] != '\n')
-            return false;
+        if (length >= in_.size() - start || in_[start + length] != '\n') return false;
         s.assign(in_.substr(start, length));
         at_ = start + length + 1;
         return true;

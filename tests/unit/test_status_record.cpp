@@ -3,6 +3,8 @@
 // its file is whole and the user's own; what cannot vouch for an answer
 // (incomplete accesses, a change within the racy margin) is never kept.
 #include "status/status_record.hpp"
+#include "util/file_util.hpp"
+#include "util/sha256.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -207,6 +209,26 @@ TEST_CASE("a damaged record file or one another user could write serves nothing"
         fs::create_symlink(tree / "copy", file);
     }
     CHECK_FALSE(record.find("key"));
+}
+
+TEST_CASE("a body cut anywhere under a checksum that matches it is refused, never misread")
+{
+    test::TempTree tree;
+    fs::path source = tree.write("pkg/a/a_kernels.py", "def a(): pass\n");
+    StatusRecord record = trusting(tree);
+    FileAccesses accesses = accesses_of({source});
+    accesses.environment = {{"CK_TEST_STATUS_UNSET", std::nullopt}};
+    REQUIRE(record.keep("key", sample_answer(), accesses, system_clock::now()) == "");
+    fs::path file = record.file_of("key");
+    std::string whole = util::read_file(file);
+    std::string header = whole.substr(0, whole.find(' ') + 1), body = whole.substr(whole.find('\n') + 1);
+    for (std::size_t cut = 0; cut < body.size(); ++cut) {
+        std::string part = body.substr(0, cut);
+        util::replace_file_atomically(file, header + sha256_hex(part) + "\n" + part);
+        CHECK_FALSE(record.find("key"));
+    }
+    util::replace_file_atomically(file, header + sha256_hex(body) + "\n" + body);
+    CHECK(record.find("key"));
 }
 
 TEST_CASE("the record keeps the answers written last")
