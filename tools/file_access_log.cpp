@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <cstdarg>
@@ -43,6 +44,7 @@ struct FileAccessLog::Log {
     int libraries_at_open = 0;
 
     void note_path(int dirfd, const char* path, bool listed);
+    void note_permission(int dirfd, const char* path, int mode, int flags);
     void note_environment(const char* name, const char* value);
     void note_incomplete(const char* why);
 };
@@ -85,6 +87,15 @@ void note_incomplete(const char* why)
     if (auto* log = logging()) log->note_incomplete(why);
 }
 
+// A permission asked, and the path it was asked of.
+void note_permission(int dirfd, const char* path, int mode, int flags)
+{
+    if (auto* log = logging(); log && path) {
+        log->note_path(dirfd, path, false);
+        log->note_permission(dirfd, path, mode, flags);
+    }
+}
+
 bool listing(int flags)
 {
     return (flags & O_PATH) == 0;  // a folder opened for anything but its name may be read
@@ -109,27 +120,45 @@ char* environment_value(const char* name)
 
 }  // namespace
 
+namespace {
+
+// `path` made absolute; empty when it cannot be (noted as incomplete).
+std::string absolute_path(FileAccessLog::Log& log, int dirfd, const char* path)
+{
+    if (*path == '/') return path;
+    if (dirfd == AT_FDCWD) return log.cwd + "/" + path;
+    static const auto real_readlink = next_definition<decltype(&::readlink)>("readlink");
+    char folder[PATH_MAX];
+    std::string link = "/proc/self/fd/" + std::to_string(dirfd);
+    ssize_t n = real_readlink(link.c_str(), folder, sizeof folder);
+    if (n > 0 && n < static_cast<ssize_t>(sizeof folder) && folder[0] == '/')
+        return std::string(folder, static_cast<std::size_t>(n)) + "/" + path;
+    log.note_incomplete("a path relative to a folder handle");
+    return "";
+}
+
+}  // namespace
+
 void FileAccessLog::Log::note_path(int dirfd, const char* path, bool listed)
 {
     if (!*path) return;  // fstatat(fd, "", AT_EMPTY_PATH): the file an earlier open named
-    std::string absolute;
-    if (*path == '/') {
-        absolute = path;
-    } else if (dirfd == AT_FDCWD) {
-        absolute = cwd + "/" + path;
-    } else {
-        static const auto real_readlink = next_definition<decltype(&::readlink)>("readlink");
-        char folder[PATH_MAX];
-        std::string link = "/proc/self/fd/" + std::to_string(dirfd);
-        ssize_t n = real_readlink(link.c_str(), folder, sizeof folder);
-        if (n <= 0 || n == sizeof folder || folder[0] != '/') return note_incomplete("a path relative to a folder handle");
-        absolute = std::string(folder, static_cast<std::size_t>(n)) + "/" + path;
-    }
-    if (volatile_path(absolute)) return;
+    std::string absolute = absolute_path(*this, dirfd, path);
+    if (absolute.empty() || volatile_path(absolute)) return;
     std::lock_guard lock(mutex);
     auto [it, added] = index.try_emplace(absolute, accesses.paths.size());
     if (added) accesses.paths.push_back({absolute, listed});
     accesses.paths[it->second].listed |= listed;
+}
+
+void FileAccessLog::Log::note_permission(int dirfd, const char* path, int mode, int flags)
+{
+    if (!*path) return;
+    std::string absolute = absolute_path(*this, dirfd, path);
+    if (absolute.empty() || volatile_path(absolute)) return;
+    FileAccesses::PermissionCheck check{absolute, mode, flags};
+    std::lock_guard lock(mutex);
+    auto& checks = accesses.permission_checks;
+    if (std::find(checks.begin(), checks.end(), check) == checks.end()) checks.push_back(std::move(check));
 }
 
 void FileAccessLog::Log::note_environment(const char* name, const char* value)
@@ -221,6 +250,7 @@ FileAccesses FileAccessLog::finish()
 using ck::cli::listing;
 using ck::cli::note_incomplete;
 using ck::cli::note_path;
+using ck::cli::note_permission;
 
 extern "C" {
 
@@ -380,21 +410,21 @@ DIR* opendir(const char* path)
 int access(const char* path, int how) __THROW
 {
     CK_REAL(access);
-    note_path(AT_FDCWD, path, false);
+    note_permission(AT_FDCWD, path, how, 0);
     return real(path, how);
 }
 
 int faccessat(int dirfd, const char* path, int how, int flags) __THROW
 {
     CK_REAL(faccessat);
-    note_path(dirfd, path, false);
+    note_permission(dirfd, path, how, flags);
     return real(dirfd, path, how, flags);
 }
 
 int euidaccess(const char* path, int how) __THROW
 {
     CK_REAL(euidaccess);
-    note_path(AT_FDCWD, path, false);
+    note_permission(AT_FDCWD, path, how, AT_EACCESS);
     return real(path, how);
 }
 

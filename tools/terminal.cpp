@@ -36,7 +36,8 @@ void configure_logger(bool colored, int verbosity)
 }  // namespace
 
 Terminal::Terminal(int verbosity, ColorMode color)
-    : verbosity_(verbosity), interactive_(::isatty(STDERR_FILENO) == 1), colored_(color_allowed(color, interactive_))
+    : verbosity_(verbosity), interactive_(::isatty(STDERR_FILENO) == 1), colored_(color_allowed(color, interactive_)),
+      results_colored_(colored_ && (color == ColorMode::always || ::isatty(STDOUT_FILENO) == 1))
 {
     configure_logger(colored_, verbosity_);
 }
@@ -68,7 +69,25 @@ void Terminal::note(const std::string& line, int level)
 void Terminal::result(const std::string& text)
 {
     clear_progress();
-    std::cout << text << std::flush;
+    std::cout << (colored_ && !results_colored_ ? without_color(text) : text) << std::flush;
+}
+
+// Results are painted as the log is (stderr); stdout piped to a file or
+// another program gets them plain.
+std::string Terminal::without_color(const std::string& text)
+{
+    std::string plain;
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\033' && i + 1 < text.size() && text[i + 1] == '[') {
+            std::size_t end = text.find('m', i);
+            if (end != std::string::npos) {
+                i = end;
+                continue;
+            }
+        }
+        plain += text[i];
+    }
+    return plain;
 }
 
 std::string Terminal::paint(const char* code, const std::string& text) const

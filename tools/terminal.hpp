@@ -26,7 +26,8 @@ public:
     void clear_progress();
     /// A log line on stderr at `level` (0 normal, 1 verbose); clears progress first.
     void note(const std::string& line, int level = 0);
-    /// A result on stdout.
+    /// A result on stdout, without colour when stdout is not a terminal
+    /// (unless --color always).
     void result(const std::string& text);
 
     std::string bold(const std::string& text) const;
@@ -36,10 +37,12 @@ public:
 
 private:
     std::string paint(const char* code, const std::string& text) const;
+    static std::string without_color(const std::string& text);
 
     int verbosity_;
     bool interactive_;
     bool colored_;
+    bool results_colored_;
     bool progress_shown_ = false;
 };
 

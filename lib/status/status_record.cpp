@@ -25,6 +25,7 @@ constexpr std::string_view record_format = "cunumpy-kernels/status-record/1";
 // How much of a path's stat an answer may rest on (the header's list).
 enum class Role : char {
     missing = 'e',   ///< did not exist or could not be reached: the same error
+    permission = 'x',  ///< a permission asked: the same answer (`mode` and `group` hold its mode and flags)
     identity = 'i',  ///< a folder on the way, a link, a path only asked about: what it is, not what it holds
     listed = 'l',    ///< a folder whose entries were read
     content = 'f',   ///< a regular file
@@ -77,8 +78,23 @@ Role role_of(const Witness& w, bool asked, bool listed)
     return S_ISDIR(w.mode) && listed ? Role::listed : Role::identity;
 }
 
+Witness permission_witness(const FileAccesses::PermissionCheck& check)
+{
+    Witness w;
+    w.path = check.path;
+    w.role = Role::permission;
+    w.mode = static_cast<std::uint64_t>(check.mode);
+    w.group = static_cast<std::uint64_t>(check.flags);
+    w.error = ::faccessat(AT_FDCWD, check.path.c_str(), check.mode, check.flags) == 0 ? 0 : errno;
+    return w;
+}
+
 bool holds(const Witness& then)
 {
+    if (then.role == Role::permission) {
+        FileAccesses::PermissionCheck check{then.path, static_cast<int>(then.mode), static_cast<int>(then.group)};
+        return permission_witness(check).error == then.error;
+    }
     Witness now = observe(then.path);
     if (then.role == Role::missing || now.role == Role::missing) return then.role == now.role && then.error == now.error;
     if (now.device != then.device || now.inode != then.inode || now.mode != then.mode || now.owner != then.owner ||
@@ -88,7 +104,7 @@ bool holds(const Witness& then)
     // folder's modification time back after adding to it.
     bool times = now.modified_ns == then.modified_ns && now.changed_ns == then.changed_ns;
     if (then.role == Role::listed) return times;
-    if (then.role == Role::content) return times && now.size == then.size;
+    if (then.role == Role::content || S_ISLNK(then.mode)) return times && now.size == then.size;
     return true;
 }
 
@@ -220,7 +236,7 @@ void write_witness(Writer& out, const Witness& w)
 bool read_witness(Reader& in, Witness& w)
 {
     std::int64_t role = 0;
-    if (!in.number(role) || (role != 'e' && role != 'i' && role != 'l' && role != 'f')) return false;
+    if (!in.number(role) || (role != 'e' && role != 'i' && role != 'l' && role != 'f' && role != 'x')) return false;
     w.role = static_cast<Role>(role);
     return in.number(w.error) && in.number(w.device) && in.number(w.inode) && in.number(w.mode) &&
            in.number(w.owner) && in.number(w.group) && in.number(w.size) && in.number(w.modified_ns) &&
@@ -316,7 +332,7 @@ std::optional<std::string> read_trusted(const fs::path& file)
 std::string racy_witness(const std::vector<Witness>& witnesses, std::int64_t started_ns, std::int64_t margin_ns)
 {
     for (const auto& w : witnesses) {
-        if (!w.asked || w.role == Role::missing) continue;
+        if (!w.asked || w.role == Role::missing || w.role == Role::permission) continue;
         bool times_count = w.role == Role::content || w.role == Role::listed;
         if (w.changed_ns + margin_ns > started_ns || (times_count && w.modified_ns + margin_ns > started_ns))
             return w.path + " changed too recently (within the racy margin before the status, or during it)";
@@ -374,6 +390,7 @@ std::string StatusRecord::keep(const std::string& key, const RecordedAnswer& ans
         WitnessSet set;
         for (const auto& path : accesses.paths) set.add(path);
         std::vector<Witness> witnesses = set.take();
+        for (const auto& check : accesses.permission_checks) witnesses.push_back(permission_witness(check));
         std::int64_t started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(started.time_since_epoch()).count();
         if (std::string racy = racy_witness(witnesses, started_ns, margin_ns_); !racy.empty()) return racy;
         std::string body = encode(key, answer, accesses, witnesses);

@@ -17,7 +17,12 @@
 //     permission change is seen (lstat follows a link on the way; a path
 //     that is itself a link is followed to where it leads, which is
 //     witnessed too, even where nothing is yet);
-//   - a path that did not exist, or could not be reached: the same error.
+//   - a path that did not exist, or could not be reached: the same error;
+//   - a symbolic link: its change time and length too (a link removed and
+//     made again can get the same inode number);
+//   - a permission the plan asked for (access, faccessat): the same answer,
+//     asked again (a read-only remount, an immutable flag or an ACL change
+//     the stat of a folder does not show).
 // An answer is kept only when no path the plan asked about changed within
 // the racy margin before its planning started, or while it ran
 // (SourceRecord's rule: a change in the same timestamp tick can keep its
@@ -44,6 +49,15 @@ struct FileAccesses {
         bool listed = false;  ///< opened as a folder, to read its entries
     };
     std::vector<Path> paths;  ///< each once, in the order first asked
+    /// A permission asked with access(2) or faccessat(2): its answer can
+    /// change with nothing in a stat changing (a remount read-only).
+    struct PermissionCheck {
+        std::string path;  ///< absolute, as asked
+        int mode = 0;      ///< R_OK, W_OK, X_OK, F_OK
+        int flags = 0;     ///< faccessat's flags (AT_EACCESS)
+        bool operator==(const PermissionCheck&) const = default;
+    };
+    std::vector<PermissionCheck> permission_checks;  ///< each once
     /// Each variable read, with its value then (none: unset).
     std::vector<std::pair<std::string, std::optional<std::string>>> environment;
     /// Why these accesses cannot witness the answer (a process was started,

@@ -124,3 +124,26 @@ def test_a_tree_reached_through_a_link_pointed_elsewhere(run, example, tmp_path)
     link.unlink()
     link.symlink_to(other)
     assert "sort_cuda.cu" in status.fresh_after_change(before).stdout
+
+
+def test_a_header_link_in_an_include_folder_made_again(run, example, tmp_path):
+    # rm and ln -s: the new link may get the old one's inode number, so its
+    # change time and length are witnesses too (found by a new user's trial).
+    include, headers = tmp_path / "include", tmp_path / "headers"
+    include.mkdir()
+    headers.mkdir()
+    (headers / "one.cuh").write_text("#define EXTRA 1\n")
+    (headers / "two.cuh").write_text("#define EXTRA 2\n")
+    (include / "extra.cuh").symlink_to(headers / "one.cuh")
+    cuda = example / "particles/kernels/push/push_cuda.cu"
+    cuda.write_text("#include <extra.cuh>\n" + cuda.read_text())
+    cache = tmp_path / "cache"
+    flags = ["--only", "cuda", "--arch", "sm_90", "--no-ptx", "-I", include, "--cache-dir", cache, "--python", PYTHON]
+    run("build", *flags, example, check=0)
+    status = Status(run, [*flags, "--require-built", example])
+    before = status.recorded()
+    assert before.returncode == 0
+    (include / "extra.cuh").unlink()
+    (include / "extra.cuh").symlink_to(headers / "two.cuh")
+    after = status.fresh_after_change(before)
+    assert after.returncode == 1 and '"state": "stale"' in after.stdout

@@ -56,6 +56,7 @@ TEST_CASE("the log sees the planner's ways of asking, on every thread")
     (void)std::getenv("CK_TEST_LOG_SET");
     (void)std::getenv("CK_TEST_LOG_UNSET");
     (void)fs::exists("/proc/self/status");
+    (void)::access((tree / "listed").c_str(), W_OK | X_OK);
     FileAccesses accesses = log.finish();
 
     CHECK(accesses.incomplete == "");
@@ -66,6 +67,8 @@ TEST_CASE("the log sees the planner's ways of asking, on every thread")
     CHECK(find(accesses, tree / "pkg/b.cuh"));
     CHECK(find(accesses, tree / "pkg/relative.h"));
     CHECK_FALSE(find(accesses, "/proc/self/status"));
+    CHECK(accesses.permission_checks ==
+          std::vector<FileAccesses::PermissionCheck>{{(tree / "listed").string(), W_OK | X_OK, 0}});
     CHECK(std::count(accesses.environment.begin(), accesses.environment.end(),
                      std::pair<std::string, std::optional<std::string>>("CK_TEST_LOG_SET", "value")) == 1);
     CHECK(std::count(accesses.environment.begin(), accesses.environment.end(),

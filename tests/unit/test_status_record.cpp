@@ -112,6 +112,23 @@ TEST_CASE("each kind of change to a witness sends the status back to planning")
         tree.write("include/h.cuh", "int x;\n");
     }
     SUBCASE("a file's mode changes") { fs::permissions(source, fs::perms::owner_exec, fs::perm_options::add); }
+    SUBCASE("a link removed and made again (the file system may give it the same inode)") {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a change time of its own
+        fs::remove(tree / "linked");
+        fs::create_directory_symlink(tree / "real_include", tree / "linked");
+    }
+    CHECK_FALSE(record.find("key"));
+}
+
+TEST_CASE("a permission the plan asked for is asked again")
+{
+    test::TempTree tree;
+    FileAccesses accesses;
+    accesses.permission_checks = {{(tree / "cache").string(), W_OK | X_OK, 0}, {tree.root().string(), W_OK, AT_EACCESS}};
+    StatusRecord record = trusting(tree);
+    REQUIRE(record.keep("key", sample_answer(), accesses, system_clock::now()) == "");
+    CHECK(record.find("key"));
+    fs::create_directories(tree / "cache");  // the answer to access(cache, W_OK | X_OK) is another now
     CHECK_FALSE(record.find("key"));
 }
 
