@@ -1,5 +1,6 @@
 // `cunumpy-kernels build`: flags in, run_build, progress and report out.
 #include "commands.hpp"
+#include "recorded_answer.hpp"
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
@@ -8,6 +9,7 @@
 #include "util/elapsed.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <sys/stat.h>
@@ -32,6 +34,11 @@ struct BuildFlags {
     bool cupy_cache = false;
     std::optional<std::string> cupy_cache_dir;
 };
+
+bool asks_cupy(const BuildFlags& flags)
+{
+    return flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy";
+}
 
 Config build_config(const BuildFlags& flags)
 {
@@ -109,48 +116,89 @@ private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-void print_dry_run(Terminal& terminal, const BuildReport& report)
+std::string dry_run_text(const BuildReport& report)
 {
     std::string out;
     for (const auto& job : report.jobs)
         if (job.state == JobState::would_build) out += fmt::format("would build {}: {}\n", label(job), job.reason);
     out += fmt::format("{} to build, {} cached", report.count(JobState::would_build), report.count(JobState::hit));
     if (std::size_t failed = report.count(JobState::failed)) out += fmt::format(", {} failed", failed);
-    out += "\n";
-    terminal.result(out);
+    return out + "\n";
 }
 
-void print_summary(Terminal& terminal, const BuildReport& report)
+// The summary line, its seconds left out: they go at `answer.seconds_at`,
+// the time the command took, whether it planned or was printed again.
+void summarize(const Terminal& terminal, const BuildReport& report, RecordedAnswer& answer)
 {
     std::size_t ported = 0;
     for (const auto& kernel : report.kernels) ported += kernel.cuda_file ? 1 : 0;
     std::size_t host = static_cast<std::size_t>(
         std::count_if(report.jobs.begin(), report.jobs.end(), [](const JobResult& job) { return job.target == "host"; }));
     std::string host_part = host == 0 ? "" : ", " + counted(host, "host module");
-    std::string line = fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
+    std::string head = fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in ",
                                    counted(report.kernels.size(), "kernel"), ported, host_part, report.count(JobState::built),
-                                   report.count(JobState::hit), report.count(JobState::failed), report.seconds);
+                                   report.count(JobState::hit), report.count(JobState::failed));
+    std::string tail = " s\n";
     if (report.cupy && !report.cupy->description().empty()) {
         auto cupy = [&](JobState state) {
             return std::count_if(report.jobs.begin(), report.jobs.end(),
                                  [&](const JobResult& job) { return job.kind == "cupy" && job.state == state; });
         };
-        line += fmt::format("CuPy's kernel cache ({}): {} built, {} cached, {} failed\n", report.cupy->description(),
+        tail += fmt::format("CuPy's kernel cache ({}): {} built, {} cached, {} failed\n", report.cupy->description(),
                             cupy(JobState::built), cupy(JobState::hit), cupy(JobState::failed));
     }
-    if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
-    const ScheduleReport& schedule = report.schedule;
-    if (schedule.jobs > 0)
-        terminal.note(fmt::format("schedule: {} in {:.2f} s on {} (jobs {:.2f} s in all, longest chain {:.2f} s, "
-                                  "the list-scheduler bound it stays under {:.2f} s); planning {:.3f} s",
-                                  counted(schedule.jobs, "compiler run"), schedule.wall_seconds,
-                                  counted(static_cast<std::size_t>(schedule.workers), "worker"),
-                                  schedule.job_seconds, schedule.longest_path_seconds, schedule.bound_seconds(),
-                                  schedule.plan_seconds),
-                      1);
+    if (terminal.verbosity() < 0 && report.ok()) return;
+    answer.result = report.ok() ? head + tail : terminal.red(head + tail);
+    answer.seconds_at = answer.result.find(head) + head.size();
 }
 
-int run_build_command(const BuildFlags& flags, Terminal& terminal)
+void note_schedule(Terminal& terminal, const ScheduleReport& schedule)
+{
+    if (schedule.jobs == 0) return;
+    terminal.note(fmt::format("schedule: {} in {:.2f} s on {} (jobs {:.2f} s in all, longest chain {:.2f} s, "
+                              "the list-scheduler bound it stays under {:.2f} s); planning {:.3f} s",
+                              counted(schedule.jobs, "compiler run"), schedule.wall_seconds,
+                              counted(static_cast<std::size_t>(schedule.workers), "worker"), schedule.job_seconds,
+                              schedule.longest_path_seconds, schedule.bound_seconds(), schedule.plan_seconds),
+                  1);
+}
+
+// The bookkeeping a build printed again repeats (its hit counters and use
+// stamps), with the mask its files are made under.
+std::string bookkeeping_text(const BuildReport& report, std::optional<unsigned> umask)
+{
+    if (report.bookkeeping.empty()) return "";
+    nlohmann::json caches = nlohmann::json::array();
+    for (const auto& cache : report.bookkeeping) {
+        const CacheCounters& c = cache.counters;
+        caches.push_back({{"root", cache.root.string()},
+                          {"counters", {c.build_hits, c.build_misses, c.load_hits, c.load_misses}},
+                          {"uses", cache.uses}});
+    }
+    nlohmann::json j{{"caches", caches}};
+    if (umask) j["umask"] = *umask;
+    return j.dump();
+}
+
+void repeat_bookkeeping_text(const std::string& text)
+{
+    try {
+        nlohmann::json j = nlohmann::json::parse(text);
+        if (j.contains("umask")) ::umask(static_cast<mode_t>(j.at("umask").get<unsigned>()));
+        for (const auto& cache : j.at("caches")) {
+            const auto& c = cache.at("counters");
+            repeat_bookkeeping({cache.at("root").get<std::string>(),
+                                {c.at(0).get<std::uint64_t>(), c.at(1).get<std::uint64_t>(), c.at(2).get<std::uint64_t>(),
+                                 c.at(3).get<std::uint64_t>()},
+                                cache.at("uses").get<std::vector<std::pair<std::string, std::string>>>()});
+        }
+    } catch (const nlohmann::json::exception&) {
+        // A record this build of the tool wrote and checksummed: only another build's format gets here.
+    }
+}
+
+// What one build prints, made by planning (and compiling what is missing).
+RecordedAnswer plan_answer(const BuildFlags& flags, Terminal& terminal)
 {
     BuildRequest request;
     request.paths = flags.tree.path_list();
@@ -160,7 +208,7 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     request.dry_run = flags.dry_run;
     request.host = flags.only.value_or("host") == "host";
     request.cuda = flags.only.value_or("cuda") == "cuda";
-    request.cupy = flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy";
+    request.cupy = asks_cupy(flags);
     if (flags.cupy_cache_dir) request.cupy_cache_dir = std::filesystem::path(*flags.cupy_cache_dir);
     request.replace_foreign = flags.replace_foreign;
     if (flags.replace_foreign && !request.config.in_place)
@@ -169,14 +217,30 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     BuildReport report = run_build(request, flags.json ? nullptr : &display);
     terminal.clear_progress();
     for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
+    RecordedAnswer answer;
     if (flags.json) {
-        terminal.result(to_json(report).dump(2) + "\n");
+        answer.result = to_json(report).dump(2) + "\n";
     } else if (flags.dry_run) {
-        print_dry_run(terminal, report);
+        answer.result = dry_run_text(report);
     } else {
-        print_summary(terminal, report);
+        summarize(terminal, report, answer);
+        note_schedule(terminal, report.schedule);
     }
-    return report.ok() ? 0 : 1;
+    answer.exit_code = report.ok() ? 0 : 1;
+    answer.bookkeeping = bookkeeping_text(report, request.config.umask);
+    // A failure's log went out as it came, not into the answer.
+    if (report.count(JobState::failed) > 0) answer.not_to_keep = "a job failed";
+    return answer;
+}
+
+int run_build_command(const BuildFlags& flags, Terminal& terminal, const CommandLine& line)
+{
+    // A build that compiles writes, so only one with nothing to compile is
+    // kept. Kept answers hold the result and the log, not the progress notes
+    // of -v, nor --json's times; CuPy's cache is filled by a Python process,
+    // whose reads no log sees.
+    bool recordable = !flags.json && terminal.verbosity() <= 0 && !asks_cupy(flags);
+    return answer(line, terminal, recordable, [&] { return plan_answer(flags, terminal); }, repeat_bookkeeping_text);
 }
 
 }  // namespace
@@ -202,7 +266,7 @@ CommandRunner setup_build(CLI::App& command)
         ->check(non_empty_path());
     command.add_flag("--replace-foreign", flags->replace_foreign,
                      "With --in-place: also rebuild in-place modules another tool built, even when newer than their sources");
-    return [flags](Terminal& terminal, const CommandLine&) { return run_build_command(*flags, terminal); };
+    return [flags](Terminal& terminal, const CommandLine& line) { return run_build_command(*flags, terminal, line); };
 }
 
 }  // namespace ck::cli

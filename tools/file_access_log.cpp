@@ -7,7 +7,7 @@
 
 #include "file_access_log.hpp"
 
-#include "util/memo_access.hpp"
+#include "util/bookkeeping_access.hpp"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -19,7 +19,9 @@
 #include <stdlib.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
+#include <utime.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,6 +32,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace fs = std::filesystem;
 
@@ -40,10 +43,12 @@ struct FileAccessLog::Log {
     std::string cwd;
     std::unordered_map<std::string, std::size_t> index;
     FileAccesses accesses;
-    std::unordered_map<std::string, bool> environment_seen;
+    std::unordered_set<std::string> environment_seen;
+    std::unordered_set<std::string> written;
     int libraries_at_open = 0;
 
     void note_path(int dirfd, const char* path, bool listed);
+    void note_write(int dirfd, const char* path);
     void note_permission(int dirfd, const char* path, int mode, int flags);
     void note_environment(const char* name, const char* value);
     void note_incomplete(const char* why);
@@ -74,7 +79,7 @@ bool volatile_path(std::string_view path)
 FileAccessLog::Log* logging()
 {
     FileAccessLog::Log* log = open_log.load(std::memory_order_acquire);
-    return log && !util::MemoFileAccess::active() ? log : nullptr;
+    return log && !util::BookkeepingFileAccess::active() ? log : nullptr;
 }
 
 void note_path(int dirfd, const char* path, bool listed)
@@ -99,6 +104,39 @@ void note_permission(int dirfd, const char* path, int mode, int flags)
 bool listing(int flags)
 {
     return (flags & O_PATH) == 0;  // a folder opened for anything but its name may be read
+}
+
+// A path the plan creates, changes, renames or removes.
+void note_write(int dirfd, const char* path)
+{
+    if (auto* log = logging(); log && path) log->note_write(dirfd, path);
+}
+
+// A file changed through a handle (fchmod, ftruncate, futimens): named by
+// the link the kernel keeps for it.
+void note_write_handle(int fd)
+{
+    if (auto* log = logging()) {
+        const std::string link = "/proc/self/fd/" + std::to_string(fd);
+        log->note_write(AT_FDCWD, link.c_str());
+    }
+}
+
+bool opens_to_write(int flags)
+{
+    return (flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC | O_APPEND)) != 0 ||
+           (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+void note_open(int dirfd, const char* path, int flags)
+{
+    note_path(dirfd, path, listing(flags));
+    if (opens_to_write(flags)) note_write(dirfd, path);
+}
+
+bool fopens_to_write(const char* mode)
+{
+    return mode && std::strpbrk(mode, "wa+") != nullptr;
 }
 
 int count_libraries()
@@ -150,6 +188,21 @@ void FileAccessLog::Log::note_path(int dirfd, const char* path, bool listed)
     accesses.paths[it->second].listed |= listed;
 }
 
+void FileAccessLog::Log::note_write(int dirfd, const char* path)
+{
+    if (!*path) return;
+    std::string absolute = absolute_path(*this, dirfd, path);
+    if (absolute.rfind("/proc/self/fd/", 0) == 0) {
+        static const auto real_readlink = next_definition<decltype(&::readlink)>("readlink");
+        char target[PATH_MAX];
+        ssize_t n = real_readlink(absolute.c_str(), target, sizeof target);
+        if (n > 0 && n < static_cast<ssize_t>(sizeof target)) absolute.assign(target, static_cast<std::size_t>(n));
+    }
+    if (absolute.empty() || volatile_path(absolute)) return;
+    std::lock_guard lock(mutex);
+    if (written.insert(absolute).second && accesses.written.empty()) accesses.written = absolute;
+}
+
 void FileAccessLog::Log::note_permission(int dirfd, const char* path, int mode, int flags)
 {
     if (!*path) return;
@@ -164,7 +217,7 @@ void FileAccessLog::Log::note_permission(int dirfd, const char* path, int mode, 
 void FileAccessLog::Log::note_environment(const char* name, const char* value)
 {
     std::lock_guard lock(mutex);
-    if (!environment_seen.emplace(name, true).second) return;
+    if (!environment_seen.insert(name).second) return;
     accesses.environment.emplace_back(name, value ? std::optional<std::string>(value) : std::nullopt);
 }
 
@@ -193,21 +246,42 @@ const Canary canaries[] = {
     {"std::getenv", [](const std::string& p) { (void)std::getenv(p.c_str()); }},
 };
 
+// What the planner may change through libstdc++: each must be seen as a
+// write. The paths lie in a folder that does not exist, so every call fails.
+const Canary write_canaries[] = {
+    {"std::ofstream", [](const std::string& p) { std::ofstream out(p); }},
+    {"std::filesystem::create_directory", [](const std::string& p) { std::error_code e; fs::create_directory(p, e); }},
+    {"std::filesystem::rename", [](const std::string& p) { std::error_code e; fs::rename(p + "-from", p, e); }},
+    {"std::filesystem::remove", [](const std::string& p) { std::error_code e; fs::remove(p, e); }},
+    {"std::filesystem::permissions", [](const std::string& p) { std::error_code e; fs::permissions(p, fs::perms::owner_all, e); }},
+    {"std::filesystem::last_write_time", [](const std::string& p) { std::error_code e; fs::last_write_time(p, fs::file_time_type::clock::now(), e); }},
+    {"std::filesystem::resize_file", [](const std::string& p) { std::error_code e; fs::resize_file(p, 0, e); }},
+    {"std::filesystem::create_symlink", [](const std::string& p) { std::error_code e; fs::create_symlink("x", p, e); }},
+    {"std::filesystem::create_hard_link", [](const std::string& p) { std::error_code e; fs::create_hard_link(p + "-from", p, e); }},
+};
+
 // Runs the canaries inside the open log, then takes their traces out of it.
 std::string unseen_canary(FileAccessLog::Log& log)
 {
     const std::string root = "/.cunumpy-kernels-canary-" + std::to_string(::getpid());
-    std::string unseen;
-    for (std::size_t i = 0; i < std::size(canaries); ++i) canaries[i].ask(root + std::to_string(i));
+    auto read_path = [&](std::size_t i) { return root + std::to_string(i); };
+    auto write_path = [&](std::size_t i) { return root + "/w" + std::to_string(i); };
+    for (std::size_t i = 0; i < std::size(canaries); ++i) canaries[i].ask(read_path(i));
+    for (std::size_t i = 0; i < std::size(write_canaries); ++i) write_canaries[i].ask(write_path(i));
     std::lock_guard lock(log.mutex);
-    for (std::size_t i = 0; i < std::size(canaries); ++i) {
-        std::string path = root + std::to_string(i);
-        bool seen = log.index.count(path) || log.environment_seen.count(path);
-        if (!seen && unseen.empty()) unseen = canaries[i].call;
-    }
+    std::string unseen;
+    for (std::size_t i = 0; i < std::size(canaries) && unseen.empty(); ++i)
+        if (!log.index.count(read_path(i)) && !log.environment_seen.count(read_path(i))) unseen = canaries[i].call;
+    for (std::size_t i = 0; i < std::size(write_canaries) && unseen.empty(); ++i)
+        if (!log.written.count(write_path(i))) unseen = write_canaries[i].call;
+    auto canary = [&](const std::string& path) { return path.rfind(root, 0) == 0; };
     auto& paths = log.accesses.paths;
-    std::erase_if(paths, [&](const FileAccesses::Path& p) { return p.path.rfind(root, 0) == 0; });
-    std::erase_if(log.accesses.environment, [&](const auto& v) { return v.first.rfind(root, 0) == 0; });
+    std::erase_if(paths, [&](const FileAccesses::Path& p) { return canary(p.path); });
+    std::erase_if(log.accesses.environment, [&](const auto& v) { return canary(v.first); });
+    std::erase_if(log.accesses.permission_checks, [&](const auto& c) { return canary(c.path); });
+    std::erase_if(log.written, canary);
+    std::erase_if(log.environment_seen, canary);
+    if (canary(log.accesses.written)) log.accesses.written.clear();
     log.index.clear();
     for (std::size_t i = 0; i < paths.size(); ++i) log.index.emplace(paths[i].path, i);
     return unseen;
@@ -247,8 +321,10 @@ FileAccesses FileAccessLog::finish()
 
 // The entry points. Each logs what it is asked, then does what the C
 // library does.
-using ck::cli::listing;
 using ck::cli::note_incomplete;
+using ck::cli::note_open;
+using ck::cli::note_write;
+using ck::cli::note_write_handle;
 using ck::cli::note_path;
 using ck::cli::note_permission;
 
@@ -321,7 +397,7 @@ int open(const char* path, int flags, ...)
     va_start(arguments, flags);
     mode_t mode = mode_argument(flags, arguments);
     va_end(arguments);
-    note_path(AT_FDCWD, path, listing(flags));
+    note_open(AT_FDCWD, path, flags);
     return real(path, flags, mode);
 }
 
@@ -332,7 +408,7 @@ int open64(const char* path, int flags, ...)
     va_start(arguments, flags);
     mode_t mode = mode_argument(flags, arguments);
     va_end(arguments);
-    note_path(AT_FDCWD, path, listing(flags));
+    note_open(AT_FDCWD, path, flags);
     return real(path, flags, mode);
 }
 
@@ -343,7 +419,7 @@ int openat(int dirfd, const char* path, int flags, ...)
     va_start(arguments, flags);
     mode_t mode = mode_argument(flags, arguments);
     va_end(arguments);
-    note_path(dirfd, path, listing(flags));
+    note_open(dirfd, path, flags);
     return real(dirfd, path, flags, mode);
 }
 
@@ -354,35 +430,35 @@ int openat64(int dirfd, const char* path, int flags, ...)
     va_start(arguments, flags);
     mode_t mode = mode_argument(flags, arguments);
     va_end(arguments);
-    note_path(dirfd, path, listing(flags));
+    note_open(dirfd, path, flags);
     return real(dirfd, path, flags, mode);
 }
 
 int __open_2(const char* path, int flags)
 {
     static const auto real = ck::cli::next_definition<int (*)(const char*, int)>("__open_2");
-    note_path(AT_FDCWD, path, listing(flags));
+    note_open(AT_FDCWD, path, flags);
     return real(path, flags);
 }
 
 int __open64_2(const char* path, int flags)
 {
     static const auto real = ck::cli::next_definition<int (*)(const char*, int)>("__open64_2");
-    note_path(AT_FDCWD, path, listing(flags));
+    note_open(AT_FDCWD, path, flags);
     return real(path, flags);
 }
 
 int __openat_2(int dirfd, const char* path, int flags)
 {
     static const auto real = ck::cli::next_definition<int (*)(int, const char*, int)>("__openat_2");
-    note_path(dirfd, path, listing(flags));
+    note_open(dirfd, path, flags);
     return real(dirfd, path, flags);
 }
 
 int __openat64_2(int dirfd, const char* path, int flags)
 {
     static const auto real = ck::cli::next_definition<int (*)(int, const char*, int)>("__openat64_2");
-    note_path(dirfd, path, listing(flags));
+    note_open(dirfd, path, flags);
     return real(dirfd, path, flags);
 }
 
@@ -390,6 +466,7 @@ FILE* fopen(const char* path, const char* mode)
 {
     CK_REAL(fopen);
     note_path(AT_FDCWD, path, true);
+    if (ck::cli::fopens_to_write(mode)) note_write(AT_FDCWD, path);
     return real(path, mode);
 }
 
@@ -397,6 +474,7 @@ FILE* fopen64(const char* path, const char* mode)
 {
     CK_REAL(fopen64);
     note_path(AT_FDCWD, path, true);
+    if (ck::cli::fopens_to_write(mode)) note_write(AT_FDCWD, path);
     return real(path, mode);
 }
 
@@ -454,6 +532,278 @@ char* canonicalize_file_name(const char* path) __THROW
     CK_REAL(canonicalize_file_name);
     note_path(AT_FDCWD, path, false);
     return real(path);
+}
+
+// What changes the file system. An answer whose plan wrote is not kept, so
+// these only log, and only the path written.
+int creat(const char* path, mode_t mode)
+{
+    CK_REAL(creat);
+    note_path(AT_FDCWD, path, false);
+    note_write(AT_FDCWD, path);
+    return real(path, mode);
+}
+
+int creat64(const char* path, mode_t mode)
+{
+    CK_REAL(creat64);
+    note_path(AT_FDCWD, path, false);
+    note_write(AT_FDCWD, path);
+    return real(path, mode);
+}
+
+int mkdir(const char* path, mode_t mode) __THROW
+{
+    CK_REAL(mkdir);
+    note_write(AT_FDCWD, path);
+    return real(path, mode);
+}
+
+int mkdirat(int dirfd, const char* path, mode_t mode) __THROW
+{
+    CK_REAL(mkdirat);
+    note_write(dirfd, path);
+    return real(dirfd, path, mode);
+}
+
+int rename(const char* from, const char* to) __THROW
+{
+    CK_REAL(rename);
+    note_write(AT_FDCWD, from);
+    note_write(AT_FDCWD, to);
+    return real(from, to);
+}
+
+int renameat(int from_dirfd, const char* from, int to_dirfd, const char* to) __THROW
+{
+    CK_REAL(renameat);
+    note_write(from_dirfd, from);
+    note_write(to_dirfd, to);
+    return real(from_dirfd, from, to_dirfd, to);
+}
+
+int renameat2(int from_dirfd, const char* from, int to_dirfd, const char* to, unsigned int flags) __THROW
+{
+    CK_REAL(renameat2);
+    note_write(from_dirfd, from);
+    note_write(to_dirfd, to);
+    return real(from_dirfd, from, to_dirfd, to, flags);
+}
+
+int unlink(const char* path) __THROW
+{
+    CK_REAL(unlink);
+    note_write(AT_FDCWD, path);
+    return real(path);
+}
+
+int unlinkat(int dirfd, const char* path, int flags) __THROW
+{
+    CK_REAL(unlinkat);
+    note_write(dirfd, path);
+    return real(dirfd, path, flags);
+}
+
+int rmdir(const char* path) __THROW
+{
+    CK_REAL(rmdir);
+    note_write(AT_FDCWD, path);
+    return real(path);
+}
+
+int remove(const char* path) __THROW
+{
+    CK_REAL(remove);
+    note_write(AT_FDCWD, path);
+    return real(path);
+}
+
+int link(const char* from, const char* to) __THROW
+{
+    CK_REAL(link);
+    note_write(AT_FDCWD, to);
+    return real(from, to);
+}
+
+int linkat(int from_dirfd, const char* from, int to_dirfd, const char* to, int flags) __THROW
+{
+    CK_REAL(linkat);
+    note_write(to_dirfd, to);
+    return real(from_dirfd, from, to_dirfd, to, flags);
+}
+
+int symlink(const char* target, const char* path) __THROW
+{
+    CK_REAL(symlink);
+    note_write(AT_FDCWD, path);
+    return real(target, path);
+}
+
+int symlinkat(const char* target, int dirfd, const char* path) __THROW
+{
+    CK_REAL(symlinkat);
+    note_write(dirfd, path);
+    return real(target, dirfd, path);
+}
+
+int chmod(const char* path, mode_t mode) __THROW
+{
+    CK_REAL(chmod);
+    note_write(AT_FDCWD, path);
+    return real(path, mode);
+}
+
+int fchmod(int fd, mode_t mode) __THROW
+{
+    CK_REAL(fchmod);
+    note_write_handle(fd);
+    return real(fd, mode);
+}
+
+int fchmodat(int dirfd, const char* path, mode_t mode, int flags) __THROW
+{
+    CK_REAL(fchmodat);
+    note_write(dirfd, path);
+    return real(dirfd, path, mode, flags);
+}
+
+int chown(const char* path, uid_t owner, gid_t group) __THROW
+{
+    CK_REAL(chown);
+    note_write(AT_FDCWD, path);
+    return real(path, owner, group);
+}
+
+int lchown(const char* path, uid_t owner, gid_t group) __THROW
+{
+    CK_REAL(lchown);
+    note_write(AT_FDCWD, path);
+    return real(path, owner, group);
+}
+
+int fchown(int fd, uid_t owner, gid_t group) __THROW
+{
+    CK_REAL(fchown);
+    note_write_handle(fd);
+    return real(fd, owner, group);
+}
+
+int fchownat(int dirfd, const char* path, uid_t owner, gid_t group, int flags) __THROW
+{
+    CK_REAL(fchownat);
+    note_write(dirfd, path);
+    return real(dirfd, path, owner, group, flags);
+}
+
+int truncate(const char* path, off_t length) __THROW
+{
+    CK_REAL(truncate);
+    note_write(AT_FDCWD, path);
+    return real(path, length);
+}
+
+int truncate64(const char* path, off64_t length) __THROW
+{
+    CK_REAL(truncate64);
+    note_write(AT_FDCWD, path);
+    return real(path, length);
+}
+
+int ftruncate(int fd, off_t length) __THROW
+{
+    CK_REAL(ftruncate);
+    note_write_handle(fd);
+    return real(fd, length);
+}
+
+int ftruncate64(int fd, off64_t length) __THROW
+{
+    CK_REAL(ftruncate64);
+    note_write_handle(fd);
+    return real(fd, length);
+}
+
+int utimensat(int dirfd, const char* path, const struct timespec times[2], int flags) __THROW
+{
+    CK_REAL(utimensat);
+    note_write(dirfd, path);
+    return real(dirfd, path, times, flags);
+}
+
+int futimens(int fd, const struct timespec times[2]) __THROW
+{
+    CK_REAL(futimens);
+    note_write_handle(fd);
+    return real(fd, times);
+}
+
+int utime(const char* path, const struct utimbuf* times) __THROW
+{
+    CK_REAL(utime);
+    note_write(AT_FDCWD, path);
+    return real(path, times);
+}
+
+int utimes(const char* path, const struct timeval times[2]) __THROW
+{
+    CK_REAL(utimes);
+    note_write(AT_FDCWD, path);
+    return real(path, times);
+}
+
+// The C library opens these files by calls of its own that bypass open().
+int mkstemp(char* pattern)
+{
+    CK_REAL(mkstemp);
+    int fd = real(pattern);
+    note_write(AT_FDCWD, pattern);
+    return fd;
+}
+
+int mkstemp64(char* pattern)
+{
+    CK_REAL(mkstemp64);
+    int fd = real(pattern);
+    note_write(AT_FDCWD, pattern);
+    return fd;
+}
+
+int mkostemp(char* pattern, int flags)
+{
+    CK_REAL(mkostemp);
+    int fd = real(pattern, flags);
+    note_write(AT_FDCWD, pattern);
+    return fd;
+}
+
+int mkostemps(char* pattern, int suffix_length, int flags)
+{
+    CK_REAL(mkostemps);
+    int fd = real(pattern, suffix_length, flags);
+    note_write(AT_FDCWD, pattern);
+    return fd;
+}
+
+char* mkdtemp(char* pattern) __THROW
+{
+    CK_REAL(mkdtemp);
+    char* made = real(pattern);
+    note_write(AT_FDCWD, pattern);
+    return made;
+}
+
+FILE* tmpfile()
+{
+    CK_REAL(tmpfile);
+    note_write(AT_FDCWD, "/tmp");
+    return real();
+}
+
+FILE* tmpfile64()
+{
+    CK_REAL(tmpfile64);
+    note_write(AT_FDCWD, "/tmp");
+    return real();
 }
 
 // Read from `environ` as the C library reads it, never through dlsym: the

@@ -1,6 +1,6 @@
 // Every path and environment variable this process asks about while a log
 // is open: the witnesses of a recorded status answer
-// (status/status_record.hpp).
+// (cache/answer_record.hpp).
 //
 // The log sits where every such question passes, the C library's entry
 // points (stat, open, opendir, realpath, getenv, ...), which this executable
@@ -9,14 +9,14 @@
 // are complete by construction: no reader of the planner has to remember to
 // report what it read (tup records a command's reads at the same place, by
 // preloading). The planner's own memos mark their files with
-// util::MemoFileAccess.
+// util::BookkeepingFileAccess.
 //
 // This is the CLI's alone: the runtime library never interposes. It is the
 // one process-wide mutable state of the CLI besides the logger, and at most
 // one log is open at a time.
 #pragma once
 
-#include "status/status_record.hpp"
+#include "cache/answer_record.hpp"
 
 #include <memory>
 

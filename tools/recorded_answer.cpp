@@ -3,6 +3,7 @@
 #include "file_access_log.hpp"
 
 #include "cunumpy_kernels/error.hpp"
+#include "util/elapsed.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/sinks/base_sink.h>
@@ -29,19 +30,19 @@ void print_logs(const std::vector<std::pair<int, std::string>>& logs)
     for (const auto& [level, message] : logs) spdlog::log(static_cast<spdlog::level::level_enum>(level), "{}", message);
 }
 
-// CUNUMPY_KERNELS_STATUS_RECORD: unset or "on", "off" (never read or write
+// CUNUMPY_KERNELS_ANSWER_RECORD: unset or "on", "off" (never read or write
 // the record), "check" (plan afresh on every recorded answer, and fail when
 // the two differ: for tests of the record itself).
 enum class RecordUse { on, off, check };
 
 RecordUse record_use()
 {
-    const char* value = std::getenv("CUNUMPY_KERNELS_STATUS_RECORD");
+    const char* value = std::getenv("CUNUMPY_KERNELS_ANSWER_RECORD");
     std::string v = value ? value : "on";
     if (v == "on" || v.empty()) return RecordUse::on;
     if (v == "off") return RecordUse::off;
     if (v == "check") return RecordUse::check;
-    throw UsageError("CUNUMPY_KERNELS_STATUS_RECORD=" + v + ": expected on, off or check");
+    throw UsageError("CUNUMPY_KERNELS_ANSWER_RECORD=" + v + ": expected on, off or check");
 }
 
 // Everything an answer depends on besides what the file access log sees:
@@ -127,52 +128,62 @@ RecordedAnswer planned(const std::function<RecordedAnswer()>& plan)
     return answer;
 }
 
-void print(const RecordedAnswer& answer, Terminal& terminal)
+// `seconds`: how long the command took, for an answer that says so.
+void print(const RecordedAnswer& answer, Terminal& terminal, double seconds)
 {
     print_logs(answer.logs);
-    terminal.result(answer.result);
+    std::string result = answer.result;
+    if (answer.seconds_at) result.insert(*answer.seconds_at, fmt::format("{:.2f}", seconds));
+    terminal.result(result);
     for (const auto& note : answer.notes) terminal.note(note, -1);
 }
 
-// A recorded answer that a fresh plan contradicts: the record missed a witness.
+// A recorded answer that a fresh plan contradicts: the record missed a
+// witness. The fresh plan does its bookkeeping itself, so the recorded
+// answer's is not repeated.
 void check_recorded(const RecordedAnswer& recorded, const std::function<RecordedAnswer()>& plan)
 {
     RecordedAnswer fresh = planned(plan);
     auto differs = [](const char* what) {
-        return Error(std::string("status record: the recorded answer's ") + what +
-                     " differs from a fresh plan's (CUNUMPY_KERNELS_STATUS_RECORD=check); a witness was missed");
+        return Error(std::string("answer record: the recorded answer's ") + what +
+                     " differs from a fresh plan's (CUNUMPY_KERNELS_ANSWER_RECORD=check); a witness was missed");
     };
-    if (recorded.result != fresh.result) throw differs("result");
+    if (recorded.result != fresh.result || recorded.seconds_at != fresh.seconds_at) throw differs("result");
     if (recorded.logs != fresh.logs) throw differs("log");
     if (recorded.notes != fresh.notes || recorded.exit_code != fresh.exit_code) throw differs("gates");
-    spdlog::info("status: answered from the status record, and a fresh plan agrees");
+    if (recorded.bookkeeping != fresh.bookkeeping) throw differs("bookkeeping");
+    spdlog::info("answered from the answer record, and a fresh plan agrees");
 }
 
 }  // namespace
 
-int answer(const CommandLine& line, Terminal& terminal, bool recordable, const std::function<RecordedAnswer()>& plan)
+int answer(const CommandLine& line, Terminal& terminal, bool recordable, const std::function<RecordedAnswer()>& plan,
+           const std::function<void(const std::string&)>& repeat_bookkeeping)
 {
+    auto begun = std::chrono::steady_clock::now();
     RecordUse use = record_use();
-    std::optional<std::filesystem::path> folder = status_record_folder();
+    std::optional<std::filesystem::path> folder = answer_record_folder();
     if (use == RecordUse::off || !recordable || !folder) {
         RecordedAnswer answer = planned(plan);
-        print(answer, terminal);
+        print(answer, terminal, util::seconds_since(begun));
         return answer.exit_code;
     }
-    StatusRecord record(*folder);
+    AnswerRecord record(*folder);
     std::string key = answer_key(line, terminal);
     if (auto recorded = record.find(key)) {
         if (use == RecordUse::check) check_recorded(*recorded, plan);
-        spdlog::debug("status: answered from {}: nothing it rests on changed", record.file_of(key).string());
-        print(*recorded, terminal);
+        else if (!recorded->bookkeeping.empty() && repeat_bookkeeping) repeat_bookkeeping(recorded->bookkeeping);
+        spdlog::debug("answered from {}: nothing it rests on changed", record.file_of(key).string());
+        print(*recorded, terminal, util::seconds_since(begun));
         return recorded->exit_code;
     }
     auto started = std::chrono::system_clock::now();
     FileAccessLog log;
     RecordedAnswer answer = planned(plan);
-    std::string not_kept = record.keep(key, answer, log.finish(), started);
-    print(answer, terminal);
-    if (!not_kept.empty()) spdlog::debug("status: answer not recorded: {}", not_kept);
+    FileAccesses accesses = log.finish();
+    std::string not_kept = answer.not_to_keep.empty() ? record.keep(key, answer, accesses, started) : answer.not_to_keep;
+    print(answer, terminal, util::seconds_since(begun));
+    if (!not_kept.empty()) spdlog::debug("answer not recorded: {}", not_kept);
     return answer.exit_code;
 }
 

@@ -88,7 +88,7 @@ private:
         if (location.fallback) probes_also = location.preferred / ".probes";
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes", probes_also), nullptr,
-                                                                   nullptr, std::nullopt, read_only, "", false, {}, 0, {}});
+                                                                   nullptr, std::nullopt, read_only, "", false, {}, 0, {}, {}});
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback) context->also_read.emplace(location.preferred);
         if (std::string problem = other_writable_problem(location.root); !problem.empty()) {
@@ -258,8 +258,7 @@ private:
                 if (context.store.has_entry("cuda", job.key, {job.artifact_file()})) {
                     JobResult hit = hit_result(job, context.store);
                     if (refuse_writable_entry(context, hit, {job.artifact_file()})) continue;
-                    if (may_write(context)) context.store.remember_hit("cuda", job.kernel->module, job.target, job.key);
-                    ++context.hits;
+                    count_hit(context, "cuda", job.kernel->module, job.target, job.key);
                     plan_.decided.push_back(std::move(hit));
                     continue;
                 }
@@ -298,6 +297,15 @@ private:
 
     // Whether this build may write to the cache: not a dry run, not a read-only root.
     bool may_write(const CacheContext& context) const { return !request().dry_run && context.read_only.empty(); }
+
+    void count_hit(CacheContext& context, const std::string& kind, const std::string& module, const std::string& target,
+                   const std::string& key)
+    {
+        ++context.hits;
+        if (!may_write(context)) return;
+        context.store.remember_hit(kind, module, target, key);
+        context.used.emplace_back(kind, key);
+    }
 
     static CudaJob unplanned_job(const KernelSource& kernel, const std::string& target)
     {
@@ -589,8 +597,7 @@ private:
         if (state.has_entry) {
             JobResult hit = host_hit_result(plan, index, tools, context.store);
             if (refuse_writable_entry(context, hit, {host_artifact_file(module, tools.ext_suffix)})) return;
-            if (may_write(context)) context.store.remember_hit("host", host_label(module), "host", job.key);
-            ++context.hits;
+            count_hit(context, "host", host_label(module), "host", job.key);
             CunumpyNameHolder holder = check_cunumpy_name(plan, index, context.store, named);
             if (!holder.problem.empty() && request().dry_run) hit.cunumpy_name_problem = name_advice(holder);
             if (!holder.problem.empty() && !request().dry_run && context.read_only.empty())

@@ -2,6 +2,7 @@
 
 #include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/bookkeeping_access.hpp"
 #include "util/file_util.hpp"
 #include "util/utc_time.hpp"
 
@@ -97,6 +98,7 @@ CacheCounters& CacheCounters::operator+=(const CacheCounters& other)
 void add_counters(const fs::path& root, const CacheCounters& counters) noexcept
 {
     if (counters.empty()) return;
+    util::BookkeepingFileAccess bookkeeping;
     try {
         fs::path folder = root / stats_folder;
         std::error_code error;
@@ -105,6 +107,17 @@ void add_counters(const fs::path& root, const CacheCounters& counters) noexcept
         util::replace_file_atomically(folder / (unique_temporary_name() + ".json"), to_json(counters).dump() + "\n");
     } catch (...) {
         // Statistics never fail a build or a load.
+    }
+}
+
+void repeat_bookkeeping(const CacheBookkeeping& bookkeeping) noexcept
+{
+    add_counters(bookkeeping.root, bookkeeping.counters);
+    try {
+        EntryStore store(bookkeeping.root);
+        for (const auto& [kind, key] : bookkeeping.uses) store.record_use(kind, key);
+    } catch (...) {
+        // As the build's own record of uses: best effort.
     }
 }
 

@@ -3,7 +3,8 @@
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
-#include "util/memo_access.hpp"
+#include "util/bookkeeping_access.hpp"
+#include "util/checksummed.hpp"
 #include "util/temporary_name.hpp"
 
 #include <link.h>
@@ -33,11 +34,6 @@ std::int64_t now_ns()
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-std::int64_t ns_of(const struct timespec& time)
-{
-    return static_cast<std::int64_t>(time.tv_sec) * 1000000000 + time.tv_nsec;
 }
 
 // The file holding the code that answers (the tool, or the library it
@@ -77,7 +73,7 @@ std::string answering_code()
     fs::path file = fs::canonical(named, error);
     struct stat code {};
     if (error || ::stat(file.c_str(), &code) != 0) return "";
-    return file.string() + ":" + std::to_string(code.st_size) + ":" + std::to_string(ns_of(code.st_mtim));
+    return file.string() + ":" + std::to_string(code.st_size) + ":" + std::to_string(util::ns_of(code.st_mtim));
 }
 
 // Facts stay packed until asked: a run asks for some of them only (a CUDA
@@ -119,7 +115,7 @@ SourceRecord::FileStat SourceRecord::stat_of(const fs::path& file)
     if (::stat(file.c_str(), &info) != 0)
         throw SourceError("cannot read " + file.string() + ": " + util::errno_message(errno));
     return {static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
-            static_cast<std::uint64_t>(info.st_size), ns_of(info.st_mtim), ns_of(info.st_ctim)};
+            static_cast<std::uint64_t>(info.st_size), util::ns_of(info.st_mtim), util::ns_of(info.st_ctim)};
 }
 
 std::pair<std::string, std::string> SourceRecord::read_and_record(const fs::path& file)
@@ -375,7 +371,7 @@ private:
 
 void SourceRecord::load()
 {
-    util::MemoFileAccess memo;
+    util::BookkeepingFileAccess bookkeeping;
     std::string bytes;
     try {
         bytes = util::read_file(*file_, max_bytes);
@@ -383,16 +379,11 @@ void SourceRecord::load()
         return;  // none yet, unreadable, not a regular file or too large: an empty record
     }
     // A damaged or foreign record is an empty one: nothing read from it is trusted.
-    std::string_view all = bytes;
-    std::size_t line_end = all.find('\n');
-    if (line_end == std::string_view::npos) return;
-    std::string_view line = all.substr(0, line_end), packed = all.substr(line_end + 1);
-    if (line.size() != record_format.size() + 65 || line.substr(0, record_format.size()) != record_format ||
-        line[record_format.size()] != ' ' || line.substr(record_format.size() + 1) != sha256_hex(packed))
-        return;
+    std::optional<std::string_view> packed = util::checksummed_body(record_format, bytes);
+    if (!packed) return;
     code_ = answering_code();
     BodyReader reader(*this);
-    if (!json::sax_parse(packed.begin(), packed.end(), &reader, nlohmann::detail::input_format_t::msgpack)) {
+    if (!json::sax_parse(packed->begin(), packed->end(), &reader, nlohmann::detail::input_format_t::msgpack)) {
         entries_.clear();  // another writer's format: start afresh
         facts_.clear();
     }
@@ -416,7 +407,7 @@ void SourceRecord::save() noexcept
 {
     std::lock_guard lock(mutex_);
     if (!file_ || !changed_) return;
-    util::MemoFileAccess memo;
+    util::BookkeepingFileAccess bookkeeping;
     try {
         std::vector<std::pair<std::int64_t, std::string>> by_age;
         for (const auto& [path, entry] : entries_) by_age.emplace_back(entry.hashed_at_ns, path);
@@ -437,8 +428,7 @@ void SourceRecord::save() noexcept
         if (code_.empty()) code_ = answering_code();
         std::vector<std::uint8_t> body = json::to_msgpack(json{{"code", code_}, {"files", files}, {"facts", facts}});
         std::string_view body_bytes(reinterpret_cast<const char*>(body.data()), body.size());
-        std::string record = std::string(record_format) + " " + sha256_hex(body_bytes) + "\n";
-        record.append(body_bytes);
+        std::string record = util::checksummed(record_format, body_bytes);
         // The record's own folder only: a cache folder that does not exist yet
         // is created by a build, never by status.
         if (!fs::is_directory(file_->parent_path().parent_path())) return;

@@ -4,7 +4,7 @@
 // plan (a process started, the working folder moved). Its own executable:
 // it defines the C library's entry points.
 #include "file_access_log.hpp"
-#include "util/memo_access.hpp"
+#include "util/bookkeeping_access.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -92,18 +92,72 @@ TEST_CASE("relative paths are taken against the working folder")
     CHECK(find(accesses, tree.root().string() + "/sub/file.py"));
 }
 
-TEST_CASE("a memo's own files are no witnesses")
+TEST_CASE("bookkeeping's own files are no witnesses, and its writes are not the plan's")
 {
     test::TempTree tree;
     cli::FileAccessLog log;
     {
-        util::MemoFileAccess memo;
+        util::BookkeepingFileAccess bookkeeping;
         (void)fs::exists(tree / "memo.record");
+        std::ofstream(tree / "counters.json") << "{}";
+        fs::create_directories(tree / ".stats/sub");
     }
     (void)fs::exists(tree / "input.py");
     FileAccesses accesses = log.finish();
     CHECK_FALSE(find(accesses, tree / "memo.record"));
     CHECK(find(accesses, tree / "input.py"));
+    CHECK(accesses.written == "");
+}
+
+TEST_CASE("every way of changing the file system is seen as a write")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("pkg/a.py", "x = 1\n");
+    fs::path expected;
+    cli::FileAccessLog log;
+    SUBCASE("a stream opened to write") { std::ofstream(expected = tree / "pkg/new.py") << "y"; }
+    SUBCASE("open with O_CREAT") {
+        int fd = ::open((expected = tree / "pkg/made").c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ::close(fd);
+    }
+    SUBCASE("open to read and write an existing file") {
+        int fd = ::open((expected = file).c_str(), O_RDWR | O_CLOEXEC);
+        ::close(fd);
+    }
+    SUBCASE("a folder made") { fs::create_directories(expected = tree / "made/sub"); expected = tree / "made"; }
+    SUBCASE("a rename") { fs::rename(expected = file, tree / "pkg/b.py"); }
+    SUBCASE("a removal") { fs::remove(expected = file); }
+    SUBCASE("a removal of a whole folder") { fs::remove_all(tree / "pkg"); expected = file; }
+    SUBCASE("a modification time set") { fs::last_write_time(expected = file, fs::file_time_type::clock::now()); }
+    SUBCASE("a mode changed") { fs::permissions(expected = file, fs::perms::owner_exec, fs::perm_options::add); }
+    SUBCASE("a mode changed through a handle") {
+        int fd = ::open((expected = file).c_str(), O_RDONLY | O_CLOEXEC);
+        ::fchmod(fd, 0600);
+        ::close(fd);
+    }
+    SUBCASE("a link made") { fs::create_symlink("a.py", expected = tree / "pkg/link.py"); }
+    SUBCASE("a temporary file made from a pattern") {
+        std::string pattern = (tree / "pkg/tmpXXXXXX").string();
+        int fd = ::mkstemp(pattern.data());
+        ::close(fd);
+        expected = pattern;
+    }
+    FileAccesses accesses = log.finish();
+    CHECK(accesses.written == expected.string());
+}
+
+TEST_CASE("reading, listing and asking are not writes")
+{
+    test::TempTree tree;
+    fs::path file = tree.write("pkg/a.py", "x = 1\n");
+    cli::FileAccessLog log;
+    std::ifstream(file).get();
+    for (const auto& entry : fs::directory_iterator(tree / "pkg")) (void)entry;
+    (void)fs::canonical(file);
+    (void)::access(file.c_str(), W_OK);
+    int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+    ::close(fd);
+    CHECK(log.finish().written == "");
 }
 
 TEST_CASE("what the log cannot follow makes it incomplete")

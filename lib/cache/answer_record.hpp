@@ -1,9 +1,12 @@
-// A record of whole `status` answers, each kept under the stats of every
-// path its planning asked about: a warm status whose witnesses all still
-// hold prints the recorded answer without planning (ninja's deps log keeps a
-// target's headers under their times the same way; issue 14 of
-// bench/RESULTS.md measured why: a warm plan costs several times what
-// reading and hashing the inputs costs).
+// A record of whole answers of `status` and of a `build` with nothing to
+// compile, each kept under the stats of every path its planning asked
+// about: a warm command whose witnesses all still hold prints the recorded
+// answer without planning (ninja's deps log keeps a target's headers under
+// their times the same way; issue 14 of bench/RESULTS.md measured why: a
+// warm plan costs several times what reading and hashing the inputs costs).
+// An answer whose plan wrote anything but bookkeeping
+// (util::BookkeepingFileAccess) is never kept: printing it again would not
+// do what the plan did.
 //
 // What makes an answer trustworthy is that the witnesses are complete: the
 // CLI collects them where every file question of the process passes
@@ -28,7 +31,7 @@
 // (SourceRecord's rule: a change in the same timestamp tick can keep its
 // times). Folders only passed through are not held to that (a home folder
 // or /tmp changes all the time): a folder on the way swapped for another by
-// a rename while a status plans can leave an answer that rests on both.
+// a rename while a command plans can leave an answer that rests on both.
 #pragma once
 
 #include <chrono>
@@ -64,17 +67,29 @@ struct FileAccesses {
     /// a library loaded, a path asked relative to an unknown folder handle);
     /// empty when they can.
     std::string incomplete;
+    /// The first path the plan created, changed, renamed or removed outside
+    /// bookkeeping; empty when it wrote nothing.
+    std::string written;
 };
 
-/// What one `status` printed, to print again in the same order.
+/// What one command printed, to print again in the same order.
 struct RecordedAnswer {
     std::vector<std::pair<int, std::string>> logs;  ///< spdlog level and message, as logged while planning
     std::string result;                             ///< stdout
     std::vector<std::string> notes;                 ///< stderr lines after the result (the failed gates)
     int exit_code = 0;
+    /// Where in `result` the seconds the command took go when the answer is
+    /// printed again (`build`'s "in 0.03 s"); none for an answer without a time.
+    std::optional<std::size_t> seconds_at;
+    /// The bookkeeping the plan did and a printed-again answer repeats, in
+    /// the command's own words (`build`: its hit counters and use stamps).
+    std::string bookkeeping;
+    /// Why this answer must not be kept though its plan wrote nothing (it
+    /// printed what the record does not hold); empty to keep it. Not stored.
+    std::string not_to_keep;
 };
 
-class StatusRecord {
+class AnswerRecord {
 public:
     /// The record keeps at most this many answers (distinct keys); the one
     /// written longest ago goes first.
@@ -82,7 +97,7 @@ public:
 
     /// The record in `folder` (created by keep()). `margin` replaces
     /// SourceRecord::racy_margin (tests).
-    explicit StatusRecord(std::filesystem::path folder, std::chrono::nanoseconds margin = std::chrono::seconds(2));
+    explicit AnswerRecord(std::filesystem::path folder, std::chrono::nanoseconds margin = std::chrono::seconds(2));
 
     /// The answer kept under `key`, when its environment variables have the
     /// values they had and every witness still holds; else none (also for a
@@ -91,7 +106,7 @@ public:
 
     /// Keeps `answer` under `key`, witnessed by `accesses`, for a plan that
     /// started at `started` (CLOCK_REALTIME). Returns why it was not kept
-    /// (incomplete accesses, a change within the racy margin, a folder that
+    /// (incomplete accesses, a plan that wrote, a change within the racy margin, a folder that
     /// cannot be written), empty when it was. Never throws.
     std::string keep(const std::string& key, const RecordedAnswer& answer, const FileAccesses& accesses,
                      std::chrono::system_clock::time_point started) const noexcept;
@@ -104,8 +119,8 @@ private:
     std::int64_t margin_ns_;
 };
 
-/// The default record folder: ~/.cache/cunumpy-kernels/status (none
+/// The default record folder: ~/.cache/cunumpy-kernels/answers (none
 /// without a home folder).
-std::optional<std::filesystem::path> status_record_folder();
+std::optional<std::filesystem::path> answer_record_folder();
 
 }  // namespace ck

@@ -1,8 +1,8 @@
-// The record of whole status answers: an answer comes back only while every
+// The record of whole answers (status, a build with nothing to compile): an answer comes back only while every
 // witness holds in the role it was asked in, its environment is unchanged and
 // its file is whole and the user's own; what cannot vouch for an answer
 // (incomplete accesses, a change within the racy margin) is never kept.
-#include "status/status_record.hpp"
+#include "cache/answer_record.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
 #include "temp_tree.hpp"
@@ -17,7 +17,7 @@
 #include <fstream>
 #include <thread>
 
-TEST_SUITE_BEGIN("status_record");
+TEST_SUITE_BEGIN("answer_record");
 
 using namespace ck;
 namespace fs = std::filesystem;
@@ -26,9 +26,9 @@ using std::chrono::system_clock;
 namespace {
 
 // A record that trusts at once (tests cannot date a change time back).
-StatusRecord trusting(const test::TempTree& tree)
+AnswerRecord trusting(const test::TempTree& tree)
 {
-    return StatusRecord(tree / "record", std::chrono::nanoseconds(0));
+    return AnswerRecord(tree / "record", std::chrono::nanoseconds(0));
 }
 
 RecordedAnswer sample_answer()
@@ -66,7 +66,7 @@ TEST_CASE("an answer comes back whole while nothing it rests on changed")
 {
     test::TempTree tree;
     fs::path source = tree.write("pkg/a/a_kernels.py", "def a(): pass\n");
-    StatusRecord record = trusting(tree);
+    AnswerRecord record = trusting(tree);
     CHECK(record.keep("key", sample_answer(), accesses_of({source, tree / "pkg/missing.cuh"}, {tree / "pkg"}),
                       system_clock::now()) == "");
     auto found = record.find("key");
@@ -75,7 +75,27 @@ TEST_CASE("an answer comes back whole while nothing it rests on changed")
     CHECK(found->result == sample_answer().result);
     CHECK(found->notes == sample_answer().notes);
     CHECK(found->exit_code == 1);
+    CHECK_FALSE(found->seconds_at);
+    CHECK(found->bookkeeping == "");
     CHECK_FALSE(record.find("another key"));
+}
+
+TEST_CASE("a build's answer comes back with where its seconds go and the bookkeeping to repeat")
+{
+    test::TempTree tree;
+    fs::path source = tree.write("pkg/a/a_cuda.cu", "__global__ void a() {}\n");
+    AnswerRecord record = trusting(tree);
+    RecordedAnswer answer;
+    answer.result = "1 kernel (1 with CUDA): 0 built, 3 cached, 0 failed in  s\n";
+    answer.seconds_at = answer.result.find(" s\n");
+    answer.bookkeeping = "{\"caches\":[]}\n";
+    answer.not_to_keep = "";
+    REQUIRE(record.keep("build", answer, accesses_of({source}), system_clock::now()) == "");
+    auto found = record.find("build");
+    REQUIRE(found);
+    CHECK(found->result == answer.result);
+    CHECK(found->seconds_at == answer.seconds_at);
+    CHECK(found->bookkeeping == answer.bookkeeping);
 }
 
 TEST_CASE("each kind of change to a witness sends the status back to planning")
@@ -88,7 +108,7 @@ TEST_CASE("each kind of change to a witness sends the status back to planning")
     fs::create_directories(tree / "real_include");
     tree.write("real_include/k.cuh", "int k;\n");
     fs::create_directory_symlink(tree / "real_include", tree / "linked");
-    StatusRecord record = trusting(tree);
+    AnswerRecord record = trusting(tree);
     FileAccesses accesses = accesses_of({source, header, absent, tree / "linked/k.cuh"}, {tree / "pkg"});
     REQUIRE(record.keep("key", sample_answer(), accesses, system_clock::now()) == "");
     REQUIRE(record.find("key"));
@@ -125,7 +145,7 @@ TEST_CASE("a permission the plan asked for is asked again")
     test::TempTree tree;
     FileAccesses accesses;
     accesses.permission_checks = {{(tree / "cache").string(), W_OK | X_OK, 0}, {tree.root().string(), W_OK, AT_EACCESS}};
-    StatusRecord record = trusting(tree);
+    AnswerRecord record = trusting(tree);
     REQUIRE(record.keep("key", sample_answer(), accesses, system_clock::now()) == "");
     CHECK(record.find("key"));
     fs::create_directories(tree / "cache");  // the answer to access(cache, W_OK | X_OK) is another now
@@ -138,7 +158,7 @@ TEST_CASE("a header that is a link is witnessed where it leads, even when that i
     fs::create_directories(tree / "gen");
     fs::create_directories(tree / "include");
     fs::create_symlink("../gen/k.cuh", tree / "include/k.cuh");
-    StatusRecord record = trusting(tree);
+    AnswerRecord record = trusting(tree);
     REQUIRE(record.keep("key", sample_answer(), accesses_of({tree / "include/k.cuh"}), system_clock::now()) == "");
     REQUIRE(record.find("key"));
     tree.write("gen/k.cuh", "int k;\n");  // generated later: the link now leads somewhere
@@ -153,7 +173,7 @@ TEST_CASE("a folder only passed through may gain entries")
 {
     test::TempTree tree;
     fs::path source = tree.write("pkg/a/a_kernels.py", "def a(): pass\n");
-    StatusRecord record = trusting(tree);
+    AnswerRecord record = trusting(tree);
     REQUIRE(record.keep("key", sample_answer(), accesses_of({source}), system_clock::now()) == "");
     tree.write("pkg/unrelated.txt", "");
     tree.write("pkg/a/notes.txt", "");
@@ -163,7 +183,7 @@ TEST_CASE("a folder only passed through may gain entries")
 TEST_CASE("the environment variables read are witnesses too")
 {
     test::TempTree tree;
-    StatusRecord record = trusting(tree);
+    AnswerRecord record = trusting(tree);
     ::setenv("CK_TEST_STATUS_SET", "one", 1);
     ::unsetenv("CK_TEST_STATUS_UNSET");
     FileAccesses accesses;
@@ -187,10 +207,17 @@ TEST_CASE("what cannot vouch for an answer is not kept")
         accesses.incomplete = "a process was started";
         CHECK(trusting(tree).keep("key", sample_answer(), accesses, system_clock::now()) == "a process was started");
     }
+    SUBCASE("a plan that wrote") {
+        FileAccesses wrote = accesses_of({source});
+        wrote.written = (tree / "cache/entry").string();
+        CHECK(trusting(tree).keep("key", sample_answer(), wrote, system_clock::now()) ==
+              "the plan wrote " + wrote.written + ": printing its answer again would not");
+        CHECK_FALSE(trusting(tree).find("key"));
+    }
     SUBCASE("a file changed within the racy margin before the plan started") {
-        StatusRecord record(tree / "record", std::chrono::hours(1));
+        AnswerRecord record(tree / "record", std::chrono::hours(1));
         std::string why = record.keep("key", sample_answer(), accesses_of({source}), system_clock::now());
-        CHECK(why == source.string() + " changed too recently (within the racy margin before the status, or during it)");
+        CHECK(why == source.string() + " changed too recently (within the racy margin before the plan, or during it)");
     }
     SUBCASE("a folder the plan asked about appeared while it ran (a build published into the cache)") {
         auto started = system_clock::now();
@@ -200,7 +227,7 @@ TEST_CASE("what cannot vouch for an answer is not kept")
         CHECK(why.find((tree / "cache/host/ab").string() + " changed too recently") == 0);
     }
     SUBCASE("a listed folder changed within the racy margin") {
-        StatusRecord record(tree / "record", std::chrono::hours(1));
+        AnswerRecord record(tree / "record", std::chrono::hours(1));
         std::string why = record.keep("key", sample_answer(), accesses_of({}, {tree / "pkg"}), system_clock::now());
         CHECK(why.find((tree / "pkg").string()) == 0);
     }
@@ -211,7 +238,7 @@ TEST_CASE("a damaged record file or one another user could write serves nothing"
 {
     test::TempTree tree;
     fs::path source = tree.write("pkg/a/a_kernels.py", "def a(): pass\n");
-    StatusRecord record = trusting(tree);
+    AnswerRecord record = trusting(tree);
     REQUIRE(record.keep("key", sample_answer(), accesses_of({source}), system_clock::now()) == "");
     fs::path file = record.file_of("key");
     SUBCASE("a byte changed") {
@@ -232,7 +259,7 @@ TEST_CASE("a body cut anywhere under a checksum that matches it is refused, neve
 {
     test::TempTree tree;
     fs::path source = tree.write("pkg/a/a_kernels.py", "def a(): pass\n");
-    StatusRecord record = trusting(tree);
+    AnswerRecord record = trusting(tree);
     FileAccesses accesses = accesses_of({source});
     accesses.environment = {{"CK_TEST_STATUS_UNSET", std::nullopt}};
     REQUIRE(record.keep("key", sample_answer(), accesses, system_clock::now()) == "");
@@ -251,8 +278,8 @@ TEST_CASE("a body cut anywhere under a checksum that matches it is refused, neve
 TEST_CASE("the record keeps the answers written last")
 {
     test::TempTree tree;
-    StatusRecord record = trusting(tree);
-    for (std::size_t i = 0; i <= StatusRecord::max_answers; ++i) {
+    AnswerRecord record = trusting(tree);
+    for (std::size_t i = 0; i <= AnswerRecord::max_answers; ++i) {
         REQUIRE(record.keep("key " + std::to_string(i), sample_answer(), FileAccesses{}, system_clock::now()) == "");
         // Distinct modification times, whatever the file system's tick.
         struct timespec when[2] = {{static_cast<time_t>(1000 + i), 0}, {static_cast<time_t>(1000 + i), 0}};
@@ -261,7 +288,7 @@ TEST_CASE("the record keeps the answers written last")
     REQUIRE(record.keep("last", sample_answer(), FileAccesses{}, system_clock::now()) == "");
     std::size_t files = 0;
     for (const auto& entry : fs::directory_iterator(tree / "record")) files += entry.path().filename().string()[0] != '.';
-    CHECK(files == StatusRecord::max_answers);
+    CHECK(files == AnswerRecord::max_answers);
     CHECK(record.find("last"));
     CHECK_FALSE(record.find("key 0"));
     CHECK_FALSE(record.find("key 1"));

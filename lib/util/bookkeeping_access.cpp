@@ -1,4 +1,4 @@
-#include "util/memo_access.hpp"
+#include "util/bookkeeping_access.hpp"
 
 namespace ck::util {
 
@@ -10,17 +10,17 @@ thread_local int depth = 0;
 
 }  // namespace
 
-MemoFileAccess::MemoFileAccess()
+BookkeepingFileAccess::BookkeepingFileAccess()
 {
     ++depth;
 }
 
-MemoFileAccess::~MemoFileAccess()
+BookkeepingFileAccess::~BookkeepingFileAccess()
 {
     --depth;
 }
 
-bool MemoFileAccess::active()
+bool BookkeepingFileAccess::active()
 {
     return depth > 0;
 }

@@ -1,5 +1,6 @@
-#include "status/status_record.hpp"
+#include "cache/answer_record.hpp"
 
+#include "util/checksummed.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
 
@@ -20,7 +21,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view record_format = "cunumpy-kernels/status-record/1";
+constexpr std::string_view record_format = "cunumpy-kernels/answer-record/1";
 
 // How much of a path's stat an answer may rest on (the header's list).
 enum class Role : char {
@@ -40,11 +41,6 @@ struct Witness {
     bool asked = false;  ///< asked by the plan, not only passed on the way (not stored)
 };
 
-std::int64_t ns_of(const timespec& t)
-{
-    return static_cast<std::int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
-}
-
 // The path's stat now, links not followed (a link's target is witnessed
 // under its own path).
 Witness observe(const std::string& path)
@@ -63,8 +59,8 @@ Witness observe(const std::string& path)
     w.owner = st.st_uid;
     w.group = st.st_gid;
     w.size = st.st_size;
-    w.modified_ns = ns_of(st.st_mtim);
-    w.changed_ns = ns_of(st.st_ctim);
+    w.modified_ns = util::ns_of(st.st_mtim);
+    w.changed_ns = util::ns_of(st.st_ctim);
     return w;
 }
 
@@ -265,6 +261,8 @@ std::string encode(const std::string& key, const RecordedAnswer& answer, const F
     out.number(static_cast<std::int64_t>(answer.notes.size()));
     for (const auto& note : answer.notes) out.text(note);
     out.number(answer.exit_code);
+    out.number(answer.seconds_at ? static_cast<std::int64_t>(*answer.seconds_at) : -1);
+    out.text(answer.bookkeeping);
     return std::move(out.bytes());
 }
 
@@ -305,12 +303,16 @@ std::optional<RecordedAnswer> decode_answer(Reader& in)
     answer.notes.resize(notes);
     for (auto& note : answer.notes)
         if (!in.text(note)) return std::nullopt;
-    if (!in.number(answer.exit_code) || !in.done()) return std::nullopt;
+    std::int64_t seconds_at = -1;
+    if (!in.number(answer.exit_code) || !in.number(seconds_at) || !in.text(answer.bookkeeping) || !in.done())
+        return std::nullopt;
+    if (seconds_at > static_cast<std::int64_t>(answer.result.size())) return std::nullopt;
+    if (seconds_at >= 0) answer.seconds_at = static_cast<std::size_t>(seconds_at);
     return answer;
 }
 
 // A record file serves answers as they are: one another user could have
-// written would let them say what status prints. (Group write is left to
+// written would let them say what the tool prints. (Group write is left to
 // the umask: a user's private group is common.)
 std::optional<std::string> read_trusted(const fs::path& file)
 {
@@ -335,7 +337,7 @@ std::string racy_witness(const std::vector<Witness>& witnesses, std::int64_t sta
         if (!w.asked || w.role == Role::missing || w.role == Role::permission) continue;
         bool times_count = w.role == Role::content || w.role == Role::listed;
         if (w.changed_ns + margin_ns > started_ns || (times_count && w.modified_ns + margin_ns > started_ns))
-            return w.path + " changed too recently (within the racy margin before the status, or during it)";
+            return w.path + " changed too recently (within the racy margin before the plan, or during it)";
     }
     return "";
 }
@@ -354,38 +356,34 @@ void remove_oldest(const fs::path& folder, std::size_t keep)
 
 }  // namespace
 
-StatusRecord::StatusRecord(fs::path folder, std::chrono::nanoseconds margin)
+AnswerRecord::AnswerRecord(fs::path folder, std::chrono::nanoseconds margin)
     : folder_(std::move(folder)), margin_ns_(margin.count())
 {
 }
 
-fs::path StatusRecord::file_of(const std::string& key) const
+fs::path AnswerRecord::file_of(const std::string& key) const
 {
     return folder_ / sha256_hex(key).substr(0, 40);
 }
 
-std::optional<RecordedAnswer> StatusRecord::find(const std::string& key) const
+std::optional<RecordedAnswer> AnswerRecord::find(const std::string& key) const
 {
     std::optional<std::string> bytes = read_trusted(file_of(key));
     if (!bytes) return std::nullopt;
-    std::string_view all = *bytes;
-    std::size_t line_end = all.find('\n');
-    if (line_end == std::string_view::npos) return std::nullopt;
-    std::string_view line = all.substr(0, line_end), body = all.substr(line_end + 1);
-    if (line.size() != record_format.size() + 65 || line.substr(0, record_format.size()) != record_format ||
-        line.substr(record_format.size() + 1) != sha256_hex(body))
-        return std::nullopt;
-    Reader in(body);
+    std::optional<std::string_view> body = util::checksummed_body(record_format, *bytes);
+    if (!body) return std::nullopt;
+    Reader in(*body);
     std::string recorded_key;
     if (!in.text(recorded_key) || recorded_key != key) return std::nullopt;
     if (!environment_holds(in) || !witnesses_hold(in)) return std::nullopt;
     return decode_answer(in);
 }
 
-std::string StatusRecord::keep(const std::string& key, const RecordedAnswer& answer, const FileAccesses& accesses,
+std::string AnswerRecord::keep(const std::string& key, const RecordedAnswer& answer, const FileAccesses& accesses,
                                std::chrono::system_clock::time_point started) const noexcept
 {
     if (!accesses.incomplete.empty()) return accesses.incomplete;
+    if (!accesses.written.empty()) return "the plan wrote " + accesses.written + ": printing its answer again would not";
     try {
         WitnessSet set;
         for (const auto& path : accesses.paths) set.add(path);
@@ -394,9 +392,8 @@ std::string StatusRecord::keep(const std::string& key, const RecordedAnswer& ans
         std::int64_t started_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(started.time_since_epoch()).count();
         if (std::string racy = racy_witness(witnesses, started_ns, margin_ns_); !racy.empty()) return racy;
         std::string body = encode(key, answer, accesses, witnesses);
-        std::string file = std::string(record_format) + " " + sha256_hex(body) + "\n" + body;
         fs::create_directories(folder_);
-        util::replace_file_atomically(file_of(key), file);
+        util::replace_file_atomically(file_of(key), util::checksummed(record_format, body));
         remove_oldest(folder_, max_answers);
         return "";
     } catch (const std::exception& error) {
@@ -404,9 +401,9 @@ std::string StatusRecord::keep(const std::string& key, const RecordedAnswer& ans
     }
 }
 
-std::optional<fs::path> status_record_folder()
+std::optional<fs::path> answer_record_folder()
 {
-    if (auto home = util::home_folder()) return util::absolute_normal(*home / ".cache" / "cunumpy-kernels" / "status");
+    if (auto home = util::home_folder()) return util::absolute_normal(*home / ".cache" / "cunumpy-kernels" / "answers");
     return std::nullopt;
 }
 

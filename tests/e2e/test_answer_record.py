@@ -4,7 +4,7 @@ Each test records an answer (a status more than the racy margin after the last
 change, then one that must come from the record), makes one change of the
 family a status answer rests on, and checks that the next status plans afresh
 and says what a status that never reads the record says. Every status here runs
-with CUNUMPY_KERNELS_STATUS_RECORD=check, which also plans afresh behind each
+with CUNUMPY_KERNELS_ANSWER_RECORD=check, which also plans afresh behind each
 recorded answer and fails when the two differ.
 """
 
@@ -16,9 +16,9 @@ import pytest
 
 from conftest import PYTHON
 
-CHECK = {"CUNUMPY_KERNELS_STATUS_RECORD": "check"}
-OFF = {"CUNUMPY_KERNELS_STATUS_RECORD": "off"}
-FROM_RECORD = "answered from the status record"
+CHECK = {"CUNUMPY_KERNELS_ANSWER_RECORD": "check"}
+OFF = {"CUNUMPY_KERNELS_ANSWER_RECORD": "off"}
+FROM_RECORD = "answered from the answer record"
 
 
 def keep_same_size_and_time(path, old, new):
@@ -147,3 +147,82 @@ def test_a_header_link_in_an_include_folder_made_again(run, example, tmp_path):
     (include / "extra.cuh").symlink_to(headers / "two.cuh")
     after = status.fresh_after_change(before)
     assert after.returncode == 1 and '"state": "stale"' in after.stdout
+
+
+# A build with nothing to compile is an answer like status's, with
+# bookkeeping: its hit counters and use stamps, which a build printed again
+# must do as well.
+class Build:
+    def __init__(self, run, cache, example):
+        self.run, self.cache = run, cache
+        self.args = ["build", "--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", cache, "--python", PYTHON,
+                     example]
+
+    def __call__(self, env=CHECK):
+        return self.run(*self.args, env=env, check=0)
+
+    def kept(self):
+        """Compiles, then plans a warm build more than the racy margin after the first hit's use stamps were made."""
+        compiled = self()
+        assert "2 built" in compiled.stdout and FROM_RECORD not in compiled.stderr
+        self()
+        time.sleep(2.2)
+        planned = self()
+        assert "0 built, 2 cached" in planned.stdout and FROM_RECORD not in planned.stderr
+        return planned
+
+    def hits(self):
+        info, _ = self.run.json("cache", "info", "--cache-dir", self.cache)
+        return info["statistics"]["build_hits"]
+
+
+def without_seconds(summary):
+    return summary.rsplit(" in ", 1)[0]
+
+
+@pytest.fixture
+def build(run, example, tmp_path):
+    return Build(run, tmp_path / "cache", example)
+
+
+def test_a_build_that_compiled_is_not_kept_and_a_warm_one_is(build):
+    planned = build.kept()
+    served = build()
+    assert FROM_RECORD in served.stderr, served.stderr
+    assert without_seconds(served.stdout) == without_seconds(planned.stdout)
+
+
+def test_a_build_printed_again_counts_its_hits(build):
+    build.kept()
+    before = build.hits()
+    again = build(env={})
+    assert without_seconds(again.stdout).endswith("0 built, 2 cached, 0 failed")
+    assert build.hits() == before + 2
+
+
+def test_a_build_printed_again_refreshes_a_day_old_use_stamp(build):
+    build.kept()
+    stamps = list(build.cache.glob("**/cuda-used/*"))
+    assert len(stamps) == 2
+    three_days_ago = time.time() - 3 * 24 * 3600
+    for stamp in stamps:
+        os.utime(stamp, (three_days_ago, three_days_ago))
+    build(env={})
+    assert all(stamp.stat().st_mtime > time.time() - 60 for stamp in stamps)
+
+
+def test_a_build_after_a_source_edit_compiles(build, example):
+    build.kept()
+    keep_same_size_and_time(example / "particles/kernels/push/push_cuda.cu", "per marker", "per Marker")
+    after = build()
+    assert FROM_RECORD not in after.stderr and "1 built" in after.stdout
+
+
+def test_a_build_whose_entry_was_removed_compiles_it_again(build):
+    build.kept()
+    entries = [p for p in build.cache.glob("**/cuda/*/*") if p.is_dir()]
+    assert entries
+    for entry in entries:
+        shutil.rmtree(entry)
+    after = build()
+    assert FROM_RECORD not in after.stderr and "2 built" in after.stdout
