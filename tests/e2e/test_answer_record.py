@@ -226,3 +226,26 @@ def test_a_build_whose_entry_was_removed_compiles_it_again(build):
         shutil.rmtree(entry)
     after = build()
     assert FROM_RECORD not in after.stderr and "2 built" in after.stdout
+
+
+# check-signatures, the pre-commit hook, runs on every commit: a check of an
+# unchanged tree is printed again too.
+def test_a_check_of_an_unchanged_tree_is_printed_again_and_an_edit_is_seen(run, example):
+    def check(env=CHECK, *args):
+        return run("check-signatures", *args, example, env=env)
+
+    check()
+    time.sleep(2.2)
+    planned = check()
+    assert planned.returncode == 0 and FROM_RECORD not in planned.stderr
+    served = check()
+    assert FROM_RECORD in served.stderr, served.stderr
+    assert (served.stdout, served.returncode) == (planned.stdout, planned.returncode)
+    # The Python side's parameter renamed, the file's size and time kept: the two now differ.
+    keep_same_size_and_time(example / "particles/kernels/push/push_kernels.py", "dt: float", "dT: float")
+    after = check()
+    assert FROM_RECORD not in after.stderr and after.returncode == 1
+    truth = check(OFF)
+    assert (after.stdout, after.returncode) == (truth.stdout, truth.returncode)
+    json_check = check(CHECK, "--format", "json")
+    assert json_check.returncode == 1
