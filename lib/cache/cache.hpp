@@ -60,8 +60,8 @@ std::string cache_name_of(const Config& config, const std::string& top_package);
 /// `<tmp>/<name>-kernels` (`$TMPDIR`, else /tmp) with `fallback` set. An
 /// explicit `override_root` (--cache-dir) is used as is, without fallback.
 /// With `for_writing` false the preferred root is returned even when it is not
-/// writable (readers never fall back to another folder that exists). Every
-/// path returned is absolute and lexically normal.
+/// writable (readers that may also write look with planned_cache_location).
+/// Every path returned is absolute and lexically normal.
 ///
 /// Throws CacheError when no home folder is found (naming HOME and the
 /// password database), or when no candidate is writable and `for_writing` is
@@ -71,7 +71,7 @@ CacheLocation resolve_cache_location(const std::string& cache_name,
                                             bool for_writing);
 
 /// The root a build would write, found without creating anything (status,
-/// `build --dry-run`): as resolve_cache_location with `for_writing`, each
+/// `build --dry-run`, the runtime library): as resolve_cache_location with `for_writing`, each
 /// folder checked with util::could_make_writable_dir; when no candidate
 /// could be written (a build would fail), the preferred root, for what it
 /// holds. Throws CacheError when no home folder is found.

@@ -62,13 +62,16 @@ std::string short_key(const std::string& key)
 
 ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool read_only, WarningSink warn)
     : config_(std::move(config)),
-      location_(resolve_cache_location(cache_name, config_.cache_dir, false)),
+      location_(planned_cache_location(cache_name, config_.cache_dir)),
       store_(location_.root),
-      probe_(std::make_unique<ToolProbe>(location_.root / ".probes")),
+      probe_(std::make_unique<ToolProbe>(location_.root / ".probes",
+                                         location_.fallback ? std::optional(location_.preferred / ".probes")
+                                                            : std::nullopt)),
       nvrtc_(std::make_unique<NvrtcCompiler>(cuda_root_of(config_), probe_.get())),
       read_only_(read_only),
       warn_(std::move(warn))
 {
+    if (location_.fallback) also_read_.emplace(location_.preferred);
     std::string identity;
     if (config_.compiler == CudaCompilerKind::nvrtc) {
         try {
@@ -100,7 +103,9 @@ ArtifactCache::~ArtifactCache()
     CacheCounters counters;
     counters.load_hits = load_hits_;
     counters.load_misses = load_misses_;
-    if (!read_only_) add_counters(location_.root, counters);
+    // A fallback root no build made is not made for counters alone.
+    std::error_code error;
+    if (!read_only_ && (!location_.fallback || fs::is_directory(location_.root, error))) add_counters(location_.root, counters);
 }
 
 const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::string& target)
@@ -145,35 +150,47 @@ std::optional<ArtifactCandidate> ArtifactCache::find(const KernelSource& kernel,
     return candidate;
 }
 
+std::vector<const EntryStore*> ArtifactCache::stores() const
+{
+    std::vector<const EntryStore*> all{&store_};
+    if (also_read_) all.push_back(&*also_read_);
+    return all;
+}
+
 std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::string& problem) const
 {
-    if (identity_known_) {
-        if (auto manifest = store_.find("cuda", job.key, &problem)) {
-            if (!read_only_) store_.record_use("cuda", job.key);
-            return ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), ""};
+    for (const EntryStore* store : stores()) {
+        if (identity_known_) {
+            if (auto manifest = store->find("cuda", job.key, &problem)) {
+                if (!read_only_ && store == &store_) store_.record_use("cuda", job.key);
+                return ArtifactCandidate{*manifest, store->entry_dir("cuda", job.key), "", store->root()};
+            }
+            if (!problem.empty()) return std::nullopt;
+            continue;
         }
-        return std::nullopt;
+        // Without the compiler's identity, only the latest build of the kernel
+        // for this target can be matched, by all its other inputs.
+        auto latest = store->latest("cuda", job.kernel->module, job.target);
+        if (latest && same_inputs_but_compiler(latest->inputs, job.inputs))
+            return ArtifactCandidate{*latest, store->entry_dir("cuda", latest->key), "", store->root()};
     }
-    // Without the compiler's identity, only the latest build of the kernel
-    // for this target can be matched, by all its other inputs.
-    auto latest = store_.latest("cuda", job.kernel->module, job.target);
-    if (latest && same_inputs_but_compiler(latest->inputs, job.inputs))
-        return ArtifactCandidate{*latest, store_.entry_dir("cuda", latest->key), ""};
     return std::nullopt;
 }
 
 std::vector<std::string> ArtifactCache::held(const KernelSource& kernel) const
 {
     std::vector<std::string> lines;
-    std::error_code error;
     std::string prefix = kernel.module + "@";
-    for (const auto& entry : fs::directory_iterator(location_.root / "cuda-last", error)) {
-        std::string name = entry.path().filename().string();
-        if (name.rfind(prefix, 0) != 0) continue;
-        std::string target = name.substr(prefix.size());
-        if (auto manifest = store_.latest("cuda", kernel.module, target))
-            lines.push_back(target + ": an entry built " + manifest->built_at + " from other inputs (key " +
-                            short_key(manifest->key) + "...)");
+    for (const EntryStore* store : stores()) {
+        std::error_code error;
+        for (const auto& entry : fs::directory_iterator(store->root() / "cuda-last", error)) {
+            std::string name = entry.path().filename().string();
+            if (name.rfind(prefix, 0) != 0) continue;
+            std::string target = name.substr(prefix.size());
+            if (auto manifest = store->latest("cuda", kernel.module, target))
+                lines.push_back(target + ": an entry built " + manifest->built_at + " from other inputs (key " +
+                                short_key(manifest->key) + "...)");
+        }
     }
     if (lines.empty()) lines.push_back("no entry of " + kernel.module + " (run cunumpy-kernels build)");
     std::sort(lines.begin(), lines.end());
@@ -186,7 +203,7 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
     if (manifest.artifacts.empty()) throw ArtifactError(candidate.entry.string() + ": the manifest lists no artifact");
     const Artifact& artifact = manifest.artifacts.front();
     fs::path file = candidate.entry / artifact.file;
-    check_write_access(candidate.entry, artifact.file);
+    check_write_access(candidate.root.empty() ? store_.root() : candidate.root, candidate.entry, artifact.file);
     std::string bytes = util::read_file(file);
     std::string digest = sha256_hex(bytes);
     if (bytes.size() != artifact.size || digest != artifact.sha256)
@@ -205,14 +222,14 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
     return image;
 }
 
-void ArtifactCache::check_write_access(const fs::path& entry, const std::string& artifact) const
+void ArtifactCache::check_write_access(const fs::path& root, const fs::path& entry, const std::string& artifact) const
 {
     // The folders from the root down to the entry's shard, as
     // other_writable_problem names them; none when the entry is elsewhere.
     std::vector<std::string> above;
-    fs::path relative = entry.lexically_relative(store_.root());
+    fs::path relative = entry.lexically_relative(root);
     if (!relative.empty() && *relative.begin() != "..") {
-        fs::path folder = store_.root();
+        fs::path folder = root;
         above.push_back(folder.native());
         for (auto part = relative.begin(); std::next(part) != relative.end(); ++part)
             above.push_back((folder /= *part).native());
@@ -223,7 +240,7 @@ void ArtifactCache::check_write_access(const fs::path& entry, const std::string&
         for (const auto& f : above)
             if (cleared_folders_.count(f)) cleared.insert(f);
     }
-    if (std::string problem = other_writable_problem(store_.root(), entry, {artifact, "manifest.json"}, &cleared);
+    if (std::string problem = other_writable_problem(root, entry, {artifact, "manifest.json"}, &cleared);
         !problem.empty())
         throw ArtifactError(problem);
     // Kept for the life of the process, as a CLI run keeps them for the run:
@@ -278,7 +295,7 @@ std::optional<ModuleImage> ArtifactCache::published_image(const CudaJob& job) co
     auto manifest = store_.find("cuda", job.key);
     if (!manifest) return std::nullopt;
     try {
-        return read(ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), "cubin"});
+        return read(ArtifactCandidate{*manifest, store_.entry_dir("cuda", job.key), "cubin", store_.root()});
     } catch (const ArtifactError&) {
         return std::nullopt;  // corrupt: built again, in memory if it cannot replace the entry
     }

@@ -42,13 +42,18 @@ struct ArtifactCandidate {
     Manifest manifest;
     std::filesystem::path entry;  ///< its folder
     std::string how;              ///< "cubin", "compatible cubin" or "ptx"
+    std::filesystem::path root;   ///< the cache root it is in: who may write is checked from there down
 };
 
 /// The cache of one cache name, shared by the kernels that use it. Thread-safe.
 class ArtifactCache {
 public:
     /// `config` is the tree's; `cache_name` the PyccelCache name (config's
-    /// cache-name, else the kernels' top-level package).
+    /// cache-name, else the kernels' top-level package). The root is the one
+    /// `build` writes (planned_cache_location): the preferred root, or, when
+    /// that cannot be written and `<tmp>/<name>-kernels` can, that fallback,
+    /// as cunumpy's PyccelCache reads and writes it; entries already in the
+    /// unwritable preferred root are found too, as `build` finds them.
     ArtifactCache(Config config, const std::string& cache_name, bool read_only, WarningSink warn);
     ~ArtifactCache();
 
@@ -106,12 +111,17 @@ private:
     std::optional<ModuleImage> published_image(const CudaJob& job) const;
     /// Throws ArtifactError when the entry, its files or a folder above it
     /// can be written by others (other_writable_problem).
-    void check_write_access(const std::filesystem::path& entry, const std::string& artifact) const;
+    void check_write_access(const std::filesystem::path& root, const std::filesystem::path& entry,
+                            const std::string& artifact) const;
+    /// The stores entries are looked up in: the root's, then the unwritable
+    /// preferred root's when the root is the fallback.
+    std::vector<const EntryStore*> stores() const;
     bool publish(const CudaJob& job, const CudaCompileOutput& output, double seconds, std::filesystem::path& artifact);
 
     Config config_;
     CacheLocation location_;
     EntryStore store_;
+    std::optional<EntryStore> also_read_;  ///< the unwritable preferred root, when the root is the fallback
     std::unique_ptr<ToolProbe> probe_;
     std::unique_ptr<CudaCompiler> nvrtc_;
     bool read_only_;

@@ -9,6 +9,7 @@
 #include "runtime/artifact_cache.hpp"
 
 #include "runtime_package.hpp"
+#include "scoped_env.hpp"
 
 #include <doctest/doctest.h>
 
@@ -334,3 +335,21 @@ TEST_CASE_FIXTURE(Fixture, "the runtime starts no process: no Python probe for c
 }
 
 TEST_SUITE_END();
+
+TEST_CASE_FIXTURE(Fixture, "the fallback root a build writes when the preferred cannot be written is where the runtime looks")
+{
+    // A file where the preferred root's folder would be: unwritable even for root.
+    package.tree.write("blocked", "a file, not a folder");
+    std::filesystem::create_directories(package.tree / "tmp");
+    test::ScopedEnv cache("SIM_KERNEL_CACHE", (package.tree / "blocked/kernels").string());
+    test::ScopedEnv tmp("TMPDIR", (package.tree / "tmp").string());
+    package.config.cache_dir.reset();
+    auto report = package.build({"sm_90"}, false);
+    REQUIRE(report.ok());
+    REQUIRE(artifact_of(report, "push", "sm_90").string().rfind((package.tree / "tmp/sim-kernels").string(), 0) == 0);
+    auto info = load();
+    REQUIRE(info);
+    CHECK(info->how == "cubin");
+    CHECK_FALSE(info->published);  // found, not compiled again by NVRTC
+    CHECK(info->artifact == artifact_of(report, "push", "sm_90"));
+}
