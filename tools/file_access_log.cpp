@@ -49,6 +49,7 @@ struct FileAccessLog::Log {
 
     void note_path(int dirfd, const char* path, bool listed);
     void note_write(int dirfd, const char* path);
+    bool witnessable(const std::string& absolute);
     void note_permission(int dirfd, const char* path, int mode, int flags);
     void note_environment(const char* name, const char* value);
     void note_incomplete(const char* why);
@@ -67,11 +68,33 @@ Function next_definition(const char* name)
 
 #define CK_REAL(name) static const auto real = ck::cli::next_definition<decltype(&::name)>(#name)
 
-bool volatile_path(std::string_view path)
+// What a path under /proc, /sys or /dev is to the log: the process's own
+// pseudo-files (its descriptors' links, its executable, the CPU count) are
+// no witnesses, they differ in every process; a tmpfs under /dev (/dev/shm)
+// holds files like any other folder; a path that goes on through one of
+// /proc's links to a folder (a process's cwd, root or open folder) leads
+// somewhere no witness can name.
+enum class PathKind { witness, volatile_file, through_proc_link };
+
+PathKind path_kind(std::string_view path)
 {
-    for (std::string_view root : {"/proc", "/sys", "/dev"})
-        if (path.substr(0, root.size()) == root && (path.size() == root.size() || path[root.size()] == '/')) return true;
-    return false;
+    auto under = [&](std::string_view root) {
+        return path.substr(0, root.size()) == root && (path.size() == root.size() || path[root.size()] == '/');
+    };
+    if (under("/dev/shm") || under("/dev/mqueue")) return PathKind::witness;
+    if (under("/proc")) {
+        // /proc/<process>/<link>[/<fd>]/more
+        std::size_t process_end = path.find('/', 6);
+        if (process_end == std::string_view::npos) return PathKind::volatile_file;
+        std::string_view rest = path.substr(process_end + 1);
+        for (std::string_view link : {"cwd/", "root/"})
+            if (rest.substr(0, link.size()) == link) return PathKind::through_proc_link;
+        for (std::string_view folder : {"fd/", "map_files/"})
+            if (rest.substr(0, folder.size()) == folder && rest.find('/', folder.size()) != std::string_view::npos)
+                return PathKind::through_proc_link;
+        return PathKind::volatile_file;
+    }
+    return under("/sys") || under("/dev") ? PathKind::volatile_file : PathKind::witness;
 }
 
 // Whether this access is one to log: a log is open and the access is not a
@@ -177,11 +200,27 @@ std::string absolute_path(FileAccessLog::Log& log, int dirfd, const char* path)
 
 }  // namespace
 
+// Whether `absolute` is a path to log (path_kind).
+bool FileAccessLog::Log::witnessable(const std::string& absolute)
+{
+    if (absolute.empty()) return false;
+    switch (path_kind(absolute)) {
+    case PathKind::witness:
+        return true;
+    case PathKind::volatile_file:
+        return false;
+    case PathKind::through_proc_link:
+        note_incomplete("a path through a link of /proc (a process's working folder, root or open folder)");
+        return false;
+    }
+    return false;
+}
+
 void FileAccessLog::Log::note_path(int dirfd, const char* path, bool listed)
 {
     if (!*path) return;  // fstatat(fd, "", AT_EMPTY_PATH): the file an earlier open named
     std::string absolute = absolute_path(*this, dirfd, path);
-    if (absolute.empty() || volatile_path(absolute)) return;
+    if (!witnessable(absolute)) return;
     std::lock_guard lock(mutex);
     auto [it, added] = index.try_emplace(absolute, accesses.paths.size());
     if (added) accesses.paths.push_back({absolute, listed});
@@ -198,7 +237,7 @@ void FileAccessLog::Log::note_write(int dirfd, const char* path)
         ssize_t n = real_readlink(absolute.c_str(), target, sizeof target);
         if (n > 0 && n < static_cast<ssize_t>(sizeof target)) absolute.assign(target, static_cast<std::size_t>(n));
     }
-    if (absolute.empty() || volatile_path(absolute)) return;
+    if (!witnessable(absolute)) return;
     std::lock_guard lock(mutex);
     if (written.insert(absolute).second && accesses.written.empty()) accesses.written = absolute;
 }
@@ -207,7 +246,7 @@ void FileAccessLog::Log::note_permission(int dirfd, const char* path, int mode, 
 {
     if (!*path) return;
     std::string absolute = absolute_path(*this, dirfd, path);
-    if (absolute.empty() || volatile_path(absolute)) return;
+    if (!witnessable(absolute)) return;
     FileAccesses::PermissionCheck check{absolute, mode, flags};
     std::lock_guard lock(mutex);
     auto& checks = accesses.permission_checks;

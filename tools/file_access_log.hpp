@@ -35,11 +35,13 @@ public:
     FileAccessLog& operator=(const FileAccessLog&) = delete;
 
     /// Closes the log and returns what it saw: paths made absolute against
-    /// the working folder of the moment they were asked, less /proc, /sys
-    /// and /dev; FileAccesses::incomplete names the first thing that makes
-    /// them no full account (a process started, a library loaded, the
-    /// working folder changed, a user looked up in the password database, a
-    /// path relative to a folder handle that cannot be named).
+    /// the working folder of the moment they were asked, less the process's
+    /// own pseudo-files under /proc, /sys and /dev (a tmpfs such as
+    /// /dev/shm is logged); FileAccesses::incomplete names the first thing
+    /// that makes them no full account (a process started, a library
+    /// loaded, the working folder changed, a user looked up in the password
+    /// database, a path relative to a folder handle that cannot be named, a
+    /// path through a link of /proc such as /proc/self/cwd/...).
     FileAccesses finish();
 
     struct Log;  ///< what an open log holds (file_access_log.cpp)

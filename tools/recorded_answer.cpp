@@ -11,7 +11,9 @@
 
 #include <linux/capability.h>
 #include <sys/stat.h>
+#include <gnu/libc-version.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -48,7 +50,10 @@ RecordUse record_use()
 // Everything an answer depends on besides what the file access log sees:
 // this build of the tool, the command line, the working folder (relative
 // paths, and how paths are shown), who asks (file modes decide what may be
-// read), and how the terminal shows it.
+// read), the system it runs on (the Python probe keys on the kernel release
+// and the C library's version, which no file access shows: a reboot into
+// another kernel, or a home folder shared by nodes of another system), and
+// how the terminal shows it.
 std::string answer_key(const CommandLine& line, const Terminal& terminal)
 {
     std::string key = std::string("cunumpy-kernels ") + CUNUMPY_KERNELS_VERSION + "\n";
@@ -66,6 +71,10 @@ std::string answer_key(const CommandLine& line, const Terminal& terminal)
     __user_cap_data_struct capabilities[2]{};
     if (::syscall(SYS_capget, &header, capabilities) == 0)
         key += fmt::format(" caps {:x} {:x}", capabilities[0].effective, capabilities[1].effective);
+    struct utsname system {};
+    if (::uname(&system) == 0)
+        key += fmt::format("\n{} {} {} {}", system.sysname, system.release, system.version, system.machine);
+    key += fmt::format("\nglibc {}", gnu_get_libc_version());
     key += fmt::format("\n{} {} {}\n", terminal.colored(), terminal.interactive(), terminal.verbosity());
     for (const auto& word : line) key += word + '\0';
     return key;

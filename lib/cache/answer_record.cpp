@@ -27,7 +27,8 @@ constexpr std::string_view record_format = "cunumpy-kernels/answer-record/1";
 enum class Role : char {
     missing = 'e',   ///< did not exist or could not be reached: the same error
     permission = 'x',  ///< a permission asked: the same answer (`mode` and `group` hold its mode and flags)
-    identity = 'i',  ///< a folder on the way, a link, a path only asked about: what it is, not what it holds
+    identity = 'i',  ///< a folder on the way, a link: what it is, not what it holds
+    stated = 's',    ///< a folder asked about itself, not listed: what it is, and its times (a probe keys on them)
     listed = 'l',    ///< a folder whose entries were read
     content = 'f',   ///< a regular file
 };
@@ -71,7 +72,7 @@ Role role_of(const Witness& w, bool asked, bool listed)
     if (w.role == Role::missing) return Role::missing;
     if (!asked || S_ISLNK(w.mode)) return Role::identity;
     if (S_ISREG(w.mode)) return Role::content;
-    return S_ISDIR(w.mode) && listed ? Role::listed : Role::identity;
+    return S_ISDIR(w.mode) && listed ? Role::listed : Role::stated;
 }
 
 Witness permission_witness(const FileAccesses::PermissionCheck& check)
@@ -99,7 +100,7 @@ bool holds(const Witness& then)
     // The change time too: an archive unpacked over a folder puts the
     // folder's modification time back after adding to it.
     bool times = now.modified_ns == then.modified_ns && now.changed_ns == then.changed_ns;
-    if (then.role == Role::listed) return times;
+    if (then.role == Role::listed || then.role == Role::stated) return times;
     if (then.role == Role::content || S_ISLNK(then.mode)) return times && now.size == then.size;
     return true;
 }
@@ -232,7 +233,7 @@ void write_witness(Writer& out, const Witness& w)
 bool read_witness(Reader& in, Witness& w)
 {
     std::int64_t role = 0;
-    if (!in.number(role) || (role != 'e' && role != 'i' && role != 'l' && role != 'f' && role != 'x')) return false;
+    if (!in.number(role) || (role != 'e' && role != 'i' && role != 's' && role != 'l' && role != 'f' && role != 'x')) return false;
     w.role = static_cast<Role>(role);
     return in.number(w.error) && in.number(w.device) && in.number(w.inode) && in.number(w.mode) &&
            in.number(w.owner) && in.number(w.group) && in.number(w.size) && in.number(w.modified_ns) &&
@@ -335,7 +336,7 @@ std::string racy_witness(const std::vector<Witness>& witnesses, std::int64_t sta
 {
     for (const auto& w : witnesses) {
         if (!w.asked || w.role == Role::missing || w.role == Role::permission) continue;
-        bool times_count = w.role == Role::content || w.role == Role::listed;
+        bool times_count = w.role == Role::content || w.role == Role::listed || w.role == Role::stated;
         if (w.changed_ns + margin_ns > started_ns || (times_count && w.modified_ns + margin_ns > started_ns))
             return w.path + " changed too recently (within the racy margin before the plan, or during it)";
     }

@@ -15,8 +15,11 @@
 //   - a regular file: device, inode, mode, owner, size, modification and
 //     change times (its content);
 //   - a folder the plan listed: the same without size (its entries);
-//   - any other path the plan asked about, and every folder on the way to
-//     one: device, inode, mode and owner, so a rename, a swap of a link or a
+//   - a folder (or other path) the plan asked about itself without listing
+//     it: the same (a stat gives its times, and the Python probe keys on
+//     the modification times of sys.path's folders: a `pip install`);
+//   - every folder on the way to a path asked, and a link:
+//     device, inode, mode and owner, so a rename, a swap of a link or a
 //     permission change is seen (lstat follows a link on the way; a path
 //     that is itself a link is followed to where it leads, which is
 //     witnessed too, even where nothing is yet);

@@ -10,11 +10,14 @@ recorded answer and fails when the two differ.
 
 import os
 import shutil
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 
 import pytest
 
-from conftest import PYTHON
+from conftest import CLI, PYTHON
 
 CHECK = {"CUNUMPY_KERNELS_ANSWER_RECORD": "check"}
 OFF = {"CUNUMPY_KERNELS_ANSWER_RECORD": "off"}
@@ -249,3 +252,34 @@ def test_a_check_of_an_unchanged_tree_is_printed_again_and_an_edit_is_seen(run, 
     assert (after.stdout, after.returncode) == (truth.stdout, truth.returncode)
     json_check = check(CHECK, "--format", "json")
     assert json_check.returncode == 1
+
+
+# What a plan learns besides files: the kernel release and the C library's
+# version (the Python probe keys on both), part of every answer's key.
+@pytest.mark.skipif(shutil.which("setarch") is None, reason="needs setarch (util-linux)")
+def test_a_build_under_another_kernel_release_plans_again(build):
+    planned = build.kept()
+    other_kernel = subprocess.run(["setarch", os.uname().machine, "--uname-2.6", CLI, *map(str, build.args)],
+                                  env=dict(build.run.env, **CHECK), capture_output=True, text=True, timeout=600)
+    assert other_kernel.returncode == 0, other_kernel.stderr
+    assert FROM_RECORD not in other_kernel.stderr
+    assert without_seconds(other_kernel.stdout) == without_seconds(planned.stdout)
+
+
+# A tmpfs under /dev holds files like any other folder.
+@pytest.mark.skipif(not os.access("/dev/shm", os.W_OK), reason="needs a writable /dev/shm")
+def test_a_tree_under_dev_shm_is_witnessed(run, example):
+    shm = Path(tempfile.mkdtemp(dir="/dev/shm", prefix="ck-test-"))
+    try:
+        tree = shm / "src"
+        shutil.copytree(example, tree)
+        shm_build = Build(run, shm / "cache", tree)
+        shm_build.kept()
+        assert FROM_RECORD in shm_build().stderr
+        with open(tree / "particles/kernels/push/push_cuda.cu", "a") as source:
+            source.write("// edited\n")
+        time.sleep(2.2)
+        after = shm_build()
+        assert FROM_RECORD not in after.stderr and "1 built" in after.stdout
+    finally:
+        shutil.rmtree(shm)

@@ -180,6 +180,18 @@ TEST_CASE("a folder only passed through may gain entries")
     CHECK(record.find("key"));
 }
 
+TEST_CASE("a folder the plan asked about itself keeps its times: a package installed into it is seen")
+{
+    test::TempTree tree;
+    fs::create_directories(tree / "venv/site-packages");
+    AnswerRecord record = trusting(tree);
+    // The Python probe stats sys.path's folders and keys on their times.
+    REQUIRE(record.keep("key", sample_answer(), accesses_of({tree / "venv/site-packages"}), system_clock::now()) == "");
+    REQUIRE(record.find("key"));
+    fs::create_directories(tree / "venv/site-packages/numpy-2.2.5.dist-info");
+    CHECK_FALSE(record.find("key"));
+}
+
 TEST_CASE("the environment variables read are witnesses too")
 {
     test::TempTree tree;

@@ -77,6 +77,33 @@ TEST_CASE("the log sees the planner's ways of asking, on every thread")
     ::unsetenv("CK_TEST_LOG_SET");
 }
 
+TEST_CASE("a tmpfs under /dev is logged; a path on through a link of /proc cannot be")
+{
+    SUBCASE("/dev/shm") {
+        cli::FileAccessLog log;
+        (void)fs::exists("/dev/shm/ck-test-absent/push_cuda.cu");
+        (void)fs::exists("/dev/null");
+        FileAccesses accesses = log.finish();
+        CHECK(accesses.incomplete == "");
+        CHECK(find(accesses, "/dev/shm/ck-test-absent/push_cuda.cu"));
+        CHECK_FALSE(find(accesses, "/dev/null"));
+    }
+    SUBCASE("/proc/self/cwd/...") {
+        cli::FileAccessLog log;
+        (void)fs::exists("/proc/self/cwd/pkg/a.py");
+        CHECK(log.finish().incomplete ==
+              "a path through a link of /proc (a process's working folder, root or open folder)");
+    }
+    SUBCASE("a descriptor's own link is no path on") {
+        cli::FileAccessLog log;
+        int fd = ::open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        char target[64];
+        (void)::readlink(("/proc/self/fd/" + std::to_string(fd)).c_str(), target, sizeof target);
+        ::close(fd);
+        CHECK(log.finish().incomplete == "");
+    }
+}
+
 TEST_CASE("relative paths are taken against the working folder")
 {
     test::TempTree tree;
