@@ -69,19 +69,31 @@ Function next_definition(const char* name)
 #define CK_REAL(name) static const auto real = ck::cli::next_definition<decltype(&::name)>(#name)
 
 // What a path under /proc, /sys or /dev is to the log: the process's own
-// pseudo-files (its descriptors' links, its executable, the CPU count) are
-// no witnesses, they differ in every process; a tmpfs under /dev (/dev/shm)
-// holds files like any other folder; a path that goes on through one of
-// /proc's links to a folder (a process's cwd, root or open folder) leads
-// somewhere no witness can name.
+// pseudo-files (its descriptors' links, its executable, the CPU count,
+// /dev/null) are no witnesses, they differ in every process; a file system
+// mounted under /dev (a tmpfs at /dev/shm or anywhere else there) holds files
+// like any other folder; a path that goes on through one of /proc's links to
+// a folder (a process's cwd, root or open folder) leads somewhere no witness
+// can name.
 enum class PathKind { witness, volatile_file, through_proc_link };
+
+// Whether `path` (or, when it does not exist, the nearest folder above it
+// that does) lies on another file system than /dev itself.
+bool mounted_under_dev(std::string_view path)
+{
+    static const auto real_lstat = next_definition<decltype(&::lstat)>("lstat");
+    struct stat dev {}, here {};
+    if (real_lstat("/dev", &dev) != 0) return false;
+    std::string at(path);
+    while (at.size() > 4 && real_lstat(at.c_str(), &here) != 0) at.erase(at.rfind('/'));
+    return at.size() > 4 && here.st_dev != dev.st_dev;
+}
 
 PathKind path_kind(std::string_view path)
 {
     auto under = [&](std::string_view root) {
         return path.substr(0, root.size()) == root && (path.size() == root.size() || path[root.size()] == '/');
     };
-    if (under("/dev/shm") || under("/dev/mqueue")) return PathKind::witness;
     if (under("/proc")) {
         // /proc/<process>/<link>[/<fd>]/more
         std::size_t process_end = path.find('/', 6);
@@ -94,7 +106,10 @@ PathKind path_kind(std::string_view path)
                 return PathKind::through_proc_link;
         return PathKind::volatile_file;
     }
-    return under("/sys") || under("/dev") ? PathKind::volatile_file : PathKind::witness;
+    // /dev/shm by name too: in a container it may share /dev's file system.
+    if (under("/dev/shm") || under("/dev/mqueue")) return PathKind::witness;
+    if (under("/dev")) return mounted_under_dev(path) ? PathKind::witness : PathKind::volatile_file;
+    return under("/sys") ? PathKind::volatile_file : PathKind::witness;
 }
 
 // Whether this access is one to log: a log is open and the access is not a

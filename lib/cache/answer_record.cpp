@@ -3,6 +3,7 @@
 #include "util/checksummed.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
+#include "util/temporary_name.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -343,13 +344,23 @@ std::string racy_witness(const std::vector<Witness>& witnesses, std::int64_t sta
     return "";
 }
 
+// The answers written last are kept; temporaries of writers killed before
+// their rename (`.<file>.<host>.<pid>.<n>.<random>`, util::AtomicFile) go
+// once their writer is gone, as the source record's do.
 void remove_oldest(const fs::path& folder, std::size_t keep)
 {
     std::vector<std::pair<fs::file_time_type, fs::path>> files;
     std::error_code error;
-    for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error))
-        if (it->is_regular_file(error) && it->path().filename().string()[0] != '.')
-            files.emplace_back(it->last_write_time(error), it->path());
+    for (fs::directory_iterator it(folder, error), end; !error && it != end; it.increment(error)) {
+        std::string name = it->path().filename().string();
+        if (name[0] != '.') {
+            if (it->is_regular_file(error)) files.emplace_back(it->last_write_time(error), it->path());
+            continue;
+        }
+        std::size_t writer = name.find('.', 1);
+        if (writer != std::string::npos && is_stale_temporary(it->path(), name.substr(writer + 1), 24 * 3600.0))
+            fs::remove(it->path(), error);
+    }
     if (files.size() <= keep) return;
     std::sort(files.begin(), files.end());
     for (std::size_t i = 0; i < files.size() - keep; ++i) fs::remove(files[i].second, error);

@@ -1,5 +1,6 @@
 #include "compilers/python_environment.hpp"
 
+#include "compilers/python_probe.hpp"
 #include "compilers/tool_probe.hpp"
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
@@ -36,20 +37,6 @@ const char* const python_facts_script =
 namespace {
 
 constexpr const char* facts_question = "python-facts 1";
-constexpr const char* path_question = "python-path 1";
-
-std::string environment_variable(const char* name)
-{
-    const char* value = std::getenv(name);
-    return value ? value : "";
-}
-
-std::string stat_signature(const std::string& path)
-{
-    struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) return "-";
-    return std::to_string(info.st_mtim.tv_sec) + "." + std::to_string(info.st_mtim.tv_nsec);
-}
 
 std::optional<PythonFacts> ask_python(const fs::path& interpreter, std::string* why)
 {
@@ -70,14 +57,6 @@ std::optional<PythonFacts> ask_python(const fs::path& interpreter, std::string* 
         *why = error.what();
         return std::nullopt;
     }
-}
-
-// The path record's question: the interpreter file alone does not fix
-// sys.path, PYTHONPATH does too.
-std::string path_question_for(const fs::path& interpreter)
-{
-    return std::string(path_question) + "\n" + fs::absolute(interpreter).string() + "\nPYTHONPATH=" +
-           environment_variable("PYTHONPATH");
 }
 
 std::string facts_question_for(const fs::path& interpreter, const std::vector<std::string>& path)
@@ -116,15 +95,6 @@ std::string to_json_text(const PythonFacts& facts)
         .dump();
 }
 
-std::string python_environment_signature(const std::vector<std::string>& path)
-{
-    struct utsname system {};
-    ::uname(&system);
-    std::string signature = std::string("libc ") + gnu_get_libc_version() + "\nkernel " + system.release + " " +
-                            system.machine + "\nPYTHONPATH=" + environment_variable("PYTHONPATH") + "\n";
-    for (const auto& folder : path) signature += folder + " " + stat_signature(folder) + "\n";
-    return sha256_hex(signature);
-}
 
 std::optional<PythonFacts> find_python_facts(const std::string& python, const ToolProbe& probe, bool may_start_python,
                                              std::string* why)
@@ -145,12 +115,10 @@ std::optional<PythonFacts> find_python_facts(const std::string& python, const To
         }
         return std::nullopt;
     }
-    std::string path_record = probe.answer(interpreter, path_question_for(interpreter), [] { return std::string(); });
-    if (!path_record.empty()) {
+    if (auto path = remembered_sys_path(interpreter, probe)) {
         try {
-            auto path = json::parse(path_record).get<std::vector<std::string>>();
             std::string remembered =
-                probe.answer(interpreter, facts_question_for(interpreter, path), [] { return std::string(); });
+                probe.answer(interpreter, facts_question_for(interpreter, *path), [] { return std::string(); });
             if (!remembered.empty()) return parse_python_facts(remembered, interpreter.string());
         } catch (const std::exception&) {
             // A damaged record: ask again.
@@ -163,7 +131,7 @@ std::optional<PythonFacts> find_python_facts(const std::string& python, const To
     auto facts = ask_python(interpreter, why);
     if (!facts) return std::nullopt;
     std::string text = to_json_text(*facts);
-    probe.remember(interpreter, path_question_for(interpreter), json(facts->path).dump());
+    remember_sys_path(interpreter, probe, facts->path);
     probe.remember(interpreter, facts_question_for(interpreter, facts->path), text);
     return facts;
 }

@@ -35,12 +35,6 @@ PythonFacts parse_python_facts(const std::string& json_text, const std::string& 
 /// The probe's JSON text of `facts` (what is remembered).
 std::string to_json_text(const PythonFacts& facts);
 
-/// A fingerprint of everything that changes the facts without changing the
-/// interpreter file: each sys.path folder's modification time (pip install
-/// and uninstall touch site-packages), the C library and the kernel release
-/// (both in platform.platform()) and PYTHONPATH.
-std::string python_environment_signature(const std::vector<std::string>& path);
-
 /// The facts of `python` (a name in PATH or a path). Remembered in `probe`
 /// per interpreter file and environment signature; with `may_start_python`
 /// false only a remembered answer is used. Nothing, with `why` set, when the

@@ -5,6 +5,7 @@
 #include "cache/answer_record.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
+#include "util/temporary_name.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -305,4 +306,19 @@ TEST_CASE("the record keeps the answers written last")
     CHECK_FALSE(record.find("key 0"));
     CHECK_FALSE(record.find("key 1"));
     CHECK(record.find("key 2"));
+}
+
+TEST_CASE("a writer killed before its rename leaves a temporary that the next keep removes once the writer is gone")
+{
+    test::TempTree tree;
+    AnswerRecord record = trusting(tree);
+    REQUIRE(record.keep("first", sample_answer(), FileAccesses{}, system_clock::now()) == "");
+    std::string file = record.file_of("first").filename().string();
+    // pid 2^22 - 1 is above Linux's pid limit: no process of that number runs.
+    fs::path dead = tree.write("record/." + file + "." + host_name() + ".4194303.0.a1b2c3", "half");
+    fs::path alive = tree.write("record/." + file + "." + host_name() + "." + std::to_string(::getpid()) + ".0.d4e5f6", "half");
+    REQUIRE(record.keep("second", sample_answer(), FileAccesses{}, system_clock::now()) == "");
+    CHECK_FALSE(fs::exists(dead));
+    CHECK(fs::exists(alive));
+    CHECK(record.find("first"));
 }

@@ -88,6 +88,13 @@ TEST_CASE("a tmpfs under /dev is logged; a path on through a link of /proc canno
         CHECK(find(accesses, "/dev/shm/ck-test-absent/push_cuda.cu"));
         CHECK_FALSE(find(accesses, "/dev/null"));
     }
+    SUBCASE("another file system mounted under /dev (devpts here)") {
+        struct stat dev {}, pts {};
+        if (::stat("/dev", &dev) != 0 || ::stat("/dev/pts", &pts) != 0 || dev.st_dev == pts.st_dev) return;
+        cli::FileAccessLog log;
+        (void)fs::exists("/dev/pts/ck-test-absent");
+        CHECK(find(log.finish(), "/dev/pts/ck-test-absent"));
+    }
     SUBCASE("/proc/self/cwd/...") {
         cli::FileAccessLog log;
         (void)fs::exists("/proc/self/cwd/pkg/a.py");

@@ -2,9 +2,11 @@
 // interpreter's facts, learnt once and remembered until its packages change.
 #include "compilers/pyccel_compiler.hpp"
 #include "compilers/python_environment.hpp"
+#include "compilers/python_probe.hpp"
 #include "compilers/tool_probe.hpp"
 #include "cunumpy_kernels/error.hpp"
 
+#include "scoped_env.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -175,3 +177,36 @@ TEST_CASE("Pyccel's diagnostics point at the user's file and line")
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("where cunumpy's headers are is asked again when the environment puts another cunumpy first")
+{
+    test::TempTree tree;
+    std::filesystem::create_directories(tree / "site-packages/cunumpy/cuda/include");
+    std::filesystem::create_directories(tree / "alt/cunumpy/cuda/include");
+    // find_spec's answer: the PYTHONPATH folder's cunumpy when one is set, as Python finds it.
+    auto python = tree.write("bin/python",
+                             "#!/bin/sh\necho run >> " + (tree / "runs").string() +
+                                 "\nif [ -n \"$PYTHONPATH\" ]; then echo \"$PYTHONPATH/cunumpy/cuda/include\"; "
+                                 "echo \"$PYTHONPATH\"; else echo '" + (tree / "site-packages/cunumpy/cuda/include").string() +
+                                 "'; fi\necho '" + (tree / "site-packages").string() + "'\n");
+    ::chmod(python.c_str(), 0755);
+    ToolProbe probe(tree / "probes");
+    ::unsetenv("PYTHONPATH");
+    CHECK(find_cunumpy_include_dir(python.string(), probe) == tree / "site-packages/cunumpy/cuda/include");
+    CHECK(find_remembered_cunumpy_include_dir(python.string(), probe) == tree / "site-packages/cunumpy/cuda/include");
+    CHECK(runs(tree) == 1);
+    {
+        test::ScopedEnv path("PYTHONPATH", (tree / "alt").string());
+        CHECK_FALSE(find_remembered_cunumpy_include_dir(python.string(), probe));  // never asked with it
+        CHECK(find_cunumpy_include_dir(python.string(), probe) == tree / "alt/cunumpy/cuda/include");
+        CHECK(runs(tree) == 2);
+    }
+    CHECK(find_cunumpy_include_dir(python.string(), probe) == tree / "site-packages/cunumpy/cuda/include");
+    CHECK(runs(tree) == 2);
+    // An install into site-packages: asked again.
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    tree.write("site-packages/other-1.0.dist-info/METADATA", "");
+    CHECK_FALSE(find_remembered_cunumpy_include_dir(python.string(), probe));
+    CHECK(find_cunumpy_include_dir(python.string(), probe) == tree / "site-packages/cunumpy/cuda/include");
+    CHECK(runs(tree) == 3);
+}
