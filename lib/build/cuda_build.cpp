@@ -57,6 +57,7 @@ void publish_all(std::vector<CompiledCudaJob>& targets, const EntryStore& store)
             JobResult& result = targets[i].result;
             result.entry = writers[i]->commit(manifests[i]);
             store.remember_latest("cuda", job.kernel->module, job.target, job.key);
+            store.record_use("cuda", job.key);  // so the next build's first hit changes no folder it rests on
             store.forget_failure("cuda", job.kernel->module, job.target);
             for (const auto& artifact : manifests[i].artifacts) result.artifacts.push_back(result.entry / artifact.file);
         }

@@ -105,6 +105,7 @@ private:
         fs::path link_target = host_build_folder(store_, job_.key, module_).lexically_relative(store_.root());
         point_cunumpy_entry(store_.root(), job_.cunumpy_name, link_target);
         store_.remember_latest("host", host_label(module_), "host", job_.key);
+        store_.record_use("host", job_.key);  // so the next build's first hit changes no folder it rests on
         store_.forget_failure("host", host_label(module_), "host");
         result_.state = JobState::built;
     }
