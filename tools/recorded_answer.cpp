@@ -9,9 +9,9 @@
 #include <spdlog/sinks/base_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <gnu/libc-version.h>
 #include <linux/capability.h>
 #include <sys/stat.h>
-#include <gnu/libc-version.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -35,15 +35,15 @@ void print_logs(const std::vector<std::pair<int, std::string>>& logs)
 // CUNUMPY_KERNELS_ANSWER_RECORD: unset or "on", "off" (never read or write
 // the record), "check" (plan afresh on every recorded answer, and fail when
 // the two differ: for tests of the record itself).
-enum class RecordUse { on, off, check };
+enum class RecordMode { on, off, check };
 
-RecordUse record_use()
+RecordMode record_mode()
 {
     const char* value = std::getenv("CUNUMPY_KERNELS_ANSWER_RECORD");
     std::string v = value ? value : "on";
-    if (v == "on" || v.empty()) return RecordUse::on;
-    if (v == "off") return RecordUse::off;
-    if (v == "check") return RecordUse::check;
+    if (v == "on" || v.empty()) return RecordMode::on;
+    if (v == "off") return RecordMode::off;
+    if (v == "check") return RecordMode::check;
     throw UsageError("CUNUMPY_KERNELS_ANSWER_RECORD=" + v + ": expected on, off or check");
 }
 
@@ -170,9 +170,9 @@ int answer(const CommandLine& line, Terminal& terminal, bool recordable, const s
            const std::function<void(const std::string&)>& repeat_bookkeeping)
 {
     auto begun = std::chrono::steady_clock::now();
-    RecordUse use = record_use();
+    RecordMode mode = record_mode();
     std::optional<std::filesystem::path> folder = answer_record_folder();
-    if (use == RecordUse::off || !recordable || !folder) {
+    if (mode == RecordMode::off || !recordable || !folder) {
         RecordedAnswer answer = planned(plan);
         print(answer, terminal, util::seconds_since(begun));
         return answer.exit_code;
@@ -180,7 +180,7 @@ int answer(const CommandLine& line, Terminal& terminal, bool recordable, const s
     AnswerRecord record(*folder);
     std::string key = answer_key(line, terminal);
     if (auto recorded = record.find(key)) {
-        if (use == RecordUse::check) check_recorded(*recorded, plan);
+        if (mode == RecordMode::check) check_recorded(*recorded, plan);
         else if (!recorded->bookkeeping.empty() && repeat_bookkeeping) repeat_bookkeeping(recorded->bookkeeping);
         spdlog::debug("answered from {}: nothing it rests on changed", record.file_of(key).string());
         print(*recorded, terminal, util::seconds_since(begun));
