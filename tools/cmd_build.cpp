@@ -169,12 +169,7 @@ std::string bookkeeping_text(const BuildReport& report, std::optional<unsigned> 
 {
     if (report.bookkeeping.empty()) return "";
     nlohmann::json caches = nlohmann::json::array();
-    for (const auto& cache : report.bookkeeping) {
-        const CacheCounters& c = cache.counters;
-        caches.push_back({{"root", cache.root.string()},
-                          {"counters", {c.build_hits, c.build_misses, c.load_hits, c.load_misses}},
-                          {"uses", cache.uses}});
-    }
+    for (const auto& cache : report.bookkeeping) caches.push_back(bookkeeping_json(cache));
     nlohmann::json j{{"caches", caches}};
     if (umask) j["umask"] = *umask;
     return j.dump();
@@ -185,13 +180,7 @@ void repeat_bookkeeping_text(const std::string& text)
     try {
         nlohmann::json j = nlohmann::json::parse(text);
         if (j.contains("umask")) ::umask(static_cast<mode_t>(j.at("umask").get<unsigned>()));
-        for (const auto& cache : j.at("caches")) {
-            const auto& c = cache.at("counters");
-            repeat_bookkeeping({cache.at("root").get<std::string>(),
-                                {c.at(0).get<std::uint64_t>(), c.at(1).get<std::uint64_t>(), c.at(2).get<std::uint64_t>(),
-                                 c.at(3).get<std::uint64_t>()},
-                                cache.at("uses").get<std::vector<std::pair<std::string, std::string>>>()});
-        }
+        for (const auto& cache : j.at("caches")) repeat_bookkeeping(bookkeeping_from_json(cache));
     } catch (const nlohmann::json::exception&) {
         // A record this build of the tool wrote and checksummed: only another build's format gets here.
     }

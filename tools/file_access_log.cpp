@@ -49,6 +49,7 @@ struct FileAccessLog::Log {
 
     void note_path(int dirfd, const char* path, bool listed);
     void note_write(int dirfd, const char* path);
+    void note_written(const std::string& absolute);
     bool witnessable(const std::string& absolute);
     void note_permission(int dirfd, const char* path, int mode, int flags);
     void note_environment(const char* name, const char* value);
@@ -150,13 +151,23 @@ void note_write(int dirfd, const char* path)
     if (auto* log = logging(); log && path) log->note_write(dirfd, path);
 }
 
-// A file changed through a handle (fchmod, ftruncate, futimens): named by
-// the link the kernel keeps for it.
+// The path an open descriptor names, as the kernel keeps it; empty when it
+// cannot be read.
+std::string handle_path(int fd)
+{
+    static const auto real_readlink = next_definition<decltype(&::readlink)>("readlink");
+    char target[PATH_MAX];
+    std::string link = "/proc/self/fd/" + std::to_string(fd);
+    ssize_t n = real_readlink(link.c_str(), target, sizeof target);
+    return n > 0 && n < static_cast<ssize_t>(sizeof target) ? std::string(target, static_cast<std::size_t>(n)) : "";
+}
+
+// A file changed through a handle (fchmod, ftruncate, futimens).
 void note_write_handle(int fd)
 {
     if (auto* log = logging()) {
-        const std::string link = "/proc/self/fd/" + std::to_string(fd);
-        log->note_write(AT_FDCWD, link.c_str());
+        std::string name = handle_path(fd);
+        log->note_written(name.empty() ? "an open file (descriptor " + std::to_string(fd) + ")" : name);
     }
 }
 
@@ -203,12 +214,7 @@ std::string absolute_path(FileAccessLog::Log& log, int dirfd, const char* path)
 {
     if (*path == '/') return path;
     if (dirfd == AT_FDCWD) return log.cwd + "/" + path;
-    static const auto real_readlink = next_definition<decltype(&::readlink)>("readlink");
-    char folder[PATH_MAX];
-    std::string link = "/proc/self/fd/" + std::to_string(dirfd);
-    ssize_t n = real_readlink(link.c_str(), folder, sizeof folder);
-    if (n > 0 && n < static_cast<ssize_t>(sizeof folder) && folder[0] == '/')
-        return std::string(folder, static_cast<std::size_t>(n)) + "/" + path;
+    if (std::string folder = handle_path(dirfd); !folder.empty() && folder[0] == '/') return folder + "/" + path;
     log.note_incomplete("a path relative to a folder handle");
     return "";
 }
@@ -244,14 +250,11 @@ void FileAccessLog::Log::note_path(int dirfd, const char* path, bool listed)
 
 void FileAccessLog::Log::note_write(int dirfd, const char* path)
 {
-    if (!*path) return;
-    std::string absolute = absolute_path(*this, dirfd, path);
-    if (absolute.rfind("/proc/self/fd/", 0) == 0) {
-        static const auto real_readlink = next_definition<decltype(&::readlink)>("readlink");
-        char target[PATH_MAX];
-        ssize_t n = real_readlink(absolute.c_str(), target, sizeof target);
-        if (n > 0 && n < static_cast<ssize_t>(sizeof target)) absolute.assign(target, static_cast<std::size_t>(n));
-    }
+    if (*path) note_written(absolute_path(*this, dirfd, path));
+}
+
+void FileAccessLog::Log::note_written(const std::string& absolute)
+{
     if (!witnessable(absolute)) return;
     std::lock_guard lock(mutex);
     if (written.insert(absolute).second && accesses.written.empty()) accesses.written = absolute;

@@ -22,7 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view record_format = "cunumpy-kernels/answer-record/1";
+// 2: a build's bookkeeping names its counters.
+constexpr std::string_view record_format = "cunumpy-kernels/answer-record/2";
 
 // How much of a path's stat an answer may rest on (the header's list).
 enum class Role : char {

@@ -121,6 +121,17 @@ void repeat_bookkeeping(const CacheBookkeeping& bookkeeping) noexcept
     }
 }
 
+json bookkeeping_json(const CacheBookkeeping& bookkeeping)
+{
+    return {{"root", bookkeeping.root.string()}, {"counters", to_json(bookkeeping.counters)}, {"uses", bookkeeping.uses}};
+}
+
+CacheBookkeeping bookkeeping_from_json(const json& j)
+{
+    return {j.at("root").get<std::string>(), counters_of(j.at("counters")),
+            j.at("uses").get<std::vector<std::pair<std::string, std::string>>>()};
+}
+
 CacheStatistics read_statistics(const EntryStore& store)
 {
     fs::path folder = store.root() / stats_folder;

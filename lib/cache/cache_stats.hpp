@@ -6,6 +6,8 @@
 
 #include "cache/cache_maintenance.hpp"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <filesystem>
 #include <string>
 #include <utility>
@@ -31,5 +33,12 @@ struct CacheBookkeeping {
 /// Does `bookkeeping` again: adds its counters and records each use. Best
 /// effort, as both are: nothing reaches the caller.
 void repeat_bookkeeping(const CacheBookkeeping& bookkeeping) noexcept;
+
+/// `bookkeeping` as JSON, its counters named as in the statistics files.
+nlohmann::json bookkeeping_json(const CacheBookkeeping& bookkeeping);
+
+/// The bookkeeping bookkeeping_json wrote. Throws nlohmann::json::exception
+/// when `j` is not of that form.
+CacheBookkeeping bookkeeping_from_json(const nlohmann::json& j);
 
 }  // namespace ck

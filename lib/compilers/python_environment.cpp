@@ -7,13 +7,9 @@
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
 
-#include <gnu/libc-version.h>
-#include <sys/stat.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 namespace ck {

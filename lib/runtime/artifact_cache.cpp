@@ -105,7 +105,8 @@ ArtifactCache::~ArtifactCache()
     counters.load_misses = load_misses_;
     // A fallback root no build made is not made for counters alone.
     std::error_code error;
-    if (!read_only_ && (!location_.fallback || fs::is_directory(location_.root, error))) add_counters(location_.root, counters);
+    if (!read_only_ && (!location_.fallback || fs::is_directory(location_.root, error)))
+        add_counters(location_.root, counters);
 }
 
 const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::string& target)
@@ -203,7 +204,7 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
     if (manifest.artifacts.empty()) throw ArtifactError(candidate.entry.string() + ": the manifest lists no artifact");
     const Artifact& artifact = manifest.artifacts.front();
     fs::path file = candidate.entry / artifact.file;
-    check_write_access(candidate.root.empty() ? store_.root() : candidate.root, candidate.entry, artifact.file);
+    check_write_access(candidate.root, candidate.entry, artifact.file);
     std::string bytes = util::read_file(file);
     std::string digest = sha256_hex(bytes);
     if (bytes.size() != artifact.size || digest != artifact.sha256)
