@@ -5,9 +5,9 @@
 #include "util/sha256.hpp"
 #include "util/bookkeeping_access.hpp"
 #include "util/checksummed.hpp"
+#include "util/code_identity.hpp"
 #include "util/temporary_name.hpp"
 
-#include <link.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -34,46 +34,6 @@ std::int64_t now_ns()
 {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-// The file holding the code that answers (the tool, or the library it
-// links), as path, size and modification time: facts answered by another
-// build of that code may answer otherwise, so a record keeps its facts only
-// for the build that wrote them. Its digests stay (they depend on the bytes alone).
-fs::path file_of_code()
-{
-    struct Search {
-        std::uintptr_t address;
-        std::optional<std::string> name;  ///< "" for the main program
-    } search{reinterpret_cast<std::uintptr_t>(&file_of_code), std::nullopt};
-    ::dl_iterate_phdr(
-        [](struct dl_phdr_info* object, std::size_t, void* data) {
-            auto* search = static_cast<Search*>(data);
-            for (int i = 0; i < object->dlpi_phnum; ++i) {
-                const auto& segment = object->dlpi_phdr[i];
-                std::uintptr_t start = object->dlpi_addr + segment.p_vaddr;
-                if (segment.p_type == PT_LOAD && search->address >= start && search->address < start + segment.p_memsz) {
-                    search->name = object->dlpi_name ? object->dlpi_name : "";
-                    return 1;
-                }
-            }
-            return 0;
-        },
-        &search);
-    if (!search.name) return {};
-    // The main program has no name here (dladdr would give argv[0]): the kernel knows its file.
-    return search.name->empty() ? fs::path("/proc/self/exe") : fs::path(*search.name);
-}
-
-std::string answering_code()
-{
-    fs::path named = file_of_code();
-    if (named.empty()) return "";
-    std::error_code error;
-    fs::path file = fs::canonical(named, error);
-    struct stat code {};
-    if (error || ::stat(file.c_str(), &code) != 0) return "";
-    return file.string() + ":" + std::to_string(code.st_size) + ":" + std::to_string(util::ns_of(code.st_mtim));
 }
 
 // Facts stay packed until asked: a run asks for some of them only (a CUDA
@@ -381,7 +341,7 @@ void SourceRecord::load()
     // A damaged or foreign record is an empty one: nothing read from it is trusted.
     std::optional<std::string_view> packed = util::checksummed_body(record_format, bytes);
     if (!packed) return;
-    code_ = answering_code();
+    code_ = util::code_identity();
     BodyReader reader(*this);
     if (!json::sax_parse(packed->begin(), packed->end(), &reader, nlohmann::detail::input_format_t::msgpack)) {
         entries_.clear();  // another writer's format: start afresh
@@ -425,7 +385,7 @@ void SourceRecord::save() noexcept
         // Facts about content no recorded file holds any more are dropped.
         for (const auto& [key, value] : facts_)
             if (digests.count(key.substr(0, key.find('\n')))) facts[key] = json::binary({value.begin(), value.end()});
-        if (code_.empty()) code_ = answering_code();
+        if (code_.empty()) code_ = util::code_identity();
         std::vector<std::uint8_t> body = json::to_msgpack(json{{"code", code_}, {"files", files}, {"facts", facts}});
         std::string_view body_bytes(reinterpret_cast<const char*>(body.data()), body.size());
         std::string record = util::checksummed(record_format, body_bytes);

@@ -119,6 +119,9 @@ public:
 
     /// The late folder, if it was needed and found.
     std::optional<std::filesystem::path> late_dir_if_known() const { return late_dir_; }
+    /// Whether a search reached the late folder, so that its answer decided
+    /// what was found (whatever it was).
+    bool late_dir_asked() const { return late_dir_asked_; }
 
 private:
     struct Lookup;

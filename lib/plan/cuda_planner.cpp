@@ -148,6 +148,63 @@ CudaJob CudaPlanner::job(const PlannedKernel& planned, const std::string& target
     return job;
 }
 
+std::string CudaPlanner::key_question(const KernelSource& kernel) const
+{
+    // Each part as "<length>:<text>", so that no part can end early.
+    std::string question;
+    auto add = [&question](std::string_view part) {
+        question += std::to_string(part.size());
+        question += ':';
+        question += part;
+    };
+    auto add_path = [&add](const fs::path& path) { add(path.is_absolute() ? path.native() : fs::absolute(path).native()); };
+    auto add_all = [&add](const std::vector<std::string>& parts) {
+        add(std::to_string(parts.size()));
+        for (const auto& part : parts) add(part);
+    };
+    add(compiler_identity_);
+    add(facts_.environment.keyed.dump());
+    add(facts_.environment.profile_sha256);
+    add_all(options_.keyed);
+    add_all(options_.pre_includes);
+    IncludeSearch search = search_for(kernel);
+    for (const auto* dirs : {&search.dirs, &search.system_dirs}) {
+        add(std::to_string(dirs->size()));
+        for (const auto& dir : *dirs) {
+            add_path(dir.dir);
+            add(dir.label);
+        }
+    }
+    add(std::to_string(search.toolkit_dirs.size()));
+    for (const auto& dir : search.toolkit_dirs) add_path(dir);
+    add(std::to_string(config_.template_args.size()));
+    for (const auto& [name, args] : config_.template_args) {
+        add(name);
+        add_all(args);
+    }
+    // How cunumpy's folder is found: given, or asked of this interpreter.
+    if (config_.cunumpy_include_dir) add_path(*config_.cunumpy_include_dir);
+    else add("python " + config_.python);
+    add(kernel.name);
+    add(kernel.module);
+    add_path(kernel.cuda_file.value_or(fs::path()));
+    add_path(kernel.folder);
+    add_path(kernel.source_root);
+    return question;
+}
+
+KeyWitnesses CudaPlanner::witnesses(const KernelSource& kernel) const
+{
+    KeyWitnesses witnesses;
+    witnesses.paths = files_.asked();
+    if (kernel.cuda_file) witnesses.paths.emplace_back(kernel.cuda_file->string(), true);
+    if (scanner_.late_dir_asked()) {
+        auto late = scanner_.late_dir_if_known();
+        witnesses.late_dir = late ? std::optional<std::string>(late->string()) : std::nullopt;
+    }
+    return witnesses;
+}
+
 std::vector<CudaJob> CudaPlanner::plan(const KernelSource& kernel)
 {
     std::vector<CudaJob> jobs;

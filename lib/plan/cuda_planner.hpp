@@ -6,6 +6,7 @@
 #include "plan/cuda_job.hpp"
 #include "compilers/compiler_options.hpp"
 #include "compilers/include_scanner.hpp"
+#include "cache/key_record.hpp"
 #include "signatures/declaration_memo.hpp"
 
 #include <functional>
@@ -115,6 +116,19 @@ public:
         headers_.share_lexing(lexed);
         scanner_.share_lexing(lexed);
     }
+
+    /// Everything this planner holds that decides a key of `kernel` beside
+    /// the files it reads: the compiler's identity and facts, the parsed
+    /// options, the search folders (absolute), the template arguments and
+    /// the way to cunumpy's folder, the kernel's names and paths. Two
+    /// planners with the same question and the same file system plan the
+    /// same keys (the key record's question, cache/key_record.hpp).
+    std::string key_question(const KernelSource& kernel) const;
+
+    /// What read_kernel() looked at: every path its searches asked about,
+    /// the kernel's source, and cunumpy's folder when a search reached it.
+    /// Only meaningful for a planner that read one kernel (the runtime's).
+    KeyWitnesses witnesses(const KernelSource& kernel) const;
 
     /// Options the parser does not know (passed on and keyed; warn once).
     const std::vector<std::string>& unknown_options() const { return options_.unknown; }

@@ -53,6 +53,12 @@ std::vector<std::string> serving_targets(const Config& config, int major, int mi
     return targets;
 }
 
+// The key record's question for `kernel` at `target`, as `planner` plans it.
+std::string key_question(const KernelSource& kernel, const std::string& target, const CudaPlanner& planner)
+{
+    return "cuda-key/1 " + std::to_string(target.size()) + ":" + target + planner.key_question(kernel);
+}
+
 std::string short_key(const std::string& key)
 {
     return key.substr(0, 16);
@@ -64,6 +70,7 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
     : config_(std::move(config)),
       location_(planned_cache_location(cache_name, config_.cache_dir)),
       store_(location_.root),
+      key_record_(location_.root),
       probe_(std::make_unique<ToolProbe>(location_.root / ".probes",
                                          location_.fallback ? std::optional(location_.preferred / ".probes")
                                                             : std::nullopt)),
@@ -72,6 +79,7 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
       warn_(std::move(warn))
 {
     if (location_.fallback) also_read_.emplace(location_.preferred);
+    if (location_.fallback) also_read_keys_.emplace(location_.preferred);
     std::string identity;
     if (config_.compiler == CudaCompilerKind::nvrtc) {
         try {
@@ -127,10 +135,43 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
         planner->use_record_for_includes(&includes_record_);
         planner->share_lexing(&lexed_);
         planner->use_declarations(&declarations_);
-        PlannedKernel planned = planner->read_kernel(kernel);
-        read = read_kernels_.emplace(kernel.module, ReadKernel{std::move(planner), std::move(planned)}).first;
+        read = read_kernels_.emplace(kernel.module, ReadKernel{std::move(planner), std::nullopt, {}}).first;
     }
-    return jobs_.emplace(name, read->second.planner->job(read->second.planned, target)).first->second;
+    ReadKernel& reading = read->second;
+    // Without the compiler's identity no key is looked up (see lookup).
+    std::string question = identity_known_ ? key_question(kernel, target, *reading.planner) : "";
+    if (!question.empty() && !reading.planned) {
+        if (auto key = kept_key(question)) {
+            // Only what lookup asks of a job: a miss plans afresh (nvrtc_job).
+            CudaJob job;
+            job.kernel = &kernel;
+            job.target = target;
+            job.key = std::move(*key);
+            ++keys_from_record_;
+            return jobs_.emplace(name, std::move(job)).first->second;
+        }
+    }
+    if (!reading.planned) {
+        reading.planned_at = std::chrono::system_clock::now();
+        reading.planned = reading.planner->read_kernel(kernel);
+    }
+    CudaJob job = reading.planner->job(*reading.planned, target);
+    if (!question.empty() && !read_only_)
+        key_record_.keep(question, job.key, reading.planner->witnesses(kernel), reading.planned_at);
+    return jobs_.emplace(name, std::move(job)).first->second;
+}
+
+std::optional<std::string> ArtifactCache::kept_key(const std::string& question) const
+{
+    auto late_dir = cunumpy_dir_resolver(config_, *probe_, false);
+    if (auto key = key_record_.find(question, late_dir)) return key;
+    return also_read_keys_ ? also_read_keys_->find(question, late_dir) : std::nullopt;
+}
+
+std::size_t ArtifactCache::keys_from_record() const
+{
+    std::lock_guard lock(mutex_);
+    return keys_from_record_;
 }
 
 std::vector<ServingTarget> ArtifactCache::serving(int cc_major, int cc_minor) const

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "cache/cache.hpp"
+#include "cache/key_record.hpp"
 #include "cache/source_record.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/kernel.hpp"
@@ -18,7 +19,9 @@
 #include "runtime/image_source.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <map>
+#include <optional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -58,6 +61,10 @@ public:
     ~ArtifactCache();
 
     const std::filesystem::path& root() const { return location_.root; }
+
+    /// How many keys find() took from the key record, not planned (for
+    /// tests and benchmarks).
+    std::size_t keys_from_record() const;
 
     /// Project headers lexed already, by their text: shared by the catalog's
     /// declaration readings and the first calls' planning (LexedTexts).
@@ -122,6 +129,12 @@ private:
     CacheLocation location_;
     EntryStore store_;
     std::optional<EntryStore> also_read_;  ///< the unwritable preferred root, when the root is the fallback
+    /// Keys planned by earlier processes, with what their planning read
+    /// (cache/key_record.hpp): a first call whose files are unchanged takes
+    /// its key after a stat of each. The root's, kept in, and the unwritable
+    /// preferred root's when the root is the fallback.
+    KeyRecord key_record_;
+    std::optional<KeyRecord> also_read_keys_;
     std::unique_ptr<ToolProbe> probe_;
     std::unique_ptr<CudaCompiler> nvrtc_;
     bool read_only_;
@@ -129,13 +142,16 @@ private:
     std::atomic<std::uint64_t> load_misses_{0};
     WarningSink warn_;
     bool identity_known_ = true;  ///< false: keys are matched against latest records minus the compiler
-    std::mutex mutex_;            ///< guards the planners and the jobs (CudaPlanner is not thread-safe)
+    mutable std::mutex mutex_;    ///< guards the planners and the jobs (CudaPlanner is not thread-safe)
     std::string identity_;        ///< of the configured compiler; "" when unknown
     CompilerFacts facts_;         ///< of the configured compiler; empty when it is not installed
     struct ReadKernel {
         std::unique_ptr<CudaPlanner> planner;  ///< the one that read it, for the jobs of its targets
-        PlannedKernel planned;
+        std::optional<PlannedKernel> planned;  ///< none while every key asked came from the key record
+        std::chrono::system_clock::time_point planned_at;  ///< when its reading started
     };
+    /// The key kept for `question` in the root's key record or the preferred root's.
+    std::optional<std::string> kept_key(const std::string& question) const;
     /// This process's record of headers' digests and include directives,
     /// never saved: the kernels of one tree include the same headers, and
     /// each first call's include scan lexed them again. Trusted as any
@@ -150,6 +166,7 @@ private:
     std::map<std::string, ReadKernel> read_kernels_;          ///< by module
     std::map<std::string, CudaJob> jobs_;                     ///< by module@target
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target
+    std::size_t keys_from_record_ = 0;
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time
     /// The cache's own folders above its entries (root, kind, shard) found
     /// not writable by others, checked once for the life of this object; an

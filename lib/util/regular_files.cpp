@@ -13,4 +13,10 @@ bool RegularFiles::contains(const std::filesystem::path& path)
     return it->second;
 }
 
+std::vector<std::pair<std::string, bool>> RegularFiles::asked() const
+{
+    std::lock_guard lock(mutex_);
+    return {known_.begin(), known_.end()};
+}
+
 }  // namespace ck::util

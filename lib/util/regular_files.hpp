@@ -5,6 +5,8 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace ck::util {
 
@@ -22,8 +24,13 @@ public:
     /// be stat'ed (absent, no permission) is not one.
     bool contains(const std::filesystem::path& path);
 
+    /// Every path asked so far with its answer, in no set order: what a
+    /// reading that shared this object looked at (the key record's
+    /// witnesses, cache/key_record.hpp).
+    std::vector<std::pair<std::string, bool>> asked() const;
+
 private:
-    std::mutex mutex_;
+    mutable std::mutex mutex_;
     std::unordered_map<std::string, bool> known_;
 };
 

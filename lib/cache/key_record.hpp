@@ -1,0 +1,84 @@
+// The cache keys of the runtime's kernels, kept with what planning them
+// looked at, so that a later process takes a kernel's key after a stat of
+// each of those files instead of planning it again. This is ccache's direct
+// mode (a manifest of the headers a compile read, checked by their stat) for
+// the runtime's first call: planning the key was about half of the runtime's
+// own work in a first call from a warm cache (bench/RESULTS.md, issue 14).
+//
+// Trust, as SourceRecord gives it ("racy git"): a key is taken only when
+// every witness is as it was. Each path the planning asked "is this a
+// regular file?" answers the same, a regular one with the same device,
+// inode, size, modification and change times; cunumpy's folder, when a
+// search reached it, is the same answer again. A record is kept only when
+// every file's times are at least the racy margin older than the start of
+// the planning that read it, so a change within one timestamp tick, or
+// during the planning, cannot hide. Everything else that decides a key is in
+// the question the record is kept under (CudaPlanner::key_question and the
+// target), and a key is taken only from a record the same build of this code
+// kept (util::code_identity: another build may plan otherwise). Records live
+// in `<cache root>/.keys/`, one file per question, checksummed; one that
+// users other than the owner and the group may write is ignored, as such
+// entries are.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <mutex>
+#include <set>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ck {
+
+/// What a planning looked at besides its question.
+struct KeyWitnesses {
+    /// Each path asked "is this a regular file?" (links followed), with the
+    /// answer: the headers found, the candidates missed before them, the source.
+    std::vector<std::pair<std::string, bool>> paths;
+    /// Set when a search reached cunumpy's header folder: the answer it got
+    /// (none: the folder was unknown).
+    std::optional<std::optional<std::string>> late_dir;
+};
+
+class KeyRecord {
+public:
+    /// Files changed less than this before a planning started keep no record.
+    static constexpr std::chrono::seconds racy_margin{2};
+
+    /// The records of the cache at `root` (in `root/.keys`). `margin`
+    /// replaces racy_margin (tests, which cannot date a change time back).
+    explicit KeyRecord(std::filesystem::path root, std::chrono::nanoseconds margin = racy_margin);
+
+    /// The key kept for `question` when every witness still holds; `late_dir`
+    /// gives cunumpy's folder as it is now, asked only when the kept planning
+    /// asked for it. None when there is no record, a damaged or foreign one,
+    /// one other users may write, or a witness that changed. Never throws.
+    std::optional<std::string> find(const std::string& question,
+                                    const std::function<std::optional<std::filesystem::path>()>& late_dir) const;
+
+    /// Keeps `key` for `question` with `witnesses`, stat'ed now, for a
+    /// planning that started at `planned_at`. Keeps nothing when a witness
+    /// is no longer what the planning saw, a file changed within the margin
+    /// before `planned_at` or later, a path holds a newline, or the cache
+    /// root does not exist. Replaces the file atomically; best effort (a
+    /// folder that cannot be written keeps nothing). Never throws.
+    void keep(const std::string& question, const std::string& key, const KeyWitnesses& witnesses,
+              std::chrono::system_clock::time_point planned_at) const noexcept;
+
+    /// The file a record of `question` is kept in.
+    std::filesystem::path file_of(const std::string& question) const;
+
+private:
+    std::filesystem::path root_;
+    std::int64_t margin_ns_;
+    /// The root and `.keys` found not writable by others, checked once for
+    /// the life of this object (as ArtifactCache keeps the entries' folders).
+    mutable std::mutex cleared_mutex_;
+    mutable std::set<std::string> cleared_;
+};
+
+}  // namespace ck

@@ -1,0 +1,257 @@
+// The key record: a kept key is taken only while every file its planning
+// looked at is as it was; the runtime's first call takes it instead of
+// planning, and plans again after any change of the family a compiler would
+// see (bench/RESULTS.md, issue 14).
+#include "cache/key_record.hpp"
+#include "runtime/artifact_cache.hpp"
+#include "util/checksummed.hpp"
+#include "util/file_util.hpp"
+
+#include "runtime_package.hpp"
+#include "temp_tree.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+TEST_SUITE_BEGIN("key_record");
+
+using namespace ck;
+namespace fs = std::filesystem;
+using std::chrono::system_clock;
+
+namespace {
+
+constexpr std::chrono::nanoseconds no_margin{0};
+
+// `file` rewritten with `content` (same length), its modification time put back.
+void rewrite_keeping_time(const fs::path& file, const std::string& content)
+{
+    struct stat before {};
+    REQUIRE(::stat(file.c_str(), &before) == 0);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << content;
+    struct timespec times[2] = {before.st_atim, before.st_mtim};
+    REQUIRE(::utimensat(AT_FDCWD, file.c_str(), times, 0) == 0);
+}
+
+struct RecordFixture {
+    RecordFixture()
+    {
+        root = tree.root() / "cache";
+        fs::create_directories(root);
+        header = tree.write("src/common.cuh", "#define N 4\n");
+        source = tree.write("src/k/k_cuda.cu", "#include \"common.cuh\"\n");
+        missed = tree / "src/k/common.cuh";
+        witnesses.paths = {{missed.string(), false}, {header.string(), true}, {source.string(), true}};
+    }
+
+    std::optional<std::string> find(const KeyRecord& record, std::optional<fs::path> late = std::nullopt) const
+    {
+        return record.find("question", [late] { return late; });
+    }
+
+    test::TempTree tree;
+    fs::path root, header, source, missed;
+    KeyWitnesses witnesses;
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(RecordFixture, "a kept key is found while every witness holds")
+{
+    KeyRecord record(root, no_margin);
+    CHECK_FALSE(find(record));
+    record.keep("question", "abc123", witnesses, system_clock::now());
+    CHECK(find(record) == "abc123");
+    CHECK_FALSE(record.find("another question", {}));
+    CHECK(fs::is_regular_file(record.file_of("question")));
+}
+
+TEST_CASE_FIXTURE(RecordFixture, "any change a compiler would see loses the key")
+{
+    KeyRecord record(root, no_margin);
+    record.keep("question", "abc123", witnesses, system_clock::now());
+    REQUIRE(find(record) == "abc123");
+    SUBCASE("a header edited in place, same size, its time put back") { rewrite_keeping_time(header, "#define N 5\n"); }
+    SUBCASE("the source edited in place, same size, its time put back") { rewrite_keeping_time(source, "#include \"common.cuX\"\n"); }
+    SUBCASE("a header that appears earlier in the search") { tree.write("src/k/common.cuh", "#define N 4\n"); }
+    SUBCASE("a header replaced by a rename of a copy") {
+        tree.write("src/copy.cuh", "#define N 4\n");
+        fs::rename(tree / "src/copy.cuh", header);
+    }
+    SUBCASE("a header removed") { fs::remove(header); }
+    SUBCASE("a header's mode changed (its change time)") {
+        fs::permissions(header, fs::perms::group_write, fs::perm_options::add);
+    }
+    SUBCASE("the source turned into a link to the same content elsewhere") {
+        tree.write("src/elsewhere.cu", "#include \"common.cuh\"\n");
+        fs::remove(source);
+        fs::create_symlink(tree / "src/elsewhere.cu", source);
+    }
+    CHECK_FALSE(find(record));
+}
+
+TEST_CASE_FIXTURE(RecordFixture, "cunumpy's folder is asked again when the planning asked it")
+{
+    KeyRecord record(root, no_margin);
+    witnesses.late_dir = std::optional<std::string>("/opt/cunumpy/include");
+    record.keep("question", "abc123", witnesses, system_clock::now());
+    CHECK(find(record, fs::path("/opt/cunumpy/include")) == "abc123");
+    CHECK_FALSE(find(record, fs::path("/other/cunumpy/include")));
+    CHECK_FALSE(find(record, std::nullopt));
+    // Asked and unknown is an answer too.
+    witnesses.late_dir = std::optional<std::string>();
+    record.keep("question", "def456", witnesses, system_clock::now());
+    CHECK(find(record, std::nullopt) == "def456");
+    CHECK_FALSE(find(record, fs::path("/opt/cunumpy/include")));
+}
+
+TEST_CASE_FIXTURE(RecordFixture, "nothing is kept that a change within the racy margin or during the planning could hide")
+{
+    SUBCASE("files changed within the margin before the planning")
+    {
+        KeyRecord record(root);  // the default margin: the files were just written
+        record.keep("question", "abc123", witnesses, system_clock::now());
+        CHECK_FALSE(fs::exists(record.file_of("question")));
+    }
+    SUBCASE("a file changed after the planning started")
+    {
+        KeyRecord record(root, no_margin);
+        auto planned_at = system_clock::now() - std::chrono::seconds(5);
+        record.keep("question", "abc123", witnesses, planned_at);
+        CHECK_FALSE(fs::exists(record.file_of("question")));
+    }
+    SUBCASE("a path the planning missed that exists now")
+    {
+        KeyRecord record(root, no_margin);
+        tree.write("src/k/common.cuh", "");
+        record.keep("question", "abc123", witnesses, system_clock::now());
+        CHECK_FALSE(fs::exists(record.file_of("question")));
+    }
+    SUBCASE("a path with a newline")
+    {
+        KeyRecord record(root, no_margin);
+        witnesses.paths.emplace_back((tree / "src/a\nb.cuh").string(), false);
+        record.keep("question", "abc123", witnesses, system_clock::now());
+        CHECK_FALSE(fs::exists(record.file_of("question")));
+    }
+    SUBCASE("a cache root that does not exist")
+    {
+        KeyRecord record(tree / "no-cache", no_margin);
+        record.keep("question", "abc123", witnesses, system_clock::now());
+        CHECK_FALSE(fs::exists(tree / "no-cache"));
+    }
+}
+
+TEST_CASE_FIXTURE(RecordFixture, "a damaged, foreign or other-writable record is not read")
+{
+    KeyRecord record(root, no_margin);
+    record.keep("question", "abc123", witnesses, system_clock::now());
+    fs::path file = record.file_of("question");
+    std::string text = util::read_file(file);
+    SUBCASE("a byte flipped")
+    {
+        text[text.size() - 3] ^= 1;
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << text;
+        CHECK_FALSE(find(record));
+    }
+    SUBCASE("cut short")
+    {
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << text.substr(0, text.size() / 2);
+        CHECK_FALSE(find(record));
+    }
+    SUBCASE("kept by another build of the code, checksum and all")
+    {
+        auto body = util::checksummed_body("cunumpy-kernels/key-record/1", text);
+        REQUIRE(body);
+        std::string other = "another-build:1:2" + std::string(body->substr(body->find('\n')));
+        std::ofstream(file, std::ios::binary | std::ios::trunc)
+            << util::checksummed("cunumpy-kernels/key-record/1", other);
+        CHECK_FALSE(find(record));
+    }
+    SUBCASE("writable by every user")
+    {
+        fs::permissions(file, fs::perms::others_write, fs::perm_options::add);
+        CHECK_FALSE(KeyRecord(root, no_margin).find("question", {}));
+    }
+}
+
+namespace {
+
+// A package whose `push` includes a header from the source root, built once
+// its files are older than the racy margin.
+struct RuntimeFixture {
+    RuntimeFixture()
+    {
+        package.tree.write("src/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
+        package.tree.write("src/sim/kernels/push/push_cuda.cu", std::string("#include \"sim/common.cuh\"\n") +
+                                                                     test::push_cuda);
+        std::this_thread::sleep_for(KeyRecord::racy_margin + std::chrono::milliseconds(200));
+        package.build({"sm_90"}, false);
+        source = kernel_of_file(package.package() / "push/push_cuda.cu", package.config).value();
+    }
+
+    // A first call's lookup in a fresh process's cache: the entry found, if
+    // any, and whether its key came from the record.
+    std::pair<std::optional<std::string>, bool> first_lookup(const Config& config, bool read_only = false)
+    {
+        ArtifactCache cache(config, "sim", read_only, [](const std::string&) {});
+        auto candidate = cache.find(source, {"sm_90", "cubin"});
+        return {candidate ? std::optional(candidate->manifest.key) : std::nullopt, cache.keys_from_record() == 1};
+    }
+
+    test::RuntimePackage package;
+    KernelSource source;
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(RuntimeFixture, "a first call takes the key the last process planned, and plans again after any change")
+{
+    auto [planned, from_record] = first_lookup(package.config);
+    REQUIRE(planned);
+    CHECK_FALSE(from_record);
+    auto [taken, taken_from_record] = first_lookup(package.config, true);
+    CHECK(taken == planned);
+    CHECK(taken_from_record);
+
+    // Each change makes the built entry stale: a stale record would still find it.
+    Config config = package.config;
+    SUBCASE("the header edited, its time put back") {
+        rewrite_keeping_time(package.tree / "src/sim/common.cuh", "#define PUSH_SCALE 2.0\n");
+    }
+    SUBCASE("a header of that name made earlier in the search (the kernel's folder)") {
+        package.tree.write("src/sim/kernels/push/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
+    }
+    SUBCASE("the source edited") {
+        package.tree.write("src/sim/kernels/push/push_cuda.cu", std::string("#include \"sim/common.cuh\"\n// edited\n") +
+                                                                     test::push_cuda);
+    }
+    SUBCASE("another compiler option") { config.options = {"-DPUSH_FAST"}; }
+    SUBCASE("the header moved to a folder given by -I") {
+        package.tree.write("inc/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
+        fs::remove(package.tree / "src/sim/common.cuh");
+        config.options = {"-I" + (package.tree / "inc").string()};
+    }
+    SUBCASE("the header removed, found instead in cunumpy's folder") {
+        package.tree.write("cunumpy-include/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
+        fs::remove(package.tree / "src/sim/common.cuh");
+        config.cunumpy_include_dir = package.tree / "cunumpy-include";
+    }
+    auto [after, after_from_record] = first_lookup(config);
+    CHECK_FALSE(after_from_record);
+    CHECK_FALSE(after);
+}
+
+TEST_CASE_FIXTURE(RuntimeFixture, "a read-only cache keeps no record; a writable one keeps it once the files are old enough")
+{
+    first_lookup(package.config, true);
+    CHECK_FALSE(first_lookup(package.config, true).second);
+    first_lookup(package.config);
+    CHECK(first_lookup(package.config, true).second);
+}
