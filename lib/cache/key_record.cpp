@@ -163,6 +163,10 @@ void KeyRecord::keep(const std::string& question, const std::string& key, const 
         std::error_code error;
         if (!fs::is_directory(root_, error)) return;
         fs::path file = file_of(question);
+        // The ranks of one job plan together: the first to finish keeps the
+        // record; the others find it written since they started and write nothing.
+        struct stat kept {};
+        if (::stat(file.c_str(), &kept) == 0 && util::ns_of(kept.st_mtim) >= ns_since_epoch(planned_at)) return;
         fs::create_directory(file.parent_path(), error);
         if (error) return;
         util::AtomicFile atomic(file);

@@ -64,8 +64,10 @@ public:
     /// planning that started at `planned_at`. Keeps nothing when a witness
     /// is no longer what the planning saw, a file changed within the margin
     /// before `planned_at` or later, a path holds a newline, or the cache
-    /// root does not exist. Replaces the file atomically; best effort (a
-    /// folder that cannot be written keeps nothing). Never throws.
+    /// root does not exist; and when a record of `question` was written since
+    /// `planned_at` (of the ranks of a job that plan together, the first
+    /// to finish writes it). Replaces the file atomically; best effort (a folder that
+    /// cannot be written keeps nothing). Never throws.
     void keep(const std::string& question, const std::string& key, const KeyWitnesses& witnesses,
               std::chrono::system_clock::time_point planned_at) const noexcept;
 

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <ctime>
 #include <fstream>
 #include <thread>
 
@@ -70,6 +71,17 @@ TEST_CASE_FIXTURE(RecordFixture, "a kept key is found while every witness holds"
     CHECK(find(record) == "abc123");
     CHECK_FALSE(record.find("another question", {}));
     CHECK(fs::is_regular_file(record.file_of("question")));
+}
+
+TEST_CASE_FIXTURE(RecordFixture, "a record written since a planning started is left as it is: the first rank to finish writes")
+{
+    KeyRecord record(root, no_margin);
+    record.keep("question", "abc123", witnesses, system_clock::now());
+    // Written "later" than the next planning started.
+    struct timespec future[2] = {{0, UTIME_OMIT}, {std::time(nullptr) + 60, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, record.file_of("question").c_str(), future, 0) == 0);
+    record.keep("question", "def456", witnesses, system_clock::now());
+    CHECK(find(record) == "abc123");
 }
 
 TEST_CASE_FIXTURE(RecordFixture, "any change a compiler would see loses the key")
