@@ -18,6 +18,7 @@
 #include "util/utc_time.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <ctime>
 #include <iterator>
@@ -53,6 +54,21 @@ std::vector<std::string> serving_targets(const Config& config, int major, int mi
     return targets;
 }
 
+constexpr const char* key_record_variable = "CUNUMPY_KERNELS_KEY_RECORD";
+
+// CUNUMPY_KERNELS_KEY_RECORD: unset or "on", "off" (plan every first call,
+// keep nothing), "check" (plan behind every kept key too, and fail when the
+// two differ: for tests of the record itself).
+KeyRecordMode key_record_mode()
+{
+    const char* value = std::getenv(key_record_variable);
+    std::string v = value ? value : "";
+    if (v.empty() || v == "on") return KeyRecordMode::on;
+    if (v == "off") return KeyRecordMode::off;
+    if (v == "check") return KeyRecordMode::check;
+    throw UsageError(std::string(key_record_variable) + "=" + v + ": expected on, off or check");
+}
+
 // The key record's question for `kernel` at `target`, as `planner` plans it.
 std::string key_question(const KernelSource& kernel, const std::string& target, const CudaPlanner& planner)
 {
@@ -71,6 +87,7 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
       location_(planned_cache_location(cache_name, config_.cache_dir)),
       store_(location_.root),
       key_record_(location_.root),
+      key_record_mode_(key_record_mode()),
       probe_(std::make_unique<ToolProbe>(location_.root / ".probes",
                                          location_.fallback ? std::optional(location_.preferred / ".probes")
                                                             : std::nullopt)),
@@ -139,25 +156,32 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
     }
     ReadKernel& reading = read->second;
     // Without the compiler's identity no key is looked up (see lookup).
-    std::string question = identity_known_ ? key_question(kernel, target, *reading.planner) : "";
-    if (!question.empty() && !reading.planned) {
-        if (auto key = kept_key(question)) {
-            // Only what lookup asks of a job: a miss plans afresh (nvrtc_job).
-            CudaJob job;
-            job.kernel = &kernel;
-            job.target = target;
-            job.key = std::move(*key);
-            ++keys_from_record_;
-            return jobs_.emplace(name, std::move(job)).first->second;
-        }
+    bool recorded = identity_known_ && key_record_mode_ != KeyRecordMode::off;
+    std::string question = recorded ? key_question(kernel, target, *reading.planner) : "";
+    std::optional<std::string> kept = question.empty() || reading.planned ? std::nullopt : kept_key(question);
+    if (kept && key_record_mode_ == KeyRecordMode::on) {
+        // Only what lookup asks of a job: a miss plans afresh (nvrtc_job).
+        CudaJob job;
+        job.kernel = &kernel;
+        job.target = target;
+        job.key = std::move(*kept);
+        ++keys_from_record_;
+        return jobs_.emplace(name, std::move(job)).first->second;
     }
     if (!reading.planned) {
         reading.planned_at = std::chrono::system_clock::now();
         reading.planned = reading.planner->read_kernel(kernel);
     }
     CudaJob job = reading.planner->job(*reading.planned, target);
-    if (!question.empty() && !read_only_)
+    if (kept) {
+        if (*kept != job.key)
+            throw ArtifactError("kernel '" + kernel.name + "' for " + target + ": the key record's key " + *kept +
+                                " differs from a fresh plan's " + job.key + " (" + key_record_variable +
+                                "=check); a witness was missed: please report it");
+        ++keys_from_record_;
+    } else if (!question.empty() && !read_only_) {
         key_record_.keep(question, job.key, reading.planner->witnesses(kernel), reading.planned_at);
+    }
     return jobs_.emplace(name, std::move(job)).first->second;
 }
 

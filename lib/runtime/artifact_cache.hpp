@@ -40,6 +40,12 @@ struct ServingTarget {
     const char* how;     ///< "cubin", "compatible cubin" or "ptx" (rank_targets)
 };
 
+/// How first calls use the key record (CUNUMPY_KERNELS_KEY_RECORD): "on"
+/// (the default) takes kept keys and keeps planned ones; "off" plans every
+/// time and keeps nothing; "check" plans behind every kept key too and throws
+/// ArtifactError when the two differ (for tests of the record itself).
+enum class KeyRecordMode { on, off, check };
+
 /// A cache entry that may fit the device.
 struct ArtifactCandidate {
     Manifest manifest;
@@ -51,7 +57,8 @@ struct ArtifactCandidate {
 /// The cache of one cache name, shared by the kernels that use it. Thread-safe.
 class ArtifactCache {
 public:
-    /// `config` is the tree's; `cache_name` the PyccelCache name (config's
+    /// Throws UsageError for a CUNUMPY_KERNELS_KEY_RECORD other than on, off
+    /// or check. `config` is the tree's; `cache_name` the PyccelCache name (config's
     /// cache-name, else the kernels' top-level package). The root is the one
     /// `build` writes (planned_cache_location): the preferred root, or, when
     /// that cannot be written and `<tmp>/<name>-kernels` can, that fallback,
@@ -134,6 +141,7 @@ private:
     /// its key after a stat of each. The root's, kept in, and the unwritable
     /// preferred root's when the root is the fallback.
     KeyRecord key_record_;
+    KeyRecordMode key_record_mode_;  ///< CUNUMPY_KERNELS_KEY_RECORD
     std::optional<KeyRecord> also_read_keys_;
     std::unique_ptr<ToolProbe> probe_;
     std::unique_ptr<CudaCompiler> nvrtc_;

@@ -3,11 +3,13 @@
 // planning, and plans again after any change of the family a compiler would
 // see (bench/RESULTS.md, issue 14).
 #include "cache/key_record.hpp"
+#include "cunumpy_kernels/error.hpp"
 #include "runtime/artifact_cache.hpp"
 #include "util/checksummed.hpp"
 #include "util/file_util.hpp"
 
 #include "runtime_package.hpp"
+#include "scoped_env.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
@@ -266,4 +268,32 @@ TEST_CASE_FIXTURE(RuntimeFixture, "a read-only cache keeps no record; a writable
     CHECK_FALSE(first_lookup(package.config, true).second);
     first_lookup(package.config);
     CHECK(first_lookup(package.config, true).second);
+}
+
+TEST_CASE_FIXTURE(RuntimeFixture, "CUNUMPY_KERNELS_KEY_RECORD: off plans every time and keeps nothing; check plans behind a kept key")
+{
+    {
+        test::ScopedEnv off("CUNUMPY_KERNELS_KEY_RECORD", "off");
+        CHECK(first_lookup(package.config).first);
+        CHECK_FALSE(first_lookup(package.config).second);
+        CHECK_FALSE(fs::exists(package.cache() / ".keys"));
+    }
+    auto [planned, from_record] = first_lookup(package.config);
+    REQUIRE(planned);
+    {
+        test::ScopedEnv check("CUNUMPY_KERNELS_KEY_RECORD", "check");
+        CHECK(first_lookup(package.config) == std::pair(planned, true));
+        // A kept key no plan gives (a witness missed) fails the check, naming both keys.
+        fs::path file;
+        for (const auto& entry : fs::directory_iterator(package.cache() / ".keys")) file = entry.path();
+        std::string text = util::read_file(file);
+        auto body = util::checksummed_body("cunumpy-kernels/key-record/1", text);
+        REQUIRE(body);
+        std::string forged(*body);
+        forged.replace(forged.find(*planned), planned->size(), std::string(64, '0'));
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/1", forged);
+        CHECK_THROWS_WITH_AS(first_lookup(package.config), doctest::Contains(std::string(64, '0').c_str()), ArtifactError);
+    }
+    test::ScopedEnv wrong("CUNUMPY_KERNELS_KEY_RECORD", "sometimes");
+    CHECK_THROWS_AS(first_lookup(package.config), UsageError);
 }
