@@ -3,6 +3,8 @@
 // temporary folders.
 #include "cache/cache.hpp"
 
+#include <functional>
+
 #include "util/bookkeeping_access.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/build_lock.hpp"
@@ -48,15 +50,18 @@ fs::path EntryStore::lock_file(const std::string& kind, const std::string& key) 
     return BuildLock::file_of(entry_dir(kind, key));
 }
 
-std::optional<Manifest> EntryStore::find(const std::string& kind, const std::string& key, std::string* problem) const
+namespace {
+
+// The manifest of the entry in `dir` by `read` when its artifacts are there
+// with their sizes; none when it has no manifest; the problem otherwise.
+std::optional<Manifest> complete_entry(const fs::path& dir, std::string* problem,
+                                       const std::function<Manifest(const std::string&, const std::string&)>& read)
 {
-    fs::path dir = entry_dir(kind, key);
     fs::path manifest_file = dir / "manifest.json";
     std::error_code error;
     if (!fs::exists(manifest_file, error)) return std::nullopt;
     try {
-        Manifest manifest = Manifest::from_json(nlohmann::json::parse(util::read_file(manifest_file)),
-                                                manifest_file.string());
+        Manifest manifest = read(util::read_file(manifest_file), manifest_file.string());
         for (const auto& artifact : manifest.artifacts) {
             auto size = fs::file_size(dir / artifact.file, error);
             if (error || size != artifact.size)
@@ -67,6 +72,21 @@ std::optional<Manifest> EntryStore::find(const std::string& kind, const std::str
         if (problem) *problem = e.what();
         return std::nullopt;
     }
+}
+
+}  // namespace
+
+std::optional<Manifest> EntryStore::find(const std::string& kind, const std::string& key, std::string* problem) const
+{
+    return complete_entry(entry_dir(kind, key), problem, [](const std::string& text, const std::string& where) {
+        return Manifest::from_json(nlohmann::json::parse(text), where);
+    });
+}
+
+std::optional<Manifest> EntryStore::find_to_load(const std::string& kind, const std::string& key,
+                                                 std::string* problem) const
+{
+    return complete_entry(entry_dir(kind, key), problem, Manifest::without_inputs);
 }
 
 bool EntryStore::has_entry(const std::string& kind, const std::string& key, const std::vector<std::string>& files) const

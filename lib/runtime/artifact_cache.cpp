@@ -227,7 +227,7 @@ std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::
 {
     for (const EntryStore* store : stores()) {
         if (identity_known_) {
-            if (auto manifest = store->find("cuda", job.key, &problem)) {
+            if (auto manifest = store->find_to_load("cuda", job.key, &problem)) {
                 if (!read_only_ && store == &store_) store_.record_use("cuda", job.key);
                 return ArtifactCandidate{*manifest, store->entry_dir("cuda", job.key), "", store->root()};
             }

@@ -134,6 +134,47 @@ TEST_CASE("a manifest read from a parsed document it may move gives the same man
     }
 }
 
+TEST_CASE("a manifest read to load an entry has every field but the inputs, and the same errors")
+{
+    Manifest written = manifest_for(key_a);
+    written.inputs = {{"source", {{"sha256", "ab"}}}, {"headers", {{"a.cuh", "cd"}}}, {"absent", {"<kernel>/x.h"}}};
+    written.artifacts.push_back({"push.sm_90.cubin", "sm_90", std::string(64, 'b'), 12});
+    nlohmann::json j = written.to_json();
+    Manifest lean = Manifest::without_inputs(j.dump(2), "m.json");
+    CHECK(lean.inputs.is_null());
+    nlohmann::json expected = j;
+    expected["inputs"] = nullptr;
+    CHECK(lean.to_json() == expected);
+    for (const char* field : {"inputs", "artifacts", "key", "format"}) {
+        CAPTURE(field);
+        nlohmann::json without = j;
+        without.erase(field);
+        CHECK_THROWS_WITH_AS(Manifest::without_inputs(without.dump(), "m.json"),
+                             doctest::Contains(("no '" + std::string(field) + "'").c_str()), CacheError);
+    }
+    // An "inputs" key below the top level is no manifest's inputs.
+    nlohmann::json nested = j;
+    nested.erase("inputs");
+    nested["log"] = {{"inputs", 1}};
+    CHECK_THROWS_AS(Manifest::without_inputs(nested.dump(), "m.json"), CacheError);
+    CHECK_THROWS_WITH_AS(Manifest::without_inputs(j.dump().substr(0, 40), "m.json"), doctest::Contains("m.json"),
+                         CacheError);
+
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    fs::path dir = publish(tree.root(), key_a, "cubin bytes");
+    auto full = store.find("cuda", key_a);
+    auto to_load = store.find_to_load("cuda", key_a);
+    REQUIRE(full);
+    REQUIRE(to_load);
+    CHECK(to_load->artifacts.at(0).sha256 == full->artifacts.at(0).sha256);
+    CHECK(to_load->entry_symbol == full->entry_symbol);
+    tree.write(fs::relative(dir / "push.sm_90.cubin", tree.root()).string(), "cub");
+    std::string problem;
+    CHECK_FALSE(store.find_to_load("cuda", key_a, &problem));
+    CHECK(problem.find("truncated") != std::string::npos);
+}
+
 TEST_CASE("concurrent builders of one key all succeed and leave one entry")
 {
     test::TempTree tree;
