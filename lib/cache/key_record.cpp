@@ -22,22 +22,6 @@ namespace {
 constexpr std::string_view record_format = "cunumpy-kernels/key-record/1";
 constexpr std::uint64_t max_record_bytes = 1u << 20;
 
-struct FileStat {
-    std::uint64_t device = 0, inode = 0, size = 0;
-    std::int64_t modified_ns = 0, changed_ns = 0;
-    bool operator==(const FileStat&) const = default;
-};
-
-// The file's stat when it is a regular file (links followed, as
-// RegularFiles asks); none otherwise.
-std::optional<FileStat> regular_stat(const char* path)
-{
-    struct stat info {};
-    if (::stat(path, &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
-    return FileStat{static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
-                    static_cast<std::uint64_t>(info.st_size), util::ns_of(info.st_mtim), util::ns_of(info.st_ctim)};
-}
-
 // Splits off the text up to the next newline; false at the end.
 bool next_line(std::string_view& rest, std::string_view& line)
 {
@@ -66,13 +50,13 @@ bool holds(std::string_view line)
     if (line.size() < 2 || line[1] != ' ') return false;
     char kind = line[0];
     line.remove_prefix(2);
-    if (kind == 'a') return !regular_stat(std::string(line).c_str());
+    if (kind == 'a') return !util::regular_file_stat(std::string(line).c_str());
     if (kind != 'r') return false;
-    FileStat kept;
+    util::FileStat kept;
     if (!next_number(line, kept.device) || !next_number(line, kept.inode) || !next_number(line, kept.size) ||
         !next_number(line, kept.modified_ns) || !next_number(line, kept.changed_ns))
         return false;
-    std::optional<FileStat> now = regular_stat(std::string(line).c_str());
+    std::optional<util::FileStat> now = util::regular_file_stat(std::string(line).c_str());
     return now && *now == kept;
 }
 
@@ -147,18 +131,24 @@ void KeyRecord::keep(const std::string& question, const std::string& key, const 
             if (text.find('\n') != std::string_view::npos) return;
         if (code.empty()) return;  // keys planned by an unknown build of this code are not kept
         std::string body = code + "\n" + question + "\n" + key + "\n" + late + "\n";
-        for (const auto& [path, regular] : witnesses.paths) {
+        for (const KeyWitness& witness : witnesses.files) {
+            const std::string& path = witness.path;
             if (path.find('\n') != std::string::npos) return;
-            std::optional<FileStat> now = regular_stat(path.c_str());
-            if (regular != now.has_value()) return;  // changed since the planning asked
-            if (!now) {
+            if (util::regular_file_stat(path.c_str()) != witness.seen) return;  // changed since the planning asked
+            if (!witness.seen) {
                 body += "a " + path + "\n";
                 continue;
             }
-            if (now->modified_ns >= trusted_before || now->changed_ns >= trusted_before) return;
-            body += "r " + std::to_string(now->device) + " " + std::to_string(now->inode) + " " +
-                    std::to_string(now->size) + " " + std::to_string(now->modified_ns) + " " +
-                    std::to_string(now->changed_ns) + " " + path + "\n";
+            const util::FileStat& seen = *witness.seen;
+            if (seen.modified_ns >= trusted_before || seen.changed_ns >= trusted_before) return;
+            // The bytes the planning read may have come from another file the
+            // path named for a moment (a link re-pointed and back).
+            if (!witness.sha256.empty() &&
+                (sha256_hex(util::read_file(path)) != witness.sha256 || util::regular_file_stat(path.c_str()) != seen))
+                return;
+            body += "r " + std::to_string(seen.device) + " " + std::to_string(seen.inode) + " " +
+                    std::to_string(seen.size) + " " + std::to_string(seen.modified_ns) + " " +
+                    std::to_string(seen.changed_ns) + " " + path + "\n";
         }
         std::error_code error;
         if (!fs::is_directory(root_, error)) return;

@@ -32,13 +32,25 @@
 #include <utility>
 #include <vector>
 
+#include "util/regular_files.hpp"
+
 namespace ck {
+
+/// One file a planning looked at, as it saw it.
+struct KeyWitness {
+    std::string path;
+    /// Its stat when the planning asked (links followed); none when it was
+    /// not a regular file then.
+    std::optional<util::FileStat> seen;
+    /// The SHA-256 of the content the planning read from it, when it read it.
+    std::string sha256;
+};
 
 /// What a planning looked at besides its question.
 struct KeyWitnesses {
-    /// Each path asked "is this a regular file?" (links followed), with the
-    /// answer: the headers found, the candidates missed before them, the source.
-    std::vector<std::pair<std::string, bool>> paths;
+    /// Each path asked "is this a regular file?": the headers found, the
+    /// candidates missed before them, the source.
+    std::vector<KeyWitness> files;
     /// Set when a search reached cunumpy's header folder: the answer it got
     /// (none: the folder was unknown).
     std::optional<std::optional<std::string>> late_dir;
@@ -60,9 +72,11 @@ public:
     std::optional<std::string> find(const std::string& question,
                                     const std::function<std::optional<std::filesystem::path>()>& late_dir) const;
 
-    /// Keeps `key` for `question` with `witnesses`, stat'ed now, for a
-    /// planning that started at `planned_at`. Keeps nothing when a witness
-    /// is no longer what the planning saw, a file changed within the margin
+    /// Keeps `key` for `question` with `witnesses`, for a planning that
+    /// started at `planned_at`. Keeps nothing when a witness is no longer
+    /// what the planning saw (its stat now, and the digest of its content
+    /// now when the planning read it: a link re-pointed or a folder renamed
+    /// since, whatever its files' times), a file changed within the margin
     /// before `planned_at` or later, a path holds a newline, or the cache
     /// root does not exist; and when a record of `question` was written since
     /// `planned_at` (of the ranks of a job that plan together, the first

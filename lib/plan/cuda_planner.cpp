@@ -6,6 +6,8 @@
 #include "compilers/tool_probe.hpp"
 #include "util/file_util.hpp"
 
+#include <unordered_map>
+
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -29,7 +31,9 @@ CompilerFacts compiler_facts(const CudaCompiler& compiler)
 
 namespace {
 
-// Environment flags name folders relative to the working folder, as nvcc reads them.
+// Flags name folders relative to the working folder, as nvcc reads them:
+// made absolute once, when the planner is made, so that a chdir between its
+// reading and a later question (the key record's) cannot move them.
 CompilerOptions parse_flags(const std::vector<std::string>& flags, const std::string& where)
 {
     CompilerOptions options = parse_compiler_options(flags, where);
@@ -50,9 +54,16 @@ std::vector<SearchDir> labelled(const std::vector<fs::path>& dirs, const std::st
 CompilerOptions all_options(const Config& config, const CompilerEnvironment& environment)
 {
     CompilerOptions options = parse_flags(environment.prepend_flags, "NVCC_PREPEND_FLAGS");
-    append_compiler_options(options, parse_compiler_options(config.options, "compiler option"));
+    append_compiler_options(options, parse_flags(config.options, "compiler option"));
     append_compiler_options(options, parse_flags(environment.append_flags, "NVCC_APPEND_FLAGS"));
     return options;
+}
+
+// `config` with its include folders absolute, as parse_flags makes the options'.
+Config with_absolute_dirs(Config config)
+{
+    for (auto& dir : config.include_dirs) dir = fs::absolute(dir);
+    return config;
 }
 
 }  // namespace
@@ -77,7 +88,7 @@ std::string with_host_compiler(const std::string& compiler_identity, const std::
 
 CudaPlanner::CudaPlanner(const Config& config, std::string compiler_identity, CunumpyDirResolver cunumpy_dir,
                          CompilerFacts facts)
-    : config_(config),
+    : config_(with_absolute_dirs(config)),
       compiler_identity_(std::move(compiler_identity)),
       facts_(std::move(facts)),
       options_(all_options(config, facts_.environment)),
@@ -150,6 +161,11 @@ CudaJob CudaPlanner::job(const PlannedKernel& planned, const std::string& target
 
 std::string CudaPlanner::key_question(const KernelSource& kernel) const
 {
+    // A relative path names another file after a chdir: its reading and a
+    // later question could disagree.
+    for (const fs::path* path : {&kernel.folder, &kernel.source_root})
+        if (path->is_relative()) return "";
+    if (kernel.cuda_file && kernel.cuda_file->is_relative()) return "";
     // Each part as "<length>:<text>", so that no part can end early.
     std::string question;
     auto add = [&question](std::string_view part) {
@@ -157,7 +173,7 @@ std::string CudaPlanner::key_question(const KernelSource& kernel) const
         question += ':';
         question += part;
     };
-    auto add_path = [&add](const fs::path& path) { add(path.is_absolute() ? path.native() : fs::absolute(path).native()); };
+    auto add_path = [&add](const fs::path& path) { add(path.native()); };
     auto add_all = [&add](const std::vector<std::string>& parts) {
         add(std::to_string(parts.size()));
         for (const auto& part : parts) add(part);
@@ -193,11 +209,17 @@ std::string CudaPlanner::key_question(const KernelSource& kernel) const
     return question;
 }
 
-KeyWitnesses CudaPlanner::witnesses(const KernelSource& kernel) const
+KeyWitnesses CudaPlanner::witnesses(const PlannedKernel& planned, const std::optional<util::FileStat>& source_seen) const
 {
+    std::unordered_map<std::string, const std::string*> digests;
+    for (const auto& header : planned.scan.headers) digests.emplace(header.path.native(), &header.sha256);
     KeyWitnesses witnesses;
-    witnesses.paths = files_.asked();
-    if (kernel.cuda_file) witnesses.paths.emplace_back(kernel.cuda_file->string(), true);
+    for (auto& [path, seen] : files_.asked()) {
+        auto digest = digests.find(path);
+        witnesses.files.push_back({path, seen, digest == digests.end() ? "" : *digest->second});
+    }
+    const KernelSource& kernel = *planned.base.kernel;
+    if (kernel.cuda_file) witnesses.files.push_back({kernel.cuda_file->string(), source_seen, planned.source_sha256});
     if (scanner_.late_dir_asked()) {
         auto late = scanner_.late_dir_if_known();
         witnesses.late_dir = late ? std::optional<std::string>(late->string()) : std::nullopt;

@@ -122,13 +122,16 @@ public:
     /// options, the search folders (absolute), the template arguments and
     /// the way to cunumpy's folder, the kernel's names and paths. Two
     /// planners with the same question and the same file system plan the
-    /// same keys (the key record's question, cache/key_record.hpp).
+    /// same keys (the key record's question, cache/key_record.hpp). "" when
+    /// a path of the kernel is relative (no question can name it for good).
     std::string key_question(const KernelSource& kernel) const;
 
-    /// What read_kernel() looked at: every path its searches asked about,
-    /// the kernel's source, and cunumpy's folder when a search reached it.
+    /// What read_kernel() looked at when it read `planned`: every path its
+    /// searches asked about with the stat it answered from and the digest
+    /// of what was read, the kernel's source (`source_seen`: its stat taken
+    /// before the reading), and cunumpy's folder when a search reached it.
     /// Only meaningful for a planner that read one kernel (the runtime's).
-    KeyWitnesses witnesses(const KernelSource& kernel) const;
+    KeyWitnesses witnesses(const PlannedKernel& planned, const std::optional<util::FileStat>& source_seen) const;
 
     /// Options the parser does not know (passed on and keyed; warn once).
     const std::vector<std::string>& unknown_options() const { return options_.unknown; }

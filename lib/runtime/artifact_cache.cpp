@@ -70,9 +70,14 @@ KeyRecordMode key_record_mode()
 }
 
 // The key record's question for `kernel` at `target`, as `planner` plans it.
+std::string key_question_prefix(const std::string& target)
+{
+    return "cuda-key/1 " + std::to_string(target.size()) + ":" + target;
+}
+
 std::string key_question(const KernelSource& kernel, const std::string& target, const CudaPlanner& planner)
 {
-    return "cuda-key/1 " + std::to_string(target.size()) + ":" + target + planner.key_question(kernel);
+    return key_question_prefix(target) + planner.key_question(kernel);
 }
 
 std::string short_key(const std::string& key)
@@ -137,9 +142,11 @@ ArtifactCache::~ArtifactCache()
 const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::string& target)
 {
     std::lock_guard lock(mutex_);
-    std::string name = kernel.module + "@" + target;
+    // By module and source: the question names the kernel by its paths.
+    std::string reading_name = kernel.module + "\n" + kernel.cuda_file.value_or(fs::path()).string();
+    std::string name = reading_name + "@" + target;
     if (auto it = jobs_.find(name); it != jobs_.end()) return it->second;
-    auto read = read_kernels_.find(kernel.module);
+    auto read = read_kernels_.find(reading_name);
     if (read == read_kernels_.end()) {
         // A planner of its own: its header readings are of this moment, not
         // of when another kernel was first loaded. Targets are asked one at
@@ -152,12 +159,13 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
         planner->use_record_for_includes(&includes_record_);
         planner->share_lexing(&lexed_);
         planner->use_declarations(&declarations_);
-        read = read_kernels_.emplace(kernel.module, ReadKernel{std::move(planner), std::nullopt, {}}).first;
+        read = read_kernels_.emplace(reading_name, ReadKernel{std::move(planner), std::nullopt, {}, {}}).first;
     }
     ReadKernel& reading = read->second;
     // Without the compiler's identity no key is looked up (see lookup).
     bool recorded = identity_known_ && key_record_mode_ != KeyRecordMode::off;
     std::string question = recorded ? key_question(kernel, target, *reading.planner) : "";
+    if (question == key_question_prefix(target)) question.clear();  // a kernel no question can name
     std::optional<std::string> kept = question.empty() || reading.planned ? std::nullopt : kept_key(question);
     if (kept && key_record_mode_ == KeyRecordMode::on) {
         // Only what lookup asks of a job: a miss plans afresh (nvrtc_job).
@@ -170,6 +178,7 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
     }
     if (!reading.planned) {
         reading.planned_at = std::chrono::system_clock::now();
+        if (kernel.cuda_file) reading.source_seen = util::regular_file_stat(kernel.cuda_file->c_str());
         reading.planned = reading.planner->read_kernel(kernel);
     }
     CudaJob job = reading.planner->job(*reading.planned, target);
@@ -180,7 +189,8 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
                                 "=check); a witness was missed: please report it");
         ++keys_from_record_;
     } else if (!question.empty() && !read_only_) {
-        key_record_.keep(question, job.key, reading.planner->witnesses(kernel), reading.planned_at);
+        key_record_.keep(question, job.key, reading.planner->witnesses(*reading.planned, reading.source_seen),
+                         reading.planned_at);
     }
     return jobs_.emplace(name, std::move(job)).first->second;
 }
@@ -228,6 +238,14 @@ std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::
     for (const EntryStore* store : stores()) {
         if (identity_known_) {
             if (auto manifest = store->find_to_load("cuda", job.key, &problem)) {
+                // Both are key inputs: an entry of another kernel or target
+                // here is a damaged or forged cache (or key record).
+                if (manifest->kernel != job.kernel->name || manifest->target != job.target) {
+                    problem = store->entry_dir("cuda", job.key).string() + " holds kernel '" + manifest->kernel +
+                              "' for " + manifest->target + ", not '" + job.kernel->name + "' for " + job.target +
+                              ": remove it and run cunumpy-kernels build";
+                    return std::nullopt;
+                }
                 if (!read_only_ && store == &store_) store_.record_use("cuda", job.key);
                 return ArtifactCandidate{*manifest, store->entry_dir("cuda", job.key), "", store->root()};
             }

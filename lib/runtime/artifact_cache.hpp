@@ -157,6 +157,7 @@ private:
         std::unique_ptr<CudaPlanner> planner;  ///< the one that read it, for the jobs of its targets
         std::optional<PlannedKernel> planned;  ///< none while every key asked came from the key record
         std::chrono::system_clock::time_point planned_at;  ///< when its reading started
+        std::optional<util::FileStat> source_seen;         ///< the source's stat just before it was read
     };
     /// The key kept for `question` in the root's key record or the preferred root's.
     std::optional<std::string> kept_key(const std::string& question) const;
@@ -171,8 +172,8 @@ private:
     /// Struphy tree's are about 1 MB of text).
     signatures::LexedTexts lexed_;
     signatures::DeclarationMemo declarations_{[this](const std::string& path) { return includes_record_.digest(path); }};
-    std::map<std::string, ReadKernel> read_kernels_;          ///< by module
-    std::map<std::string, CudaJob> jobs_;                     ///< by module@target
+    std::map<std::string, ReadKernel> read_kernels_;          ///< by module and source
+    std::map<std::string, CudaJob> jobs_;                     ///< by module, source and target
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target
     std::size_t keys_from_record_ = 0;
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time

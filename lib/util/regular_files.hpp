@@ -1,7 +1,9 @@
 // Whether paths are regular files, each asked of the file system once.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -9,6 +11,18 @@
 #include <vector>
 
 namespace ck::util {
+
+/// What stat(2) says of a file's identity and content: equal stats of a
+/// file whose times are old enough mean the same bytes (git's index rule).
+struct FileStat {
+    std::uint64_t device = 0, inode = 0, size = 0;
+    std::int64_t modified_ns = 0, changed_ns = 0;
+    bool operator==(const FileStat&) const = default;
+};
+
+/// The stat of `path`, links followed, when it is a regular file; none when
+/// it is not one or cannot be stat'ed (absent, no permission).
+std::optional<FileStat> regular_file_stat(const char* path);
 
 /// Answers "is this path a regular file (links followed)?" with one stat per
 /// path for the life of the object, which thereby takes the file system as
@@ -24,14 +38,15 @@ public:
     /// be stat'ed (absent, no permission) is not one.
     bool contains(const std::filesystem::path& path);
 
-    /// Every path asked so far with its answer, in no set order: what a
-    /// reading that shared this object looked at (the key record's
-    /// witnesses, cache/key_record.hpp).
-    std::vector<std::pair<std::string, bool>> asked() const;
+    /// Every path asked so far with the stat its answer came from (none: not
+    /// a regular file), in no set order: what a reading that shared this
+    /// object looked at, as it saw it (the key record's witnesses,
+    /// cache/key_record.hpp).
+    std::vector<std::pair<std::string, std::optional<FileStat>>> asked() const;
 
 private:
     mutable std::mutex mutex_;
-    std::unordered_map<std::string, bool> known_;
+    std::unordered_map<std::string, std::optional<FileStat>> known_;
 };
 
 }  // namespace ck::util

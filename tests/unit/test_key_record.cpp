@@ -7,6 +7,7 @@
 #include "runtime/artifact_cache.hpp"
 #include "util/checksummed.hpp"
 #include "util/file_util.hpp"
+#include "util/sha256.hpp"
 
 #include "runtime_package.hpp"
 #include "scoped_env.hpp"
@@ -50,7 +51,9 @@ struct RecordFixture {
         header = tree.write("src/common.cuh", "#define N 4\n");
         source = tree.write("src/k/k_cuda.cu", "#include \"common.cuh\"\n");
         missed = tree / "src/k/common.cuh";
-        witnesses.paths = {{missed.string(), false}, {header.string(), true}, {source.string(), true}};
+        witnesses.files = {{missed.string(), std::nullopt, ""},
+                           {header.string(), util::regular_file_stat(header.c_str()), sha256_hex("#define N 4\n")},
+                           {source.string(), util::regular_file_stat(source.c_str()), ""}};
     }
 
     std::optional<std::string> find(const KeyRecord& record, std::optional<fs::path> late = std::nullopt) const
@@ -150,7 +153,21 @@ TEST_CASE_FIXTURE(RecordFixture, "nothing is kept that a change within the racy 
     SUBCASE("a path with a newline")
     {
         KeyRecord record(root, no_margin);
-        witnesses.paths.emplace_back((tree / "src/a\nb.cuh").string(), false);
+        witnesses.files.push_back({(tree / "src/a\nb.cuh").string(), std::nullopt, ""});
+        record.keep("question", "abc123", witnesses, system_clock::now());
+        CHECK_FALSE(fs::exists(record.file_of("question")));
+    }
+    SUBCASE("a file other than the one the planning asked about, with old times (a link re-pointed since)")
+    {
+        KeyRecord record(root, no_margin);
+        witnesses.files[1].seen->inode += 1;
+        record.keep("question", "abc123", witnesses, system_clock::now());
+        CHECK_FALSE(fs::exists(record.file_of("question")));
+    }
+    SUBCASE("content other than the planning read (a link re-pointed and back)")
+    {
+        KeyRecord record(root, no_margin);
+        witnesses.files[1].sha256 = sha256_hex("#define N 5\n");
         record.keep("question", "abc123", witnesses, system_clock::now());
         CHECK_FALSE(fs::exists(record.file_of("question")));
     }
@@ -296,4 +313,77 @@ TEST_CASE_FIXTURE(RuntimeFixture, "CUNUMPY_KERNELS_KEY_RECORD: off plans every t
     }
     test::ScopedEnv wrong("CUNUMPY_KERNELS_KEY_RECORD", "sometimes");
     CHECK_THROWS_AS(first_lookup(package.config), UsageError);
+}
+
+TEST_CASE_FIXTURE(RuntimeFixture, "a folder re-pointed between two targets' keys of one process keeps no record of the later")
+{
+    // An include folder given as a link, re-pointed after the first target
+    // was planned: the later target's key comes from the earlier reading.
+    package.tree.write("incA/sim/extra.cuh", "#define EXTRA 1\n");
+    package.tree.write("incB/sim/extra.cuh", "#define EXTRA 2\n");
+    fs::create_directory_symlink(package.tree / "incA", package.tree / "inc");
+    package.tree.write("src/sim/kernels/push/push_cuda.cu",
+                       std::string("#include <sim/extra.cuh>\n#include \"sim/common.cuh\"\n") + test::push_cuda);
+    Config config = package.config;
+    config.include_dirs = {package.tree / "inc"};
+    std::this_thread::sleep_for(KeyRecord::racy_margin + std::chrono::milliseconds(200));
+    {
+        ArtifactCache cache(config, "sim", false, [](const std::string&) {});
+        cache.find(source, {"sm_90", "cubin"});
+        fs::remove(package.tree / "inc");
+        fs::create_directory_symlink(package.tree / "incB", package.tree / "inc");
+        cache.find(source, {"sm_80", "cubin"});
+    }
+    test::ScopedEnv check("CUNUMPY_KERNELS_KEY_RECORD", "check");
+    ArtifactCache fresh(config, "sim", true, [](const std::string&) {});
+    CHECK_NOTHROW(fresh.find(source, {"sm_80", "cubin"}));
+    CHECK_NOTHROW(fresh.find(source, {"sm_90", "cubin"}));
+}
+
+TEST_CASE_FIXTURE(RuntimeFixture, "relative include folders are taken as they were when the planner was made")
+{
+    package.tree.write("inc/sim/extra.cuh", "#define EXTRA 1\n");
+    package.tree.write("other/inc/sim/extra.cuh", "#define EXTRA 2\n");
+    package.tree.write("src/sim/kernels/push/push_cuda.cu",
+                       std::string("#include <sim/extra.cuh>\n#include \"sim/common.cuh\"\n") + test::push_cuda);
+    std::this_thread::sleep_for(KeyRecord::racy_margin + std::chrono::milliseconds(200));
+    fs::path before = fs::current_path();
+    Config config = package.config;
+    config.options = {"-Iinc"};
+    fs::current_path(package.tree.root());
+    {
+        ArtifactCache cache(config, "sim", false, [](const std::string&) {});
+        cache.find(source, {"sm_90", "cubin"});
+        fs::current_path(package.tree / "other");
+        cache.find(source, {"sm_80", "cubin"});
+    }
+    {
+        test::ScopedEnv check("CUNUMPY_KERNELS_KEY_RECORD", "check");
+        ArtifactCache fresh(config, "sim", true, [](const std::string&) {});
+        CHECK_NOTHROW(fresh.find(source, {"sm_80", "cubin"}));
+        fs::current_path(package.tree.root());
+        ArtifactCache back(config, "sim", true, [](const std::string&) {});
+        CHECK_NOTHROW(back.find(source, {"sm_80", "cubin"}));
+    }
+    fs::current_path(before);
+}
+
+TEST_CASE_FIXTURE(RuntimeFixture, "a record naming another kernel's entry loads nothing of it")
+{
+    auto [planned, from_record] = first_lookup(package.config);
+    REQUIRE(planned);
+    KernelSource scale = kernel_of_file(package.package() / "scale/scale_cuda.cu", package.config).value();
+    package.build({"sm_90"}, false);
+    ArtifactCache cache(package.config, "sim", true, [](const std::string&) {});
+    auto scale_entry = cache.find(scale, {"sm_90", "cubin"});
+    REQUIRE(scale_entry);
+    fs::path file;
+    for (const auto& entry : fs::directory_iterator(package.cache() / ".keys")) file = entry.path();
+    auto body = util::checksummed_body("cunumpy-kernels/key-record/1", util::read_file(file));
+    REQUIRE(body);
+    std::string forged(*body);
+    forged.replace(forged.find(*planned), planned->size(), scale_entry->manifest.key);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/1", forged);
+    ArtifactCache fresh(package.config, "sim", true, [](const std::string&) {});
+    CHECK_THROWS_WITH_AS(fresh.find(source, {"sm_90", "cubin"}), doctest::Contains("holds kernel 'scale'"), ArtifactError);
 }
