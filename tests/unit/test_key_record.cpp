@@ -379,7 +379,8 @@ TEST_CASE_FIXTURE(RuntimeFixture, "a record naming another kernel's entry loads 
     REQUIRE(scale_entry);
     fs::path file;
     for (const auto& entry : fs::directory_iterator(package.cache() / ".keys")) file = entry.path();
-    auto body = util::checksummed_body("cunumpy-kernels/key-record/1", util::read_file(file));
+    std::string text = util::read_file(file);  // the body is a view into it
+    auto body = util::checksummed_body("cunumpy-kernels/key-record/1", text);
     REQUIRE(body);
     std::string forged(*body);
     forged.replace(forged.find(*planned), planned->size(), scale_entry->manifest.key);
