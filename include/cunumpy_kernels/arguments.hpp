@@ -152,15 +152,15 @@ public:
         requires(std::is_arithmetic_v<T>)
     Argument(T value) : kind_(Kind::scalar), type_(element_type_of<T>())
     {
-        if constexpr (std::is_same_v<T, bool>) scalar_.b = value;
-        else if constexpr (std::is_floating_point_v<T>) scalar_.f = static_cast<double>(value);
-        else if constexpr (std::is_signed_v<T>) scalar_.i = static_cast<std::int64_t>(value);
-        else scalar_.u = static_cast<std::uint64_t>(value);
+        if constexpr (std::is_same_v<T, bool>) payload_.scalar.value.b = value;
+        else if constexpr (std::is_floating_point_v<T>) payload_.scalar.value.f = static_cast<double>(value);
+        else if constexpr (std::is_signed_v<T>) payload_.scalar.value.i = static_cast<std::int64_t>(value);
+        else payload_.scalar.value.u = static_cast<std::uint64_t>(value);
     }
     Argument(std::complex<float> value);
     Argument(std::complex<double> value);
-    Argument(const ArrayView& view) : kind_(Kind::array), type_(view.type), array_(view) {}
-    Argument(const StructValue& value) : kind_(Kind::structure), type_(ElementType::uint8), struct_(value) {}
+    Argument(const ArrayView& view) : kind_(Kind::array), type_(view.type), payload_(view) {}
+    Argument(const StructValue& value) : kind_(Kind::structure), type_(ElementType::uint8), payload_(value) {}
     Argument(const void*) = delete;  // a raw pointer has no element type, shape or memory
 
     Kind kind() const { return kind_; }
@@ -170,35 +170,53 @@ public:
     bool is_array() const { return kind_ == Kind::array; }
     bool is_struct() const { return kind_ == Kind::structure; }
     /// An array in device memory.
-    bool on_device() const { return kind_ == Kind::array && array_.memory == Memory::device; }
+    bool on_device() const { return kind_ == Kind::array && payload_.array.memory == Memory::device; }
 
-    const ArrayView& array() const { return array_; }
-    ArrayView& array() { return array_; }
-    const StructValue& structure() const { return struct_; }
+    /// The view of an array argument; only for is_array() (an argument holds
+    /// one of a scalar, a view and a struct value).
+    const ArrayView& array() const { return payload_.array; }
+    ArrayView& array() { return payload_.array; }
+    /// The value of a struct argument; only for is_struct().
+    const StructValue& structure() const { return payload_.structure; }
 
     /// The scalar's value, read by type: `as_int` for signed integers,
-    /// `as_uint` for unsigned ones, `as_double` for floats, `as_bool`.
-    std::int64_t as_int() const { return scalar_.i; }
-    std::uint64_t as_uint() const { return scalar_.u; }
-    double as_double() const { return scalar_.f; }
-    bool as_bool() const { return scalar_.b; }
-    std::complex<double> as_complex() const { return {scalar_.f, imag_}; }
+    /// `as_uint` for unsigned ones, `as_double` for floats, `as_bool`; only
+    /// for is_scalar().
+    std::int64_t as_int() const { return payload_.scalar.value.i; }
+    std::uint64_t as_uint() const { return payload_.scalar.value.u; }
+    double as_double() const { return payload_.scalar.value.f; }
+    bool as_bool() const { return payload_.scalar.value.b; }
+    std::complex<double> as_complex() const { return {payload_.scalar.value.f, payload_.scalar.imag}; }
 
     /// "a float64 scalar", "a 2D float64 device array", "a struct (Markers, 48 bytes)".
     std::string describe() const;
 
 private:
+    struct Scalar {
+        union {
+            std::int64_t i;
+            std::uint64_t u;
+            double f;
+            bool b;
+        } value{};
+        double imag = 0;
+    };
+    // One of the three, as kind_ says: a call builds an Argument for every
+    // parameter, and a scalar then writes 16 bytes, not a zeroed 144-byte view.
+    union Payload {
+        Payload() : scalar() {}
+        explicit Payload(const ArrayView& view) : array(view) {}
+        explicit Payload(const StructValue& value) : structure(value) {}
+        Scalar scalar;
+        ArrayView array;
+        StructValue structure;
+    };
+    static_assert(std::is_trivially_copyable_v<ArrayView> && std::is_trivially_copyable_v<StructValue>,
+                  "Argument copies its payload as bytes");
+
     Kind kind_;
     ElementType type_;
-    union Scalar {
-        std::int64_t i;
-        std::uint64_t u;
-        double f;
-        bool b;
-    } scalar_{};
-    double imag_ = 0;
-    ArrayView array_{};
-    StructValue struct_{};
+    Payload payload_;
 };
 
 /// Converts a scalar argument to `to` as cunumpy casts Python and NumPy

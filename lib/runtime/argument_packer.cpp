@@ -78,6 +78,87 @@ void PackedArguments::push_overflow(const void* value)
 ArgumentPacker::ArgumentPacker(std::string kernel, std::vector<KernelParameter> parameters)
     : kernel_(std::move(kernel)), parameters_(std::move(parameters))
 {
+    if (parameters_.size() > PackedArguments::inline_count) return;
+    std::size_t used = 0;
+    for (const auto& p : parameters_) {
+        Slot slot{0, p.kind, p.element, static_cast<std::uint8_t>(p.view_ndim)};
+        std::size_t size = p.kind == ParameterKind::scalar ? scalar_bytes(p.element) : p.packed_size();
+        if (size > 0) {  // a struct is passed from the caller's object
+            std::size_t align = size > 8 ? 16 : 8;  // as PackedArguments::reserve
+            std::size_t at = (used + align - 1) & ~(align - 1);
+            slot.offset = static_cast<std::uint32_t>(at);
+            used = at + size;
+        }
+        slots_.push_back(slot);
+    }
+    if (used > PackedArguments::inline_bytes) {
+        slots_.clear();
+        return;
+    }
+    fixed_bytes_ = used;
+}
+
+bool ArgumentPacker::pack_fixed(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
+                                PackedArguments& out) const
+{
+    std::byte* storage = out.storage_.data();
+    void** pointers = out.inline_pointers_.data();
+    const Slot* slots = slots_.data();
+    std::size_t count = slots_.size();
+    for (std::size_t i = 0; i < count; ++i) {
+        const Slot& slot = slots[i];
+        const Argument& arg = args[i];
+        void* at = storage + slot.offset;
+        switch (slot.kind) {
+        case ParameterKind::scalar:
+            if (arg.is_scalar() && arg.type() == slot.element && slot.element == ElementType::float64) {
+                double value = arg.as_double();
+                std::memcpy(at, &value, sizeof value);
+            } else if (arg.is_scalar() && arg.type() == slot.element && slot.element == ElementType::int64) {
+                std::int64_t value = arg.as_int();
+                std::memcpy(at, &value, sizeof value);
+            } else if (!write_same_type_scalar_fast(arg, slot.element, at) &&
+                       !try_convert_scalar(arg, slot.element, at).empty()) {
+                return false;
+            }
+            break;
+        case ParameterKind::pointer:
+        case ParameterKind::void_pointer: {
+            if (!arg.on_device()) return false;
+            const ArrayView& view = arg.array();
+            if ((slot.kind == ParameterKind::pointer && view.type != slot.element) || !contiguous(view)) return false;
+            std::memcpy(at, &view.data, sizeof(void*));
+            break;
+        }
+        case ParameterKind::array_view:
+        case ParameterKind::carray_view: {
+            if (!arg.on_device()) return false;
+            const ArrayView& view = arg.array();
+            bool strided = slot.kind == ParameterKind::array_view;
+            if (view.type != slot.element || view.ndim != slot.view_ndim || (!strided && !view.c_contiguous()))
+                return false;
+            auto* words = static_cast<std::int64_t*>(at);
+            auto ndim = static_cast<std::size_t>(view.ndim);
+            std::memcpy(words, &view.data, sizeof(void*));
+            std::memcpy(words + 1, view.shape, sizeof(std::int64_t) * ndim);
+            if (strided) std::memcpy(words + 1 + ndim, view.strides, sizeof(std::int64_t) * ndim);
+            break;
+        }
+        case ParameterKind::structure: {
+            if (!arg.is_struct()) return false;
+            const StructValue& value = arg.structure();
+            std::size_t size = i < struct_sizes.size() ? struct_sizes[i] : 0;
+            if ((value.type_name && parameters_[i].ctype != value.type_name) || (size != 0 && value.size != size))
+                return false;
+            at = const_cast<void*>(value.data);
+            break;
+        }
+        }
+        pointers[i] = at;
+    }
+    out.used_ = fixed_bytes_;
+    out.count_ = count;
+    return true;
 }
 
 void ArgumentPacker::fail(std::size_t index, const std::string& expected, const Argument& arg, const std::string& hint) const
@@ -86,9 +167,8 @@ void ArgumentPacker::fail(std::size_t index, const std::string& expected, const 
                         expected + ", got " + arg.describe() + (hint.empty() ? "" : "; " + hint));
 }
 
-void ArgumentPacker::check_count(std::span<const Argument> args) const
+void ArgumentPacker::count_error(std::span<const Argument> args) const
 {
-    if (args.size() == parameters_.size()) return;
     std::string names;
     for (const auto& p : parameters_) names += (names.empty() ? "" : ", ") + p.name;
     throw ArgumentError("kernel '" + kernel_ + "' takes " + std::to_string(parameters_.size()) + " arguments (" + names +
@@ -159,6 +239,15 @@ const void* ArgumentPacker::pack_one(const Argument& arg, std::size_t index, std
 
 void ArgumentPacker::pack(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
                           PackedArguments& out) const
+{
+    check_count(args);
+    bool empty = out.count_ == 0 && out.used_ == 0;
+    if (empty && slots_.size() == args.size() && pack_fixed(args, struct_sizes, out)) return;
+    pack_each(args, struct_sizes, out);
+}
+
+void ArgumentPacker::pack_each(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
+                               PackedArguments& out) const
 {
     check_count(args);
     for (std::size_t i = 0; i < args.size(); ++i)

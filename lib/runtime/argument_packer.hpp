@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -47,12 +48,15 @@ public:
     void** pointers() { return count_ <= inline_count ? inline_pointers_.data() : heap_pointers_.data(); }
     std::size_t count() const { return count_; }
 
+    static constexpr std::size_t inline_bytes = 2048;
+    static constexpr std::size_t inline_count = 64;
+
 private:
+    friend class ArgumentPacker;  // its fixed layout writes the inline storage directly
+
     void* reserve_overflow(std::size_t size);
     void push_overflow(const void* value);
 
-    static constexpr std::size_t inline_bytes = 2048;
-    static constexpr std::size_t inline_count = 64;
     alignas(16) std::array<std::byte, inline_bytes> storage_;  // not zeroed: written before read
     std::size_t used_ = 0;
     std::vector<std::vector<std::byte>> overflow_;
@@ -75,11 +79,39 @@ public:
     /// name, and what was expected.
     void pack(std::span<const Argument> args, std::span<const std::size_t> struct_sizes, PackedArguments& out) const;
 
+    /// pack() one argument at a time, through PackedArguments::reserve and
+    /// push: what pack() does when its fixed layout declines (an argument it
+    /// must name in an error, a layout past the inline storage, an `out`
+    /// in use). The two give the same bytes at the same offsets.
+    void pack_each(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
+                   PackedArguments& out) const;
+
     /// The same checks without packing (for a launch with an empty grid).
     void check(std::span<const Argument> args) const;
 
 private:
-    void check_count(std::span<const Argument> args) const;
+    // A parameter as the call's common case reads it: its kind and type, and
+    // its offset in PackedArguments' inline storage (the layout reserve()
+    // gives), in 8 bytes, so that one cache line holds a kernel's table.
+    struct Slot {
+        std::uint32_t offset = 0;
+        ParameterKind kind = ParameterKind::scalar;
+        ElementType element = ElementType::float64;
+        std::uint8_t view_ndim = 0;
+    };
+
+    /// Packs every argument at its slot when each is of the expected kind
+    /// and type (or a scalar that converts); false, with `out` untouched as
+    /// far as pointers() and count() tell, when one is not: the general path
+    /// then packs again and names the fault.
+    bool pack_fixed(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
+                    PackedArguments& out) const;
+    void check_count(std::span<const Argument> args) const
+    {
+        if (args.size() != parameters_.size()) [[unlikely]]
+            count_error(args);
+    }
+    [[noreturn, gnu::cold]] void count_error(std::span<const Argument> args) const;
     const void* pack_one(const Argument& arg, std::size_t index, std::size_t struct_size, PackedArguments& out) const;
     const ArrayView& device_array(const Argument& arg, std::size_t index, bool any_type) const;
     [[noreturn]] void fail(std::size_t index, const std::string& expected, const Argument& arg,
@@ -87,6 +119,8 @@ private:
 
     std::string kernel_;
     std::vector<KernelParameter> parameters_;
+    std::vector<Slot> slots_;     ///< empty: the parameters do not fit the inline storage
+    std::size_t fixed_bytes_ = 0;  ///< bytes of the inline storage the slots use
 };
 
 }  // namespace ck

@@ -174,14 +174,16 @@ ArrayView make_array_view(void* data, ElementType type, std::span<const std::int
     return make_strided_view(data, type, shape, std::span<const std::int64_t>(strides, shape.size()), memory);
 }
 
-Argument::Argument(std::complex<float> value) : kind_(Kind::scalar), type_(ElementType::complex64), imag_(value.imag())
+Argument::Argument(std::complex<float> value) : kind_(Kind::scalar), type_(ElementType::complex64)
 {
-    scalar_.f = value.real();
+    payload_.scalar.value.f = value.real();
+    payload_.scalar.imag = value.imag();
 }
 
-Argument::Argument(std::complex<double> value) : kind_(Kind::scalar), type_(ElementType::complex128), imag_(value.imag())
+Argument::Argument(std::complex<double> value) : kind_(Kind::scalar), type_(ElementType::complex128)
 {
-    scalar_.f = value.real();
+    payload_.scalar.value.f = value.real();
+    payload_.scalar.imag = value.imag();
 }
 
 std::string Argument::describe() const
@@ -189,11 +191,11 @@ std::string Argument::describe() const
     switch (kind_) {
     case Kind::scalar: return std::string("a ") + to_string(type_) + " scalar";
     case Kind::array:
-        return "a " + std::to_string(array_.ndim) + "D " + to_string(type_) +
-               (array_.memory == Memory::device ? " device array" : " host array");
+        return "a " + std::to_string(array().ndim) + "D " + to_string(type_) +
+               (array().memory == Memory::device ? " device array" : " host array");
     case Kind::structure:
-        return std::string("a struct (") + (struct_.type_name ? std::string(struct_.type_name) + ", " : "") +
-               std::to_string(struct_.size) + " bytes)";
+        return std::string("a struct (") + (structure().type_name ? std::string(structure().type_name) + ", " : "") +
+               std::to_string(structure().size) + " bytes)";
     }
     return "?";
 }

@@ -68,4 +68,13 @@ const std::vector<std::string>& default_cuda_driver_names();
 /// Throws CudaError "<what>: <error_text>" unless `result` is CUDA_SUCCESS.
 void check_cuda(CudaDriver& driver, CUresult result, const std::string& what);
 
+/// check_cuda for a fixed `what`: inline, and no string is made unless it
+/// throws (the launch path checks every call's context query).
+[[noreturn]] void throw_cuda_error(CudaDriver& driver, CUresult result, const char* what);
+inline void check_cuda(CudaDriver& driver, CUresult result, const char* what)
+{
+    if (result != CUDA_SUCCESS) [[unlikely]]
+        throw_cuda_error(driver, result, what);
+}
+
 }  // namespace ck

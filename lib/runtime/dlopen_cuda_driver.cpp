@@ -206,4 +206,9 @@ void check_cuda(CudaDriver& driver, CUresult result, const std::string& what)
     if (result != CUDA_SUCCESS) throw CudaError(what + ": " + driver.error_text(result));
 }
 
+void throw_cuda_error(CudaDriver& driver, CUresult result, const char* what)
+{
+    throw CudaError(std::string(what) + ": " + driver.error_text(result));
+}
+
 }  // namespace ck

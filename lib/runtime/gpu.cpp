@@ -59,10 +59,11 @@ void Gpu::State::load()
     if (result != CUDA_SUCCESS) load_error = "cuInit failed: " + driver->error_text(result);
 }
 
-CudaDriver& Gpu::State::ready_driver()
+CudaDriver& Gpu::State::load_driver()
 {
     std::call_once(load_once, [this] { load(); });
     if (!load_error.empty()) throw CudaError(load_error);
+    ready.store(true, std::memory_order_release);
     return *driver;
 }
 

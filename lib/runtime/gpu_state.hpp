@@ -46,14 +46,22 @@ struct [[gnu::visibility("hidden")]] Gpu::State {
     ~State();
 
     /// The initialised driver. Throws CudaError naming why it is unusable.
-    CudaDriver& ready_driver();
+    CudaDriver& ready_driver()
+    {
+        if (ready.load(std::memory_order_acquire)) [[likely]]
+            return *driver;
+        return load_driver();
+    }
 
     /// The context current on this thread, making device 0's primary context
     /// current when there is none. Throws CudaError.
     CurrentContext current_context();
 
 private:
+    CudaDriver& load_driver();
     void load();
+
+    std::atomic<bool> ready{false};  ///< loaded without error: ready_driver() asks no once_flag
     const DeviceState& device_state(CUdevice device);
     const DeviceState& device_of_context(CUcontext context);
     void remember_first(CUcontext context, const DeviceState& state);  ///< called with `mutex` held

@@ -17,13 +17,14 @@
 #include "signatures/cuda_signature_reader.hpp"
 #include "signatures/project_headers.hpp"
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
 namespace ck {
 
-enum class ParameterKind {
+enum class ParameterKind : std::uint8_t {
     scalar,        ///< `double dt`
     pointer,       ///< `double* x`: a C-contiguous device array of that element type
     void_pointer,  ///< `void* p`: any device array

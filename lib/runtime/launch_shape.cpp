@@ -95,6 +95,15 @@ Dim3 NThreadsFrom::infer(std::span<const Argument> args, int dimensions) const
 LaunchShape launch_shape(const Launch& launch, const Dim3& block_size, const NThreadsFrom& n_threads_from,
                          std::span<const Argument> args)
 {
+    // The call of every time step: no launch options, the kernel's 1D block,
+    // the first array's length. The general code below gives the same shape.
+    bool defaults = !launch.n_threads && !launch.grid && !launch.block &&
+                    n_threads_from.mode() == NThreadsFrom::Mode::automatic && block_size == Dim3(block_size.x) &&
+                    block_size.x > 0 && block_size.x <= max_threads_per_block;
+    if (defaults) [[likely]] {
+        const ArrayView* view = first_array(args);
+        if (view && view->shape[0] >= 0) return {Dim3((view->shape[0] + block_size.x - 1) / block_size.x), block_size};
+    }
     Dim3 block = checked_block(launch.block ? *launch.block : block_size);
     std::optional<Dim3> n_threads = launch.n_threads;
     if (!n_threads && !launch.grid) {

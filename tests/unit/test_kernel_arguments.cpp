@@ -198,6 +198,64 @@ TEST_CASE("structs pass by value; their size is checked against the driver's lay
     CHECK_THROWS_AS(packer.check(std::vector<Argument>{0.5, 0.5}), ArgumentError);
 }
 
+TEST_CASE("the fixed layout packs what packing one argument at a time packs")
+{
+    // Every parameter kind and scalar width, conversions included, and a
+    // struct between values: the same bytes at the same offsets both ways.
+    ArgumentPacker packer("mixed", parameters("double* x, bool flag, complex<double> z, int n, void* raw, float f, "
+                                              "Markers m, unsigned char u8, Array2D<double> a, long long count, "
+                                              "CArray1D<float> c, double dt"));
+    Markers markers{nullptr, 7};
+    std::int64_t shape[] = {3, 2};
+    std::int64_t strides[] = {4, 1};
+    ArrayView strided = make_strided_view(device_memory + 1, ElementType::float64, shape, strides, Memory::device);
+    std::vector<Argument> args = {device_view({8}), true, std::complex<double>(1.5, -2.5), 42LL,
+                                  device_view({5}, ElementType::uint8), 0.75, struct_value(markers, "Markers"), 200LL,
+                                  strided, -3LL, device_view({4}, ElementType::float32), 0.125};
+    std::size_t sizes[12] = {};
+    sizes[6] = sizeof(Markers);
+    PackedArguments fixed, each;
+    packer.pack(args, sizes, fixed);
+    packer.pack_each(args, sizes, each);
+    REQUIRE(fixed.count() == args.size());
+    REQUIRE(each.count() == args.size());
+    const auto* fixed_base = static_cast<const std::byte*>(fixed.pointers()[0]);
+    const auto* each_base = static_cast<const std::byte*>(each.pointers()[0]);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        INFO("parameter " << i);
+        const KernelParameter& p = packer.parameters()[i];
+        if (p.kind == ParameterKind::structure) {
+            CHECK(fixed.pointers()[i] == &markers);
+            CHECK(each.pointers()[i] == &markers);
+            continue;
+        }
+        const auto* a = static_cast<const std::byte*>(fixed.pointers()[i]);
+        const auto* b = static_cast<const std::byte*>(each.pointers()[i]);
+        CHECK(a - fixed_base == b - each_base);
+        CHECK(reinterpret_cast<std::uintptr_t>(a) % (p.packed_size() > 8 ? 16 : 8) == 0);
+        CHECK(std::memcmp(a, b, p.packed_size()) == 0);
+    }
+    CHECK(unpack<std::int32_t>(fixed, 3) == 42);
+    CHECK(unpack<float>(fixed, 5) == 0.75f);
+    CHECK(unpack<std::uint8_t>(fixed, 7) == 200);
+    CHECK(unpack<std::int64_t>(fixed, 9) == -3);
+
+    // What the fixed layout declines goes one argument at a time, which
+    // names the fault; a PackedArguments in use is packed after what it holds.
+    args[7] = 300LL;
+    PackedArguments out_of_range;
+    CHECK_THROWS_WITH_AS(packer.pack(args, sizes, out_of_range),
+                         doctest::Contains("argument 7 (unsigned char u8) must be a uint8 scalar"), ArgumentError);
+    args[7] = 200LL;
+    ArgumentPacker one("one", parameters("double dt"));
+    PackedArguments used;
+    one.pack(std::vector<Argument>{0.5}, {}, used);
+    one.pack(std::vector<Argument>{0.25}, {}, used);
+    REQUIRE(used.count() == 2);
+    CHECK(unpack<double>(used, 0) == 0.5);
+    CHECK(unpack<double>(used, 1) == 0.25);
+}
+
 TEST_CASE("many parameters spill past the inline storage")
 {
     std::string declaration;

@@ -73,6 +73,37 @@ TEST_CASE("the grid is the rounded-up quotient for every block size, powers of t
     CHECK(shape.grid == Dim3(11, 11, 5));
 }
 
+TEST_CASE("a call with no launch options gets the shape that n_threads of the first array's length gives")
+{
+    // The default call takes a short path; it must agree with the general one.
+    const std::int64_t lengths[] = {0, 1, 127, 128, 129, 1000, 65537, 4294967297LL};
+    for (std::int64_t block : {1, 32, 96, 128, 1000, 1024})
+        for (std::int64_t n : lengths) {
+            INFO("length " << n << ", block " << block);
+            std::vector<Argument> args = {Argument(0.5), array({n, 3}), array({2})};
+            LaunchShape fast = launch_shape(Launch{}, Dim3(block), NThreadsFrom::automatic(), args);
+            LaunchShape general = launch_shape(Launch{.n_threads = Dim3(n)}, Dim3(block), NThreadsFrom::automatic(), args);
+            CHECK(fast.grid == general.grid);
+            CHECK(fast.block == general.block);
+        }
+    // What the short path leaves to the general one: its errors and its other cases.
+    ArrayView bad = make_array_view(storage.data(), ElementType::float64, std::vector<std::int64_t>{4}, Memory::device);
+    bad.shape[0] = -1;  // views made by hand are not checked
+    std::vector<Argument> negative = {Argument(bad)};
+    CHECK_THROWS_WITH_AS(shape_of(Launch{}, Dim3(128), NThreadsFrom::automatic(), negative),
+                         doctest::Contains("n_threads must be non-negative"), LaunchError);
+    CHECK_THROWS_AS(shape_of(Launch{}, Dim3(0)), LaunchError);
+    CHECK_THROWS_AS(shape_of(Launch{}, Dim3(2048)), LaunchError);
+    std::vector<Argument> none = {Argument(1.0)};
+    CHECK_THROWS_WITH_AS(shape_of(Launch{}, Dim3(128), NThreadsFrom::automatic(), none),
+                         doctest::Contains("inferring n_threads needs an array argument"), LaunchError);
+    Dim3 wide(512);
+    wide.y = 4;  // one dimension named, two set: the general path counts 2048 threads
+    CHECK_THROWS_AS(shape_of(Launch{}, wide, NThreadsFrom::automatic(), {array({10})}), LaunchError);
+    auto last = shape_of(Launch{}, Dim3(128), NThreadsFrom::last_axis(), {array({3, 1000})});
+    CHECK(last.grid == Dim3(8));
+}
+
 TEST_CASE("a 1D block with 2D or 3D n_threads becomes (b, 1[, 1])")
 {
     auto shape = shape_of(Launch{.n_threads = Dim3(300, 7)});
