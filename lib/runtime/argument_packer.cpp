@@ -9,10 +9,6 @@ namespace ck {
 
 namespace {
 
-// The common cases of the launch path, inline; anything else (and every
-// error) goes through the general code below, so results and messages are
-// unchanged.
-
 /// ArrayView::c_contiguous() without its two loops for the usual 1-D view.
 bool contiguous(const ArrayView& view)
 {
@@ -33,29 +29,11 @@ std::size_t scalar_bytes(ElementType type)
     }
 }
 
-/// write_same_type_scalar() for the 8-byte types, which need no conversion.
-bool write_same_type_scalar_fast(const Argument& arg, ElementType to, void* out)
+/// A scalar of the 8-byte type `to` needs no conversion: its bits are the value.
+bool same_eight_byte_scalar(const Argument& arg, ElementType to)
 {
-    if (!arg.is_scalar() || arg.type() != to) return false;
-    switch (to) {
-    case ElementType::float64: {
-        double value = arg.as_double();
-        std::memcpy(out, &value, sizeof value);
-        return true;
-    }
-    case ElementType::int64: {
-        std::int64_t value = arg.as_int();
-        std::memcpy(out, &value, sizeof value);
-        return true;
-    }
-    case ElementType::uint64: {
-        std::uint64_t value = arg.as_uint();
-        std::memcpy(out, &value, sizeof value);
-        return true;
-    }
-    default:
-        return write_same_type_scalar(arg, to, out);
-    }
+    bool eight = to == ElementType::float64 || to == ElementType::int64 || to == ElementType::uint64;
+    return eight && arg.is_scalar() && arg.type() == to;
 }
 
 }  // namespace
@@ -78,12 +56,11 @@ void PackedArguments::push_overflow(const void* value)
 ArgumentPacker::ArgumentPacker(std::string kernel, std::vector<KernelParameter> parameters)
     : kernel_(std::move(kernel)), parameters_(std::move(parameters))
 {
-    if (parameters_.size() > PackedArguments::inline_count) return;
     std::size_t used = 0;
     for (const auto& p : parameters_) {
-        Slot slot{0, p.kind, p.element, static_cast<std::uint8_t>(p.view_ndim)};
         std::size_t size = p.kind == ParameterKind::scalar ? scalar_bytes(p.element) : p.packed_size();
-        if (size > 0) {  // a struct is passed from the caller's object
+        Slot slot{0, static_cast<std::uint32_t>(size), p.kind, p.element, static_cast<std::uint8_t>(p.view_ndim)};
+        if (size > 0) {
             std::size_t align = size > 8 ? 16 : 8;  // as PackedArguments::reserve
             std::size_t at = (used + align - 1) & ~(align - 1);
             slot.offset = static_cast<std::uint32_t>(at);
@@ -91,74 +68,8 @@ ArgumentPacker::ArgumentPacker(std::string kernel, std::vector<KernelParameter> 
         }
         slots_.push_back(slot);
     }
-    if (used > PackedArguments::inline_bytes) {
-        slots_.clear();
-        return;
-    }
+    fixed_ = parameters_.size() <= PackedArguments::inline_count && used <= PackedArguments::inline_bytes;
     fixed_bytes_ = used;
-}
-
-bool ArgumentPacker::pack_fixed(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
-                                PackedArguments& out) const
-{
-    std::byte* storage = out.storage_.data();
-    void** pointers = out.inline_pointers_.data();
-    const Slot* slots = slots_.data();
-    std::size_t count = slots_.size();
-    for (std::size_t i = 0; i < count; ++i) {
-        const Slot& slot = slots[i];
-        const Argument& arg = args[i];
-        void* at = storage + slot.offset;
-        switch (slot.kind) {
-        case ParameterKind::scalar:
-            if (arg.is_scalar() && arg.type() == slot.element && slot.element == ElementType::float64) {
-                double value = arg.as_double();
-                std::memcpy(at, &value, sizeof value);
-            } else if (arg.is_scalar() && arg.type() == slot.element && slot.element == ElementType::int64) {
-                std::int64_t value = arg.as_int();
-                std::memcpy(at, &value, sizeof value);
-            } else if (!write_same_type_scalar_fast(arg, slot.element, at) &&
-                       !try_convert_scalar(arg, slot.element, at).empty()) {
-                return false;
-            }
-            break;
-        case ParameterKind::pointer:
-        case ParameterKind::void_pointer: {
-            if (!arg.on_device()) return false;
-            const ArrayView& view = arg.array();
-            if ((slot.kind == ParameterKind::pointer && view.type != slot.element) || !contiguous(view)) return false;
-            std::memcpy(at, &view.data, sizeof(void*));
-            break;
-        }
-        case ParameterKind::array_view:
-        case ParameterKind::carray_view: {
-            if (!arg.on_device()) return false;
-            const ArrayView& view = arg.array();
-            bool strided = slot.kind == ParameterKind::array_view;
-            if (view.type != slot.element || view.ndim != slot.view_ndim || (!strided && !view.c_contiguous()))
-                return false;
-            auto* words = static_cast<std::int64_t*>(at);
-            auto ndim = static_cast<std::size_t>(view.ndim);
-            std::memcpy(words, &view.data, sizeof(void*));
-            std::memcpy(words + 1, view.shape, sizeof(std::int64_t) * ndim);
-            if (strided) std::memcpy(words + 1 + ndim, view.strides, sizeof(std::int64_t) * ndim);
-            break;
-        }
-        case ParameterKind::structure: {
-            if (!arg.is_struct()) return false;
-            const StructValue& value = arg.structure();
-            std::size_t size = i < struct_sizes.size() ? struct_sizes[i] : 0;
-            if ((value.type_name && parameters_[i].ctype != value.type_name) || (size != 0 && value.size != size))
-                return false;
-            at = const_cast<void*>(value.data);
-            break;
-        }
-        }
-        pointers[i] = at;
-    }
-    out.used_ = fixed_bytes_;
-    out.count_ = count;
-    return true;
 }
 
 void ArgumentPacker::fail(std::size_t index, const std::string& expected, const Argument& arg, const std::string& hint) const
@@ -185,56 +96,94 @@ const ArrayView& ArgumentPacker::device_array(const Argument& arg, std::size_t i
     fail(index, expected, arg, host ? "arrays are never copied to the device implicitly" : "");
 }
 
-const void* ArgumentPacker::pack_one(const Argument& arg, std::size_t index, std::size_t struct_size,
-                                     PackedArguments& out) const
+// Inlined into both loops: a call spends most of its own time here.
+[[gnu::always_inline]] inline bool ArgumentPacker::place(const Argument& arg, const Slot& slot, std::size_t index,
+                                                          std::size_t struct_size, void*& at) const
+{
+    switch (slot.kind) {
+    case ParameterKind::scalar:
+        if (same_eight_byte_scalar(arg, slot.element)) {
+            std::uint64_t bits = arg.as_uint();  // the same bits as as_int() and as_double()
+            std::memcpy(at, &bits, sizeof bits);
+            return true;
+        }
+        return try_convert_scalar(arg, slot.element, at).empty();
+    case ParameterKind::pointer:
+    case ParameterKind::void_pointer: {
+        if (!arg.on_device()) return false;
+        const ArrayView& view = arg.array();
+        if ((slot.kind == ParameterKind::pointer && view.type != slot.element) || !contiguous(view)) return false;
+        std::memcpy(at, &view.data, sizeof(void*));
+        return true;
+    }
+    case ParameterKind::array_view:
+    case ParameterKind::carray_view: {
+        if (!arg.on_device()) return false;
+        const ArrayView& view = arg.array();
+        bool strided = slot.kind == ParameterKind::array_view;
+        if (view.type != slot.element || view.ndim != slot.view_ndim || (!strided && !view.c_contiguous())) return false;
+        auto* words = static_cast<std::int64_t*>(at);
+        auto ndim = static_cast<std::size_t>(view.ndim);
+        std::memcpy(words, &view.data, sizeof(void*));
+        std::memcpy(words + 1, view.shape, sizeof(std::int64_t) * ndim);
+        if (strided) std::memcpy(words + 1 + ndim, view.strides, sizeof(std::int64_t) * ndim);
+        return true;
+    }
+    case ParameterKind::structure: {
+        if (!arg.is_struct()) return false;
+        const StructValue& value = arg.structure();
+        if ((value.type_name && parameters_[index].ctype != value.type_name) || (struct_size != 0 && value.size != struct_size))
+            return false;
+        at = const_cast<void*>(value.data);  // the driver copies `size` bytes from here at launch
+        return true;
+    }
+    }
+    return false;
+}
+
+void ArgumentPacker::refuse(const Argument& arg, std::size_t index, std::size_t struct_size) const
 {
     const KernelParameter& p = parameters_[index];
     switch (p.kind) {
     case ParameterKind::scalar: {
-        void* slot = out.reserve(scalar_bytes(p.element));
-        if (write_same_type_scalar_fast(arg, p.element, slot)) return slot;
-        std::string why = try_convert_scalar(arg, p.element, slot);
-        if (!why.empty()) fail(index, std::string("a ") + to_string(p.element) + " scalar", arg, why);
-        return slot;
+        std::byte scratch[16];
+        std::string why = try_convert_scalar(arg, p.element, scratch);
+        fail(index, std::string("a ") + to_string(p.element) + " scalar", arg, why);
     }
     case ParameterKind::pointer:
-    case ParameterKind::void_pointer: {
-        bool any_type = p.kind == ParameterKind::void_pointer;
-        // device_array()'s test inline; it is called for the error.
-        const ArrayView& view = arg.is_array() && arg.array().memory == Memory::device &&
-                                        (any_type || arg.type() == p.element)
-                                    ? arg.array()
-                                    : device_array(arg, index, any_type);
-        if (!contiguous(view))
-            fail(index, "C-contiguous", arg, "a pointer parameter reads a flat buffer; declare it as an Array view to take strided views");
-        auto* slot = static_cast<void**>(out.reserve(sizeof(void*)));
-        *slot = view.data;
-        return slot;
-    }
+    case ParameterKind::void_pointer:
+        device_array(arg, index, p.kind == ParameterKind::void_pointer);
+        fail(index, "C-contiguous", arg, "a pointer parameter reads a flat buffer; declare it as an Array view to take strided views");
     case ParameterKind::array_view:
     case ParameterKind::carray_view: {
         const ArrayView& view = device_array(arg, index, false);
         if (view.ndim != p.view_ndim) fail(index, "a " + std::to_string(p.view_ndim) + "D array", arg);
-        bool contiguous = p.kind == ParameterKind::carray_view;
-        if (contiguous && !view.c_contiguous())
-            fail(index, "C-contiguous", arg, "declare the parameter as Array" + std::to_string(p.view_ndim) + "D to take strided views");
-        auto* slot = static_cast<std::int64_t*>(out.reserve(p.packed_size()));
-        std::memcpy(slot, &view.data, sizeof(void*));
-        std::memcpy(slot + 1, view.shape, sizeof(std::int64_t) * static_cast<std::size_t>(view.ndim));
-        if (!contiguous)
-            std::memcpy(slot + 1 + view.ndim, view.strides, sizeof(std::int64_t) * static_cast<std::size_t>(view.ndim));
-        return slot;
+        fail(index, "C-contiguous", arg, "declare the parameter as Array" + std::to_string(p.view_ndim) + "D to take strided views");
     }
     case ParameterKind::structure: {
-        if (!arg.is_struct()) fail(index, "a value of struct " + p.ctype, arg);
-        const StructValue& value = arg.structure();
-        if (value.type_name && p.ctype != value.type_name) fail(index, "a value of struct " + p.ctype, arg);
-        if (struct_size != 0 && value.size != struct_size)
-            fail(index, "a struct of " + std::to_string(struct_size) + " bytes (the size the driver reports for " + p.ctype + ")", arg);
-        return value.data;  // the driver copies `size` bytes from here at launch
+        if (!arg.is_struct() || (arg.structure().type_name && p.ctype != arg.structure().type_name))
+            fail(index, "a value of struct " + p.ctype, arg);
+        fail(index, "a struct of " + std::to_string(struct_size) + " bytes (the size the driver reports for " + p.ctype + ")", arg);
     }
     }
-    return nullptr;
+    fail(index, "a supported argument", arg);
+}
+
+bool ArgumentPacker::pack_fixed(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
+                                PackedArguments& out) const
+{
+    std::byte* storage = out.storage_.data();
+    void** pointers = out.inline_pointers_.data();
+    const Slot* slots = slots_.data();
+    std::size_t count = slots_.size();
+    for (std::size_t i = 0; i < count; ++i) {
+        void* at = storage + slots[i].offset;
+        if (!place(args[i], slots[i], i, i < struct_sizes.size() ? struct_sizes[i] : 0, at)) return false;
+        pointers[i] = at;
+    }
+    out.used_ = fixed_bytes_;
+    out.count_ = count;
+    return true;
 }
 
 void ArgumentPacker::pack(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
@@ -242,7 +191,7 @@ void ArgumentPacker::pack(std::span<const Argument> args, std::span<const std::s
 {
     check_count(args);
     bool empty = out.count_ == 0 && out.used_ == 0;
-    if (empty && slots_.size() == args.size() && pack_fixed(args, struct_sizes, out)) return;
+    if (fixed_ && empty && pack_fixed(args, struct_sizes, out)) return;
     pack_each(args, struct_sizes, out);
 }
 
@@ -250,8 +199,12 @@ void ArgumentPacker::pack_each(std::span<const Argument> args, std::span<const s
                                PackedArguments& out) const
 {
     check_count(args);
-    for (std::size_t i = 0; i < args.size(); ++i)
-        out.push(pack_one(args[i], i, i < struct_sizes.size() ? struct_sizes[i] : 0, out));
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        std::size_t struct_size = i < struct_sizes.size() ? struct_sizes[i] : 0;
+        void* at = slots_[i].size > 0 ? out.reserve(slots_[i].size) : nullptr;
+        if (!place(args[i], slots_[i], i, struct_size, at)) refuse(args[i], i, struct_size);
+        out.push(at);
+    }
 }
 
 void ArgumentPacker::check(std::span<const Argument> args) const

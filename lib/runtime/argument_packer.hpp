@@ -80,9 +80,10 @@ public:
     void pack(std::span<const Argument> args, std::span<const std::size_t> struct_sizes, PackedArguments& out) const;
 
     /// pack() one argument at a time, through PackedArguments::reserve and
-    /// push: what pack() does when its fixed layout declines (an argument it
-    /// must name in an error, a layout past the inline storage, an `out`
-    /// in use). The two give the same bytes at the same offsets.
+    /// push: what pack() does when its fixed layout does not apply (a layout
+    /// past the inline storage, an `out` in use) and when an argument is
+    /// refused (to name it). Both write each value through the same code and
+    /// give the same bytes at the same offsets.
     void pack_each(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
                    PackedArguments& out) const;
 
@@ -90,37 +91,41 @@ public:
     void check(std::span<const Argument> args) const;
 
 private:
-    // A parameter as the call's common case reads it: its kind and type, and
-    // its offset in PackedArguments' inline storage (the layout reserve()
-    // gives), in 8 bytes, so that one cache line holds a kernel's table.
+    // A parameter as a call reads it: its kind and type, its size and its
+    // offset in PackedArguments' inline storage (the layout reserve() gives),
+    // in 12 bytes, so that one cache line holds a small kernel's table.
     struct Slot {
         std::uint32_t offset = 0;
+        std::uint32_t size = 0;  ///< 0 for a struct, passed from the caller's object
         ParameterKind kind = ParameterKind::scalar;
         ElementType element = ElementType::float64;
         std::uint8_t view_ndim = 0;
     };
 
-    /// Packs every argument at its slot when each is of the expected kind
-    /// and type (or a scalar that converts); false, with `out` untouched as
-    /// far as pointers() and count() tell, when one is not: the general path
-    /// then packs again and names the fault.
+    /// Packs every argument at its slot's offset; false, with what `out`
+    /// tells through pointers() and count() unchanged, when one is refused.
     bool pack_fixed(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
                     PackedArguments& out) const;
+    /// Writes argument `index` at `at` (a struct: sets `at` to its value),
+    /// when it is what the slot takes; false, writing nothing, when not.
+    bool place(const Argument& arg, const Slot& slot, std::size_t index, std::size_t struct_size, void*& at) const;
+    /// The ArgumentError of an argument place() refused.
+    [[noreturn, gnu::cold]] void refuse(const Argument& arg, std::size_t index, std::size_t struct_size) const;
     void check_count(std::span<const Argument> args) const
     {
         if (args.size() != parameters_.size()) [[unlikely]]
             count_error(args);
     }
     [[noreturn, gnu::cold]] void count_error(std::span<const Argument> args) const;
-    const void* pack_one(const Argument& arg, std::size_t index, std::size_t struct_size, PackedArguments& out) const;
     const ArrayView& device_array(const Argument& arg, std::size_t index, bool any_type) const;
     [[noreturn]] void fail(std::size_t index, const std::string& expected, const Argument& arg,
                            const std::string& hint = "") const;
 
     std::string kernel_;
     std::vector<KernelParameter> parameters_;
-    std::vector<Slot> slots_;     ///< empty: the parameters do not fit the inline storage
-    std::size_t fixed_bytes_ = 0;  ///< bytes of the inline storage the slots use
+    std::vector<Slot> slots_;  ///< one per parameter
+    bool fixed_ = false;       ///< the slots' offsets fit PackedArguments' inline storage
+    std::size_t fixed_bytes_ = 0;
 };
 
 }  // namespace ck

@@ -228,15 +228,6 @@ std::string try_convert_scalar(const Argument& argument, ElementType to, void* o
     return "a complex would lose information";
 }
 
-bool write_same_type_scalar(const Argument& argument, ElementType to, void* out)
-{
-    if (!argument.is_scalar() || argument.type() != to || is_complex(to)) return false;
-    if (to == ElementType::boolean) put(out, argument.as_bool());
-    else if (is_float(to)) put_number(out, to, argument.as_double(), 0.0);
-    else put_integer(out, to, is_signed_integer(to) ? Int128(argument.as_int()) : Int128(argument.as_uint()));
-    return true;
-}
-
 void convert_scalar(const Argument& argument, ElementType to, void* out, const std::string& what)
 {
     std::string why = try_convert_scalar(argument, to, out);

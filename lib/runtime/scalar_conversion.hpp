@@ -12,8 +12,4 @@ namespace ck {
 /// ("1099511627776 is out of range [-2147483648, 2147483647]").
 std::string try_convert_scalar(const Argument& argument, ElementType to, void* out);
 
-/// The common case without any check: a scalar already of type `to` (not
-/// complex) is written to `out`; returns false for anything else.
-bool write_same_type_scalar(const Argument& argument, ElementType to, void* out);
-
 }  // namespace ck
