@@ -159,7 +159,13 @@ public:
     }
     Argument(std::complex<float> value);
     Argument(std::complex<double> value);
-    Argument(const ArrayView& view) : kind_(Kind::array), type_(view.type), payload_(view) {}
+    /// Throws ArgumentError when `view.ndim` is outside 0 to max_array_dims
+    /// (a view filled in by hand): nothing reads past its shape and strides.
+    Argument(const ArrayView& view) : kind_(Kind::array), type_(view.type), payload_(view)
+    {
+        if (static_cast<unsigned>(view.ndim) > static_cast<unsigned>(max_array_dims)) [[unlikely]]
+            throw_view_rank(view.ndim);
+    }
     Argument(const StructValue& value) : kind_(Kind::structure), type_(ElementType::uint8), payload_(value) {}
     Argument(const void*) = delete;  // a raw pointer has no element type, shape or memory
 
@@ -192,6 +198,8 @@ public:
     std::string describe() const;
 
 private:
+    [[noreturn]] static void throw_view_rank(int ndim);
+
     struct Scalar {
         union {
             std::int64_t i;

@@ -112,7 +112,7 @@ const ArrayView& ArgumentPacker::device_array(const Argument& arg, std::size_t i
     case ParameterKind::void_pointer: {
         if (!arg.on_device()) return false;
         const ArrayView& view = arg.array();
-        if ((slot.kind == ParameterKind::pointer && view.type != slot.element) || !contiguous(view)) return false;
+        if ((slot.kind == ParameterKind::pointer && arg.type() != slot.element) || !contiguous(view)) return false;
         std::memcpy(at, &view.data, sizeof(void*));
         return true;
     }
@@ -121,7 +121,7 @@ const ArrayView& ArgumentPacker::device_array(const Argument& arg, std::size_t i
         if (!arg.on_device()) return false;
         const ArrayView& view = arg.array();
         bool strided = slot.kind == ParameterKind::array_view;
-        if (view.type != slot.element || view.ndim != slot.view_ndim || (!strided && !view.c_contiguous())) return false;
+        if (arg.type() != slot.element || view.ndim != slot.view_ndim || (!strided && !view.c_contiguous())) return false;
         auto* words = static_cast<std::int64_t*>(at);
         auto ndim = static_cast<std::size_t>(view.ndim);
         std::memcpy(words, &view.data, sizeof(void*));
@@ -201,8 +201,12 @@ void ArgumentPacker::pack_each(std::span<const Argument> args, std::span<const s
     check_count(args);
     for (std::size_t i = 0; i < args.size(); ++i) {
         std::size_t struct_size = i < struct_sizes.size() ? struct_sizes[i] : 0;
+        std::size_t used = out.used_;
         void* at = slots_[i].size > 0 ? out.reserve(slots_[i].size) : nullptr;
-        if (!place(args[i], slots_[i], i, struct_size, at)) refuse(args[i], i, struct_size);
+        if (!place(args[i], slots_[i], i, struct_size, at)) {
+            out.used_ = used;  // a refused argument takes no room in an `out` that is used again
+            refuse(args[i], i, struct_size);
+        }
         out.push(at);
     }
 }

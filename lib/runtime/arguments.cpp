@@ -186,6 +186,12 @@ Argument::Argument(std::complex<double> value) : kind_(Kind::scalar), type_(Elem
     payload_.scalar.imag = value.imag();
 }
 
+void Argument::throw_view_rank(int ndim)
+{
+    throw ArgumentError("an array view has 0 to " + std::to_string(max_array_dims) + " dimensions, got ndim = " +
+                        std::to_string(ndim) + "; make views with make_array_view or make_strided_view");
+}
+
 std::string Argument::describe() const
 {
     switch (kind_) {

@@ -35,17 +35,35 @@ Dim3 checked_block(const Dim3& block)
     check_dims(block, "block");
     for (int axis = 0; axis < block.ndim; ++axis)
         if (block[axis] <= 0) throw LaunchError("block sizes must be positive, got " + block.to_string());
-    if (block.product() > max_threads_per_block)
+    // The axes past ndim are launched too (a Dim3 filled in by hand may set them).
+    for (int axis = block.ndim; axis < 3; ++axis)
+        if (block[axis] <= 0)
+            throw LaunchError("a block's unused axes must be 1, got " + std::string(axis == 1 ? "y" : "z") + " = " +
+                              std::to_string(block[axis]) + " in " + block.to_string());
+    std::int64_t threads = 0;
+    bool overflow = __builtin_mul_overflow(block.x, block.y, &threads) || __builtin_mul_overflow(threads, block.z, &threads);
+    if (overflow || threads > max_threads_per_block)
         throw LaunchError("a block has at most 1024 threads, got " + block.to_string() + " = " +
-                          std::to_string(block.product()));
+                          (overflow ? "more than 2^63" : std::to_string(threads)));
     return block;
 }
 
 void check_non_negative(const Dim3& shape, const char* what)
 {
     check_dims(shape, what);
-    for (int axis = 0; axis < shape.ndim; ++axis)
-        if (shape[axis] < 0) throw LaunchError(std::string(what) + " must be non-negative, got " + shape.to_string());
+    for (int axis = 0; axis < 3; ++axis)  // the axes past ndim are launched too
+        if (shape[axis] < 0)
+            throw LaunchError(std::string(what) + " must be non-negative, got " +
+                              (axis < shape.ndim ? shape.to_string()
+                                                 : std::string(axis == 1 ? "y" : "z") + " = " +
+                                                       std::to_string(shape[axis]) + " past its " +
+                                                       std::to_string(shape.ndim) + " dimensions"));
+}
+
+/// n / block rounded up, for n >= 0 and block > 0, without overflow near INT64_MAX.
+std::int64_t blocks_for(std::int64_t n, std::int64_t block)
+{
+    return n / block + (n % block != 0);
 }
 
 Dim3 with_ndim(std::int64_t x, std::int64_t y, std::int64_t z, int ndim)
@@ -102,7 +120,7 @@ LaunchShape launch_shape(const Launch& launch, const Dim3& block_size, const NTh
                     block_size.x > 0 && block_size.x <= max_threads_per_block;
     if (defaults) [[likely]] {
         const ArrayView* view = first_array(args);
-        if (view && view->shape[0] >= 0) return {Dim3((view->shape[0] + block_size.x - 1) / block_size.x), block_size};
+        if (view && view->shape[0] >= 0) return {Dim3(blocks_for(view->shape[0], block_size.x)), block_size};
     }
     Dim3 block = checked_block(launch.block ? *launch.block : block_size);
     std::optional<Dim3> n_threads = launch.n_threads;
@@ -123,8 +141,8 @@ LaunchShape launch_shape(const Launch& launch, const Dim3& block_size, const NTh
                               " have different numbers of dimensions");
         block.ndim = n_threads->ndim;
     }
-    Dim3 grid = with_ndim((n_threads->x + block.x - 1) / block.x, (n_threads->y + block.y - 1) / block.y,
-                          (n_threads->z + block.z - 1) / block.z, n_threads->ndim);
+    Dim3 grid = with_ndim(blocks_for(n_threads->x, block.x), blocks_for(n_threads->y, block.y),
+                          blocks_for(n_threads->z, block.z), n_threads->ndim);
     return {grid, block};
 }
 

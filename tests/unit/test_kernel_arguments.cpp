@@ -256,6 +256,48 @@ TEST_CASE("the fixed layout packs what packing one argument at a time packs")
     CHECK(unpack<double>(used, 1) == 0.25);
 }
 
+TEST_CASE("an argument is checked by what it was made with; a refused one takes no room")
+{
+    ArgumentPacker typed("typed", parameters("double a, double* p"));
+    Argument view = device_view({4});
+    view.array().type = ElementType::int32;  // the Argument keeps the type it was made with
+    PackedArguments first;
+    typed.pack(std::vector<Argument>{1.5, view}, {}, first);
+    CHECK(unpack<void*>(first, 1) == device_memory);
+    ArgumentPacker ints("ints", parameters("int* p"));
+    PackedArguments refused;
+    CHECK_THROWS_WITH_AS(ints.pack(std::vector<Argument>{view}, {}, refused),
+                         doctest::Contains("must be a device array of int32, got a 1D float64 device array"), ArgumentError);
+
+    PackedArguments again, fresh;
+    CHECK_THROWS_AS(typed.pack(std::vector<Argument>{1.5, 2.0}, {}, again), ArgumentError);
+    std::vector<Argument> good = {1.5, device_view({4})};
+    typed.pack(good, {}, again);  // after the 8 bytes of the first call's 1.5
+    typed.pack(good, {}, fresh);
+    REQUIRE(again.count() == 3);
+    auto offset = [](PackedArguments& packed, std::size_t i) {
+        return static_cast<const std::byte*>(packed.pointers()[i]) - static_cast<const std::byte*>(packed.pointers()[0]);
+    };
+    CHECK(offset(again, 1) == 8);
+    CHECK(offset(again, 2) == 16);
+    CHECK(offset(fresh, 1) == 8);
+}
+
+TEST_CASE("a view filled in by hand with more axes than a view holds is refused, not read past")
+{
+    for (int ndim : {-1, max_array_dims + 1, 12}) {
+        ArrayView view = device_view({4});
+        view.ndim = ndim;
+        CHECK_THROWS_WITH_AS(Argument{view}, doctest::Contains("an array view has 0 to 8 dimensions"), ArgumentError);
+    }
+    ArrayView widest = device_view({1, 1, 1, 1, 1, 1, 1, 2});
+    CHECK(Argument(widest).array().ndim == max_array_dims);
+    ArgumentPacker twelve("twelve", parameters("Array12D<double> a"));
+    PackedArguments packed;
+    CHECK_THROWS_WITH_AS(twelve.pack(std::vector<Argument>{widest}, {}, packed),
+                         doctest::Contains("must be a 12D array, got a 8D float64 device array"), ArgumentError);
+}
+
 TEST_CASE("many parameters spill past the inline storage")
 {
     std::string declaration;

@@ -7,6 +7,7 @@
 
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <vector>
 
 TEST_SUITE_BEGIN("launch_shape");
@@ -102,6 +103,33 @@ TEST_CASE("a call with no launch options gets the shape that n_threads of the fi
     CHECK_THROWS_AS(shape_of(Launch{}, wide, NThreadsFrom::automatic(), {array({10})}), LaunchError);
     auto last = shape_of(Launch{}, Dim3(128), NThreadsFrom::last_axis(), {array({3, 1000})});
     CHECK(last.grid == Dim3(8));
+}
+
+TEST_CASE("a Dim3 filled in by hand is refused, not divided by or overflowed")
+{
+    // Axes past ndim are launched too: none may be 0 (a division by zero)
+    // or negative, and no axis of a block may pass 1024 (an overflowing product).
+    Dim3 flat(128);
+    flat.z = 0;
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(1000)}, flat), doctest::Contains("a block's unused axes must be 1, got z = 0"),
+                         LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{}, flat, NThreadsFrom::automatic(), {array({10})}),
+                         doctest::Contains("unused axes must be 1"), LaunchError);
+    Dim3 huge(std::numeric_limits<std::int64_t>::max(), 2, 2);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10, 10, 10)}, huge), doctest::Contains("at most 1024 threads"),
+                         LaunchError);
+    Dim3 hidden(1000);
+    hidden.y = -3;
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = hidden}), doctest::Contains("n_threads must be non-negative, got y = -3"),
+                         LaunchError);
+    CHECK_THROWS_AS(shape_of(Launch{.grid = hidden}), LaunchError);
+    // The largest sizes round up without overflow.
+    const std::int64_t most = std::numeric_limits<std::int64_t>::max();
+    CHECK(shape_of(Launch{.n_threads = Dim3(most)}).grid == Dim3(most / 128 + 1));
+    CHECK(shape_of(Launch{}, Dim3(128), NThreadsFrom::automatic(), {array({4})}).grid == Dim3(1));
+    ArrayView longest = make_array_view(storage.data(), ElementType::float64, std::vector<std::int64_t>{4}, Memory::device);
+    longest.shape[0] = most;
+    CHECK(shape_of(Launch{}, Dim3(1024), NThreadsFrom::automatic(), {Argument(longest)}).grid == Dim3(most / 1024 + 1));
 }
 
 TEST_CASE("a 1D block with 2D or 3D n_threads becomes (b, 1[, 1])")
