@@ -186,15 +186,6 @@ bool ArgumentPacker::pack_fixed(std::span<const Argument> args, std::span<const 
     return true;
 }
 
-void ArgumentPacker::pack(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
-                          PackedArguments& out) const
-{
-    check_count(args);
-    bool empty = out.count_ == 0 && out.used_ == 0;
-    if (fixed_ && empty && pack_fixed(args, struct_sizes, out)) return;
-    pack_each(args, struct_sizes, out);
-}
-
 void ArgumentPacker::pack_each(std::span<const Argument> args, std::span<const std::size_t> struct_sizes,
                                PackedArguments& out) const
 {

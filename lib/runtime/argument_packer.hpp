@@ -77,7 +77,14 @@ public:
     /// driver reports for parameter i: a struct argument must have it.
     /// Throws ArgumentError naming the kernel, the argument's position and
     /// name, and what was expected.
-    void pack(std::span<const Argument> args, std::span<const std::size_t> struct_sizes, PackedArguments& out) const;
+    void pack(std::span<const Argument> args, std::span<const std::size_t> struct_sizes, PackedArguments& out) const
+    {
+        check_count(args);
+        bool empty = out.count_ == 0 && out.used_ == 0;
+        if (fixed_ && empty && pack_fixed(args, struct_sizes, out)) [[likely]]
+            return;
+        pack_each(args, struct_sizes, out);
+    }
 
     /// pack() one argument at a time, through PackedArguments::reserve and
     /// push: what pack() does when its fixed layout does not apply (a layout

@@ -4,6 +4,7 @@
 
 #include "runtime/artifact_cache.hpp"
 #include "runtime/cache_images.hpp"
+#include "runtime/default_launch_shape.hpp"
 #include "plan/kernel_entry.hpp"
 #include "runtime/gpu_state.hpp"
 #include "util/elapsed.hpp"
@@ -85,10 +86,9 @@ CudaKernel::~CudaKernel()
     }
 }
 
-const ArgumentPacker& CudaKernel::packer() const
+void CudaKernel::throw_signature_error() const
 {
-    if (!packer_) throw SourceError(signature_error_);
-    return *packer_;
+    throw SourceError(signature_error_);
 }
 
 void CudaKernel::read_function_facts(Loaded& loaded, const std::string& entry_symbol)
@@ -212,11 +212,18 @@ std::unique_ptr<CudaKernel::Loaded> CudaKernel::load_module(const CurrentContext
     return loaded;
 }
 
-CudaKernel::Loaded& CudaKernel::loaded_for(const CurrentContext& current)
+// Most processes use one context: its module is found by an atomic load,
+// inlined into the launch below.
+inline CudaKernel::Loaded& CudaKernel::loaded_for(const CurrentContext& current)
 {
     if (Loaded* first = first_loaded_.load(std::memory_order_acquire);
-        first && first_context_.load(std::memory_order_relaxed) == current.context)
+        first && first_context_.load(std::memory_order_relaxed) == current.context) [[likely]]
         return *first;
+    return load_for(current);
+}
+
+CudaKernel::Loaded& CudaKernel::load_for(const CurrentContext& current)
+{
     {
         std::shared_lock lock(mutex_);
         auto it = loaded_.find(current.context);
@@ -254,7 +261,8 @@ void CudaKernel::launch(std::span<const Argument> args, const Launch& launch, co
                         const NThreadsFrom& n_threads_from)
 {
     const ArgumentPacker& arguments = packer();
-    LaunchShape shape = launch_shape(launch, block_size, n_threads_from, args);
+    std::optional<LaunchShape> usual = default_launch_shape(launch, block_size, n_threads_from, args);
+    LaunchShape shape = usual ? *usual : launch_shape(launch, block_size, n_threads_from, args);
     if (shape.empty()) {
         arguments.check(args);
         return;

@@ -87,8 +87,16 @@ private:
         CudaLoadInfo info;
     };
 
-    const ArgumentPacker& packer() const;
+    const ArgumentPacker& packer() const
+    {
+        if (packer_) [[likely]]
+            return *packer_;
+        throw_signature_error();
+    }
+    [[noreturn]] void throw_signature_error() const;
+    /// The module of `current`'s context, loaded at its first call.
     Loaded& loaded_for(const CurrentContext& current);
+    Loaded& load_for(const CurrentContext& current);  ///< loaded_for() past the first context
     std::unique_ptr<Loaded> load_module(const CurrentContext& current);
     std::unique_ptr<Loaded> load_built(const CurrentContext& current, const std::vector<std::string>& report);
     std::optional<std::unique_ptr<Loaded>> try_image(const CurrentContext& current, ModuleImage& image,

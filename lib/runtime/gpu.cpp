@@ -107,11 +107,9 @@ void Gpu::State::remember_first(CUcontext context, const DeviceState& state)
     first_device.store(&state, std::memory_order_release);
 }
 
-CurrentContext Gpu::State::current_context()
+CurrentContext Gpu::State::other_context(CUcontext context)
 {
-    CudaDriver& d = ready_driver();
-    CUcontext context = nullptr;
-    check_cuda(d, d.context_get_current(&context), "cuCtxGetCurrent");
+    CudaDriver& d = *driver;
     if (context) return {context, &device_of_context(context)};
 
     int count = 0;

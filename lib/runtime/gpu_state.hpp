@@ -54,11 +54,22 @@ struct [[gnu::visibility("hidden")]] Gpu::State {
     }
 
     /// The context current on this thread, making device 0's primary context
-    /// current when there is none. Throws CudaError.
-    CurrentContext current_context();
+    /// current when there is none. Throws CudaError. Inline for the launch
+    /// path: the first context seen is answered without a lock or a call.
+    CurrentContext current_context()
+    {
+        CudaDriver& d = ready_driver();
+        CUcontext context = nullptr;
+        check_cuda(d, d.context_get_current(&context), "cuCtxGetCurrent");
+        if (const DeviceState* first = first_device.load(std::memory_order_acquire);
+            first && context && first_context.load(std::memory_order_relaxed) == context) [[likely]]
+            return {context, first};
+        return other_context(context);
+    }
 
 private:
     CudaDriver& load_driver();
+    CurrentContext other_context(CUcontext context);  ///< current_context() past the first context
     void load();
 
     std::atomic<bool> ready{false};  ///< loaded without error: ready_driver() asks no once_flag

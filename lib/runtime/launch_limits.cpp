@@ -39,7 +39,7 @@ inline void check_axes(const Dim3& shape, const int (&limits)[3], const char* la
 
 }  // namespace
 
-void check_launch_limits(const LaunchShape& shape, std::size_t shared_mem, const DeviceInfo& device,
+void throw_launch_limits(const LaunchShape& shape, std::size_t shared_mem, const DeviceInfo& device,
                          const FunctionLimits& function, const std::string& context)
 {
     check_axes(shape.block, device.max_block, "block", context);
@@ -50,6 +50,8 @@ void check_launch_limits(const LaunchShape& shape, std::size_t shared_mem, const
     auto maximum = static_cast<std::size_t>(std::max(device.shared_per_block, device.shared_per_block_optin));
     auto static_shared = static_cast<std::size_t>(std::max(0, function.static_shared));
     if (shared_mem + static_shared > maximum) shared_error(static_shared, shared_mem, maximum, context);
+    throw LaunchError(context + ": the launch does not fit the device (grid " + shape.grid.to_string() + ", block " +
+                      shape.block.to_string() + ")");  // launch_fits and the checks above disagree: never
 }
 
 }  // namespace ck

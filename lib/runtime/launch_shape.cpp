@@ -1,6 +1,7 @@
 // Launch arithmetic: cunumpy's CudaKernel.launch_shape and n_threads_from.
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/launch.hpp"
+#include "runtime/default_launch_shape.hpp"
 
 namespace ck {
 
@@ -60,12 +61,6 @@ void check_non_negative(const Dim3& shape, const char* what)
                                                        std::to_string(shape.ndim) + " dimensions"));
 }
 
-/// n / block rounded up, for n >= 0 and block > 0, without overflow near INT64_MAX.
-std::int64_t blocks_for(std::int64_t n, std::int64_t block)
-{
-    return n / block + (n % block != 0);
-}
-
 Dim3 with_ndim(std::int64_t x, std::int64_t y, std::int64_t z, int ndim)
 {
     Dim3 d(x, y, z);
@@ -113,15 +108,8 @@ Dim3 NThreadsFrom::infer(std::span<const Argument> args, int dimensions) const
 LaunchShape launch_shape(const Launch& launch, const Dim3& block_size, const NThreadsFrom& n_threads_from,
                          std::span<const Argument> args)
 {
-    // The call of every time step: no launch options, the kernel's 1D block,
-    // the first array's length. The general code below gives the same shape.
-    bool defaults = !launch.n_threads && !launch.grid && !launch.block &&
-                    n_threads_from.mode() == NThreadsFrom::Mode::automatic && block_size == Dim3(block_size.x) &&
-                    block_size.x > 0 && block_size.x <= max_threads_per_block;
-    if (defaults) [[likely]] {
-        const ArrayView* view = first_array(args);
-        if (view && view->shape[0] >= 0) return {Dim3(blocks_for(view->shape[0], block_size.x)), block_size};
-    }
+    if (auto shape = default_launch_shape(launch, block_size, n_threads_from, args)) [[likely]]
+        return *shape;
     Dim3 block = checked_block(launch.block ? *launch.block : block_size);
     std::optional<Dim3> n_threads = launch.n_threads;
     if (!n_threads && !launch.grid) {
