@@ -178,27 +178,45 @@ public:
     /// An array in device memory.
     bool on_device() const { return kind_ == Kind::array && payload_.array.memory == Memory::device; }
 
-    /// The view of an array argument; only for is_array() (an argument holds
-    /// one of a scalar, a view and a struct value).
-    const ArrayView& array() const { return payload_.array; }
-    ArrayView& array() { return payload_.array; }
-    /// The value of a struct argument; only for is_struct().
-    const StructValue& structure() const { return payload_.structure; }
+    /// The view of an array argument; an empty view (ndim 0, no data) for a
+    /// scalar or a struct. An argument holds one of a scalar, a view and a
+    /// struct value.
+    const ArrayView& array() const { return kind_ == Kind::array ? payload_.array : no_array; }
+    /// The view to change (the fallback points it at a host copy). Throws
+    /// ArgumentError for a scalar or a struct, which hold no view.
+    ArrayView& array()
+    {
+        if (kind_ != Kind::array) [[unlikely]]
+            throw_not_an_array();
+        return payload_.array;
+    }
+    /// The value of a struct argument; an empty one (no data, 0 bytes) for a
+    /// scalar or an array.
+    const StructValue& structure() const { return kind_ == Kind::structure ? payload_.structure : no_struct; }
 
     /// The scalar's value, read by type: `as_int` for signed integers,
-    /// `as_uint` for unsigned ones, `as_double` for floats, `as_bool`; only
-    /// for is_scalar().
-    std::int64_t as_int() const { return payload_.scalar.value.i; }
-    std::uint64_t as_uint() const { return payload_.scalar.value.u; }
-    double as_double() const { return payload_.scalar.value.f; }
-    bool as_bool() const { return payload_.scalar.value.b; }
-    std::complex<double> as_complex() const { return {payload_.scalar.value.f, payload_.scalar.imag}; }
+    /// `as_uint` for unsigned ones, `as_double` for floats (and the real part
+    /// of a complex), `as_complex` for complex values, `as_bool`. Another
+    /// type's accessor reads the value's bits as that type. 0 (or false) for
+    /// an array or a struct.
+    std::int64_t as_int() const { return kind_ == Kind::scalar ? payload_.scalar.value.i : 0; }
+    std::uint64_t as_uint() const { return kind_ == Kind::scalar ? payload_.scalar.value.u : 0; }
+    double as_double() const { return kind_ == Kind::scalar ? payload_.scalar.value.f : 0.0; }
+    bool as_bool() const { return kind_ == Kind::scalar && payload_.scalar.value.b; }
+    std::complex<double> as_complex() const
+    {
+        if (kind_ != Kind::scalar) return {};
+        return {payload_.scalar.value.f, payload_.scalar.imag};
+    }
 
     /// "a float64 scalar", "a 2D float64 device array", "a struct (Markers, 48 bytes)".
     std::string describe() const;
 
 private:
     [[noreturn]] static void throw_view_rank(int ndim);
+    [[noreturn]] void throw_not_an_array() const;
+    static constexpr ArrayView no_array{};
+    static constexpr StructValue no_struct{};
 
     struct Scalar {
         union {

@@ -54,7 +54,8 @@ public:
     enum class Mode { automatic, first_array, last_axis, function, none };
 
     /// The default: the leading axes of the first array argument, one per
-    /// block dimension (a 1D block takes the first axis).
+    /// block dimension (a 1D block takes the first axis). Here and below,
+    /// "the first array" passes over 0-D arrays, which have no axis.
     static NThreadsFrom automatic() { return NThreadsFrom(Mode::automatic); }
     /// The first axis of the first array argument.
     static NThreadsFrom first_array() { return NThreadsFrom(Mode::first_array); }

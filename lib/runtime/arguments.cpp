@@ -192,16 +192,22 @@ void Argument::throw_view_rank(int ndim)
                         std::to_string(ndim) + "; make views with make_array_view or make_strided_view");
 }
 
+void Argument::throw_not_an_array() const
+{
+    throw ArgumentError("array() of " + describe() + ": only an array argument holds a view to change");
+}
+
 std::string Argument::describe() const
 {
     switch (kind_) {
     case Kind::scalar: return std::string("a ") + to_string(type_) + " scalar";
     case Kind::array:
-        return "a " + std::to_string(array().ndim) + "D " + to_string(type_) +
-               (array().memory == Memory::device ? " device array" : " host array");
+        return "a " + std::to_string(payload_.array.ndim) + "D " + to_string(type_) +
+               (payload_.array.memory == Memory::device ? " device array" : " host array");
     case Kind::structure:
-        return std::string("a struct (") + (structure().type_name ? std::string(structure().type_name) + ", " : "") +
-               std::to_string(structure().size) + " bytes)";
+        return std::string("a struct (") +
+               (payload_.structure.type_name ? std::string(payload_.structure.type_name) + ", " : "") +
+               std::to_string(payload_.structure.size) + " bytes)";
     }
     return "?";
 }

@@ -16,9 +16,10 @@ ninja -C "$build" "${binaries[@]}"  # scripts/setup builds only the tool and the
 for b in "${binaries[@]}"; do
   strip --strip-debug -o "$out/bin/$(basename "$b")" "$build/$b"
 done
-strip --strip-debug -o "$out/lib/libcunumpy-kernels.so.0" "$build/lib/libcunumpy-kernels.so.0"
+soname=$(cd "$build/lib" && ls libcunumpy-kernels.so.* | grep -E '\.so\.[0-9]+$')  # the major version's
+strip --strip-debug -o "$out/lib/$soname" "$build/lib/$soname"
 # Every library the binaries link except the C and C++ runtimes the GPU machine has.
-for b in "$out"/bin/* "$out/lib/libcunumpy-kernels.so.0"; do ldd "$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
+for b in "$out"/bin/* "$out/lib/$soname"; do ldd "$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
   grep -v -E '/(libc|libm|libstdc\+\+|libgcc_s|libz|libpthread|libdl|librt)\.so' | grep -v libcunumpy-kernels |
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 cp -r share/examples/particles "$out/src-root/share/examples/"

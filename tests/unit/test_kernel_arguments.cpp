@@ -8,6 +8,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <utility>
 
 TEST_SUITE_BEGIN("kernel_arguments");
 
@@ -281,6 +282,26 @@ TEST_CASE("an argument is checked by what it was made with; a refused one takes 
     CHECK(offset(again, 1) == 8);
     CHECK(offset(again, 2) == 16);
     CHECK(offset(fresh, 1) == 8);
+}
+
+TEST_CASE("an accessor of another kind reads an empty value, never the bytes of what is held")
+{
+    Argument scalar(std::complex<double>(2.5, -1.0)), view(device_view({4})), value(StructValue{device_memory, 8, "V"});
+    CHECK(std::as_const(scalar).array().ndim == 0);
+    CHECK(std::as_const(scalar).array().data == nullptr);
+    CHECK(scalar.structure().size == 0);
+    CHECK(scalar.structure().data == nullptr);
+    CHECK(view.structure().size == 0);
+    CHECK(std::as_const(value).array().ndim == 0);
+    CHECK(view.as_double() == 0.0);
+    CHECK(view.as_int() == 0);
+    CHECK(value.as_uint() == 0);
+    CHECK_FALSE(value.as_bool());
+    CHECK(view.as_complex() == std::complex<double>());
+    CHECK(scalar.as_complex() == std::complex<double>(2.5, -1.0));
+    CHECK(value.structure().size == 8);
+    CHECK_THROWS_WITH_AS(scalar.array().data = nullptr, doctest::Contains("array() of a complex128 scalar"), ArgumentError);
+    CHECK(scalar.as_double() == 2.5);  // unchanged
 }
 
 TEST_CASE("a view filled in by hand with more axes than a view holds is refused, not read past")
