@@ -16,7 +16,8 @@ ninja -C "$build" "${binaries[@]}"  # scripts/setup builds only the tool and the
 for b in "${binaries[@]}"; do
   strip --strip-debug -o "$out/bin/$(basename "$b")" "$build/$b"
 done
-soname=$(cd "$build/lib" && ls libcunumpy-kernels.so.* | grep -E '\.so\.[0-9]+$')  # the major version's
+# The library's soname, as the binaries ask for it (a build folder may still hold an older one).
+soname=$(readelf -d "$build/lib/libcunumpy-kernels.so" | sed -n 's/.*Library soname: \[\(.*\)\]/\1/p')
 strip --strip-debug -o "$out/lib/$soname" "$build/lib/$soname"
 # Every library the binaries link except the C and C++ runtimes the GPU machine has.
 for b in "$out"/bin/* "$out/lib/$soname"; do ldd "$b"; done | awk '$3 ~ /^\// {print $3}' | sort -u |
