@@ -10,6 +10,9 @@
 
 namespace ck {
 
+/// The most threads a block has on every CUDA device (cunumpy's check too).
+inline constexpr std::int64_t max_threads_per_block = 1024;
+
 /// n / block rounded up, for n >= 0 and block > 0, without overflow near INT64_MAX.
 inline std::int64_t blocks_for(std::int64_t n, std::int64_t block)
 {
@@ -23,7 +26,7 @@ inline std::optional<LaunchShape> default_launch_shape(const Launch& launch, con
 {
     bool defaults = !launch.n_threads && !launch.grid && !launch.block &&
                     n_threads_from.mode() == NThreadsFrom::Mode::automatic && block_size.ndim == 1 &&
-                    block_size.y == 1 && block_size.z == 1 && block_size.x > 0 && block_size.x <= 1024;
+                    block_size.y == 1 && block_size.z == 1 && block_size.x > 0 && block_size.x <= max_threads_per_block;
     if (!defaults) return std::nullopt;
     for (const auto& arg : args) {
         if (!arg.is_array() || arg.array().ndim <= 0) continue;

@@ -203,7 +203,7 @@ std::unique_ptr<CudaDriver> load_cuda_driver(const std::vector<std::string>& nam
 
 void check_cuda(CudaDriver& driver, CUresult result, const std::string& what)
 {
-    if (result != CUDA_SUCCESS) throw CudaError(what + ": " + driver.error_text(result));
+    if (result != CUDA_SUCCESS) throw_cuda_error(driver, result, what.c_str());
 }
 
 void throw_cuda_error(CudaDriver& driver, CUresult result, const char* what)

@@ -71,11 +71,11 @@ private:
     CudaDriver& load_driver();
     CurrentContext other_context(CUcontext context);  ///< current_context() past the first context
     void load();
-
-    std::atomic<bool> ready{false};  ///< loaded without error: ready_driver() asks no once_flag
     const DeviceState& device_state(CUdevice device);
     const DeviceState& device_of_context(CUcontext context);
     void remember_first(CUcontext context, const DeviceState& state);  ///< called with `mutex` held
+
+    std::atomic<bool> ready{false};  ///< loaded without error: ready_driver() asks no once_flag
 };
 
 /// The library's access to a Gpu's internals (a friend of Gpu), so that the

@@ -8,33 +8,12 @@ namespace ck {
 
 namespace {
 
-[[noreturn, gnu::noinline, gnu::cold]] void axis_error(const Dim3& shape, int axis, const int (&limits)[3],
-                                                      const char* label, const std::string& context)
-{
-    throw LaunchError(context + ": " + label + "[" + std::to_string(axis) + "]=" + std::to_string(shape[axis]) +
-                      " exceeds the " + std::to_string(limits[axis]) + " limit");
-}
-
-[[noreturn, gnu::noinline, gnu::cold]] void threads_error(const Dim3& block, int limit, const std::string& context)
-{
-    throw LaunchError(context + ": block " + block.to_string() + " has " + std::to_string(block.product()) +
-                      " threads, exceeding the " + std::to_string(limit) +
-                      " device/kernel limit (the kernel's limit reflects __launch_bounds__ and its registers)");
-}
-
-[[noreturn, gnu::noinline, gnu::cold]] void shared_error(std::size_t static_shared, std::size_t shared_mem,
-                                                        std::size_t maximum, const std::string& context)
-{
-    throw LaunchError(context + ": static shared memory " + std::to_string(static_shared) + " + shared_mem=" +
-                      std::to_string(shared_mem) + " exceeds the " + std::to_string(maximum) +
-                      " bytes a block may use on this device");
-}
-
-// Small enough to inline into every launch: the message is built out of line.
-inline void check_axes(const Dim3& shape, const int (&limits)[3], const char* label, const std::string& context)
+void check_axes(const Dim3& shape, const int (&limits)[3], const char* label, const std::string& context)
 {
     for (int axis = 0; axis < 3; ++axis)
-        if (shape[axis] > limits[axis]) axis_error(shape, axis, limits, label, context);
+        if (shape[axis] > limits[axis])
+            throw LaunchError(context + ": " + label + "[" + std::to_string(axis) + "]=" + std::to_string(shape[axis]) +
+                              " exceeds the " + std::to_string(limits[axis]) + " limit");
 }
 
 }  // namespace
@@ -46,10 +25,16 @@ void throw_launch_limits(const LaunchShape& shape, std::size_t shared_mem, const
     check_axes(shape.grid, device.max_grid, "grid", context);
     int threads_limit = device.max_threads_per_block;
     if (function.max_threads_per_block > 0) threads_limit = std::min(threads_limit, function.max_threads_per_block);
-    if (shape.block.product() > threads_limit) threads_error(shape.block, threads_limit, context);
+    if (shape.block.product() > threads_limit)
+        throw LaunchError(context + ": block " + shape.block.to_string() + " has " + std::to_string(shape.block.product()) +
+                          " threads, exceeding the " + std::to_string(threads_limit) +
+                          " device/kernel limit (the kernel's limit reflects __launch_bounds__ and its registers)");
     auto maximum = static_cast<std::size_t>(std::max(device.shared_per_block, device.shared_per_block_optin));
     auto static_shared = static_cast<std::size_t>(std::max(0, function.static_shared));
-    if (shared_mem + static_shared > maximum) shared_error(static_shared, shared_mem, maximum, context);
+    if (shared_mem + static_shared > maximum)
+        throw LaunchError(context + ": static shared memory " + std::to_string(static_shared) + " + shared_mem=" +
+                          std::to_string(shared_mem) + " exceeds the " + std::to_string(maximum) +
+                          " bytes a block may use on this device");
     throw LaunchError(context + ": the launch does not fit the device (grid " + shape.grid.to_string() + ", block " +
                       shape.block.to_string() + ")");  // launch_fits and the checks above disagree: never
 }

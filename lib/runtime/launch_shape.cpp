@@ -7,8 +7,6 @@ namespace ck {
 
 namespace {
 
-constexpr std::int64_t max_threads_per_block = 1024;
-
 const ArrayView* first_array(std::span<const Argument> args)
 {
     for (const auto& arg : args)
@@ -31,6 +29,11 @@ void check_dims(const Dim3& shape, const char* what)
         throw LaunchError(std::string(what) + " must have 1 to 3 dimensions, got " + std::to_string(shape.ndim));
 }
 
+const char* axis_name(int axis)
+{
+    return axis == 0 ? "x" : axis == 1 ? "y" : "z";
+}
+
 Dim3 checked_block(const Dim3& block)
 {
     check_dims(block, "block");
@@ -39,7 +42,7 @@ Dim3 checked_block(const Dim3& block)
     // The axes past ndim are launched too (a Dim3 filled in by hand may set them).
     for (int axis = block.ndim; axis < 3; ++axis)
         if (block[axis] <= 0)
-            throw LaunchError("a block's unused axes must be 1, got " + std::string(axis == 1 ? "y" : "z") + " = " +
+            throw LaunchError(std::string("a block's unused axes must be 1, got ") + axis_name(axis) + " = " +
                               std::to_string(block[axis]) + " in " + block.to_string());
     std::int64_t threads = 0;
     bool overflow = __builtin_mul_overflow(block.x, block.y, &threads) || __builtin_mul_overflow(threads, block.z, &threads);
@@ -56,7 +59,7 @@ void check_non_negative(const Dim3& shape, const char* what)
         if (shape[axis] < 0)
             throw LaunchError(std::string(what) + " must be non-negative, got " +
                               (axis < shape.ndim ? shape.to_string()
-                                                 : std::string(axis == 1 ? "y" : "z") + " = " +
+                                                 : std::string(axis_name(axis)) + " = " +
                                                        std::to_string(shape[axis]) + " past its " +
                                                        std::to_string(shape.ndim) + " dimensions"));
 }
