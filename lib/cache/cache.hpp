@@ -15,6 +15,7 @@
 #pragma once
 
 #include "cunumpy_kernels/config.hpp"
+#include "util/regular_files.hpp"
 #include "util/sha256.hpp"
 
 #include <nlohmann/json.hpp>
@@ -92,6 +93,11 @@ struct Artifact {
     std::uint64_t size = 0;
 };
 
+/// Whether `file` may name an artifact inside an entry: `name` or `a/b/name`
+/// (host entries keep Pyccel's package folders), with no empty, hidden, `.`
+/// or `..` component and nothing absolute.
+bool is_entry_file_name(const std::string& file);
+
 /// The manifest.json of an entry, parsed narrowly.
 struct Manifest {
     std::string key;
@@ -120,6 +126,21 @@ struct Manifest {
     /// Throws CacheError naming `where` as from_json does, and for text that
     /// is not JSON.
     static Manifest without_inputs(std::string_view text, const std::string& where);
+};
+
+/// A manifest as loading read it, with the stat of the file it was read from
+/// (links followed, taken of the open file). The key record keeps it beside
+/// a key (key_record.hpp), so that a later first call whose stat of the
+/// manifest is the same takes these fields instead of parsing the JSON:
+/// the manifest's text was about half of a first call's own instructions
+/// (bench/RESULTS.md, issue 14). Entries are published whole and never
+/// written in place, so a manifest changes only as another file.
+struct ManifestReading {
+    std::filesystem::path file;  ///< the manifest.json read
+    util::FileStat seen;
+    /// What loading asks of a manifest: key, kind, module, kernel,
+    /// entry_symbol, target and artifacts; nothing else is kept.
+    Manifest manifest;
 };
 
 /// Writes one entry into a private temporary folder inside the root; commit()
@@ -174,8 +195,14 @@ public:
     std::optional<Manifest> find(const std::string& kind, const std::string& key,
                                  std::string* problem = nullptr) const;
     /// find() for loading alone: the manifest without its inputs (Manifest::without_inputs).
+    /// With `kept`, a reading the key record kept for `key`: its fields are
+    /// taken when the manifest's stat now is the one it was read with (the
+    /// artifacts' sizes are still checked), and the file is read otherwise.
+    /// `read`, when given, receives the reading when the file was read and
+    /// parsed (none when `kept` served or nothing was found).
     std::optional<Manifest> find_to_load(const std::string& kind, const std::string& key,
-                                         std::string* problem = nullptr) const;
+                                         std::string* problem = nullptr, const ManifestReading* kept = nullptr,
+                                         std::optional<ManifestReading>* read = nullptr) const;
 
     /// Whether entry `key` is published and still holds `files`, checked with
     /// stat(2) alone: the warm path of `build`. Publishing is atomic, so a

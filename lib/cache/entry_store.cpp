@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -52,17 +54,17 @@ fs::path EntryStore::lock_file(const std::string& kind, const std::string& key) 
 
 namespace {
 
-// The manifest of the entry in `dir` by `read` when its artifacts are there
-// with their sizes; none when it has no manifest; the problem otherwise.
+// The manifest `read` gives for the entry in `dir` when its artifacts are
+// there with their sizes; none when `read` finds no manifest; the problem
+// otherwise.
 std::optional<Manifest> complete_entry(const fs::path& dir, std::string* problem,
-                                       const std::function<Manifest(const std::string&, const std::string&)>& read)
+                                       const std::function<std::optional<Manifest>(const fs::path&)>& read)
 {
-    fs::path manifest_file = dir / "manifest.json";
-    std::error_code error;
-    if (!fs::exists(manifest_file, error)) return std::nullopt;
     try {
-        Manifest manifest = read(util::read_file(manifest_file), manifest_file.string());
-        for (const auto& artifact : manifest.artifacts) {
+        std::optional<Manifest> manifest = read(dir / "manifest.json");
+        if (!manifest) return std::nullopt;
+        std::error_code error;
+        for (const auto& artifact : manifest->artifacts) {
             auto size = fs::file_size(dir / artifact.file, error);
             if (error || size != artifact.size)
                 throw CacheError(dir.string() + ": artifact " + artifact.file + " is missing or truncated");
@@ -74,19 +76,45 @@ std::optional<Manifest> complete_entry(const fs::path& dir, std::string* problem
     }
 }
 
+bool has_manifest(const fs::path& file)
+{
+    std::error_code error;
+    return fs::exists(file, error);
+}
+
+// The text of `file` with the stat of the file it came from, taken of the
+// open file: the bytes read are those of that file, whatever the path names.
+std::string read_with_stat(const fs::path& file, std::optional<util::FileStat>& seen)
+{
+    util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+    if (!fd.valid()) throw SourceError("cannot read " + file.string() + ": " + util::errno_message(errno));
+    seen = util::regular_file_stat(fd.get());
+    return util::read_open_file(fd.get(), file);
+}
+
 }  // namespace
 
 std::optional<Manifest> EntryStore::find(const std::string& kind, const std::string& key, std::string* problem) const
 {
-    return complete_entry(entry_dir(kind, key), problem, [](const std::string& text, const std::string& where) {
-        return Manifest::from_json(nlohmann::json::parse(text), where);
+    return complete_entry(entry_dir(kind, key), problem, [](const fs::path& file) -> std::optional<Manifest> {
+        if (!has_manifest(file)) return std::nullopt;
+        return Manifest::from_json(nlohmann::json::parse(util::read_file(file)), file.string());
     });
 }
 
 std::optional<Manifest> EntryStore::find_to_load(const std::string& kind, const std::string& key,
-                                                 std::string* problem) const
+                                                 std::string* problem, const ManifestReading* kept,
+                                                 std::optional<ManifestReading>* read) const
 {
-    return complete_entry(entry_dir(kind, key), problem, Manifest::without_inputs);
+    return complete_entry(entry_dir(kind, key), problem, [&](const fs::path& file) -> std::optional<Manifest> {
+        if (kept && kept->manifest.key == key && util::regular_file_stat(file.c_str()) == kept->seen)
+            return kept->manifest;
+        if (!has_manifest(file)) return std::nullopt;
+        std::optional<util::FileStat> seen;
+        Manifest manifest = Manifest::without_inputs(read_with_stat(file, seen), file.string());
+        if (read && seen) *read = ManifestReading{file, *seen, manifest};
+        return manifest;
+    });
 }
 
 bool EntryStore::has_entry(const std::string& kind, const std::string& key, const std::vector<std::string>& files) const

@@ -10,6 +10,7 @@
 
 #include <sys/stat.h>
 
+#include <array>
 #include <charconv>
 #include <string_view>
 
@@ -19,7 +20,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::string_view record_format = "cunumpy-kernels/key-record/1";
+constexpr std::string_view record_format = "cunumpy-kernels/key-record/2";
+constexpr std::string_view no_manifest = "manifest -";
 constexpr std::uint64_t max_record_bytes = 1u << 20;
 
 // Splits off the text up to the next newline; false at the end.
@@ -43,8 +45,20 @@ bool next_number(std::string_view& rest, T& value)
     return true;
 }
 
-// Whether one witness line ("r <dev> <ino> <size> <mtime> <ctime> <path>" or
-// "a <path>") holds now.
+// "<dev> <ino> <size> <mtime> <ctime> ", as witness and manifest lines keep a stat.
+std::string stat_text(const util::FileStat& stat)
+{
+    return std::to_string(stat.device) + " " + std::to_string(stat.inode) + " " + std::to_string(stat.size) + " " +
+           std::to_string(stat.modified_ns) + " " + std::to_string(stat.changed_ns) + " ";
+}
+
+bool next_stat(std::string_view& rest, util::FileStat& stat)
+{
+    return next_number(rest, stat.device) && next_number(rest, stat.inode) && next_number(rest, stat.size) &&
+           next_number(rest, stat.modified_ns) && next_number(rest, stat.changed_ns);
+}
+
+// Whether one witness line ("r <stat> <path>" or "a <path>") holds now.
 bool holds(std::string_view line)
 {
     if (line.size() < 2 || line[1] != ' ') return false;
@@ -53,11 +67,95 @@ bool holds(std::string_view line)
     if (kind == 'a') return !util::regular_file_stat(std::string(line).c_str());
     if (kind != 'r') return false;
     util::FileStat kept;
-    if (!next_number(line, kept.device) || !next_number(line, kept.inode) || !next_number(line, kept.size) ||
-        !next_number(line, kept.modified_ns) || !next_number(line, kept.changed_ns))
-        return false;
+    if (!next_stat(line, kept)) return false;
     std::optional<util::FileStat> now = util::regular_file_stat(std::string(line).c_str());
     return now && *now == kept;
+}
+
+// Each field of a manifest line as "<length>:<text>", so that none can end early.
+void add_part(std::string& line, std::string_view part)
+{
+    line += std::to_string(part.size());
+    line += ':';
+    line += part;
+}
+
+bool next_part(std::string_view& rest, std::string_view& part)
+{
+    std::size_t size = 0;
+    auto [end, error] = std::from_chars(rest.data(), rest.data() + rest.size(), size);
+    if (error != std::errc() || end == rest.data() + rest.size() || *end != ':') return false;
+    rest.remove_prefix(static_cast<std::size_t>(end - rest.data()) + 1);
+    if (size > rest.size()) return false;
+    part = rest.substr(0, size);
+    rest.remove_prefix(size);
+    return true;
+}
+
+template <typename T>
+bool next_part_number(std::string_view& rest, T& value)
+{
+    std::string_view part;
+    if (!next_part(rest, part)) return false;
+    auto [end, error] = std::from_chars(part.data(), part.data() + part.size(), value);
+    return error == std::errc() && end == part.data() + part.size();
+}
+
+// The fields of a manifest that loading reads, in the order a line keeps them.
+template <typename M>
+auto kept_fields(M& manifest)
+{
+    return std::array{&manifest.kind, &manifest.module, &manifest.kernel, &manifest.entry_symbol, &manifest.target};
+}
+
+// "manifest <stat> <fields>" for a reading of `key`'s entry that may be
+// kept; "manifest -" otherwise (another key's, or a field with a newline).
+std::string manifest_line(const ManifestReading* reading, const std::string& key)
+{
+    if (!reading || reading->manifest.key != key) return std::string(no_manifest);
+    const Manifest& manifest = reading->manifest;
+    std::string line = "manifest " + stat_text(reading->seen);
+    for (const std::string* field : kept_fields(manifest)) add_part(line, *field);
+    add_part(line, std::to_string(manifest.artifacts.size()));
+    for (const Artifact& artifact : manifest.artifacts) {
+        for (const std::string* field : {&artifact.file, &artifact.target, &artifact.sha256}) add_part(line, *field);
+        add_part(line, std::to_string(artifact.size));
+    }
+    if (line.find('\n') != std::string::npos) return std::string(no_manifest);
+    return line;
+}
+
+// The reading a manifest line keeps for the entry `key` (none for "manifest
+// -"); false for a line that is not one.
+bool read_manifest_line(std::string_view line, std::string_view key, std::optional<ManifestReading>& reading)
+{
+    if (line == no_manifest) return true;
+    constexpr std::string_view prefix = "manifest ";
+    if (line.substr(0, prefix.size()) != prefix) return false;
+    line.remove_prefix(prefix.size());
+    ManifestReading kept;
+    Manifest& manifest = kept.manifest;
+    manifest.key = key;
+    std::string_view part;
+    if (!next_stat(line, kept.seen)) return false;
+    for (std::string* field : kept_fields(manifest)) {
+        if (!next_part(line, part)) return false;
+        field->assign(part);
+    }
+    std::size_t count = 0;
+    if (!next_part_number(line, count) || count > line.size()) return false;
+    for (std::size_t i = 0; i < count; ++i) {
+        Artifact artifact;
+        for (std::string* field : {&artifact.file, &artifact.target, &artifact.sha256}) {
+            if (!next_part(line, part)) return false;
+            field->assign(part);
+        }
+        if (!next_part_number(line, artifact.size) || !is_entry_file_name(artifact.file)) return false;
+        manifest.artifacts.push_back(std::move(artifact));
+    }
+    if (!line.empty()) return false;
+    reading = std::move(kept);
+    return true;
 }
 
 std::string late_line(const std::optional<std::optional<std::string>>& late_dir)
@@ -83,18 +181,20 @@ fs::path KeyRecord::file_of(const std::string& question) const
     return root_ / ".keys" / sha256_hex(question);
 }
 
-std::optional<std::string> KeyRecord::find(const std::string& question,
-                                           const std::function<std::optional<fs::path>()>& late_dir) const
+std::optional<KeptKey> KeyRecord::find(const std::string& question,
+                                       const std::function<std::optional<fs::path>()>& late_dir) const
 {
     try {
         fs::path file = file_of(question);
         std::string bytes = util::read_file(file, max_record_bytes);
         std::optional<std::string_view> body = util::checksummed_body(record_format, bytes);
         if (!body) return std::nullopt;
-        std::string_view rest = *body, code, line, key, late;
+        std::string_view rest = *body, code, line, key, late, manifest;
         if (!next_line(rest, code) || code.empty() || code != util::code_identity() || !next_line(rest, line) ||
-            line != question || !next_line(rest, key) || !next_line(rest, late))
+            line != question || !next_line(rest, key) || !next_line(rest, late) || !next_line(rest, manifest))
             return std::nullopt;
+        KeptKey kept{std::string(key), std::nullopt};
+        if (!read_manifest_line(manifest, key, kept.manifest)) return std::nullopt;
         // A record another user could have written could name another entry.
         std::set<std::string> cleared;
         {
@@ -113,14 +213,14 @@ std::optional<std::string> KeyRecord::find(const std::string& question,
             std::optional<fs::path> now = late_dir ? late_dir() : std::nullopt;
             if (late != late_line(now ? std::optional<std::string>(now->string()) : std::nullopt)) return std::nullopt;
         }
-        return std::string(key);
+        return kept;
     } catch (const std::exception&) {
         return std::nullopt;  // unreadable, too large, or a witness that cannot be asked: planned again
     }
 }
 
 void KeyRecord::keep(const std::string& question, const std::string& key, const KeyWitnesses& witnesses,
-                     std::chrono::system_clock::time_point planned_at) const noexcept
+                     std::chrono::system_clock::time_point planned_at, const ManifestReading* manifest) const noexcept
 {
     try {
         std::int64_t trusted_before = ns_since_epoch(planned_at) - margin_ns_;
@@ -130,7 +230,12 @@ void KeyRecord::keep(const std::string& question, const std::string& key, const 
                                       std::string_view(late)})
             if (text.find('\n') != std::string_view::npos) return;
         if (code.empty()) return;  // keys planned by an unknown build of this code are not kept
-        std::string body = code + "\n" + question + "\n" + key + "\n" + late + "\n";
+        // The manifest's reading is kept on the witnesses' terms: old enough, and still the file read.
+        bool manifest_trusted = manifest && manifest->seen.modified_ns < trusted_before &&
+                                manifest->seen.changed_ns < trusted_before &&
+                                util::regular_file_stat(manifest->file.c_str()) == manifest->seen;
+        std::string body = code + "\n" + question + "\n" + key + "\n" + late + "\n" +
+                           manifest_line(manifest_trusted ? manifest : nullptr, key) + "\n";
         for (const KeyWitness& witness : witnesses.files) {
             const std::string& path = witness.path;
             if (path.find('\n') != std::string::npos) return;
@@ -146,9 +251,7 @@ void KeyRecord::keep(const std::string& question, const std::string& key, const 
             if (!witness.sha256.empty() &&
                 (sha256_hex(util::read_file(path)) != witness.sha256 || util::regular_file_stat(path.c_str()) != seen))
                 return;
-            body += "r " + std::to_string(seen.device) + " " + std::to_string(seen.inode) + " " +
-                    std::to_string(seen.size) + " " + std::to_string(seen.modified_ns) + " " +
-                    std::to_string(seen.changed_ns) + " " + path + "\n";
+            body += "r " + stat_text(seen) + path + "\n";
         }
         std::error_code error;
         if (!fs::is_directory(root_, error)) return;

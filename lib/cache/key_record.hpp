@@ -19,6 +19,12 @@
 // in `<cache root>/.keys/`, one file per question, checksummed; one that
 // users other than the owner and the group may write is ignored, as such
 // entries are.
+//
+// A record also keeps, when it can, the manifest of the entry the key led
+// to as loading read it, with the stat of the manifest file (ManifestReading):
+// a later first call takes those fields when its stat of the manifest is the
+// same, and reads the file otherwise. The same racy margin applies: a
+// manifest changed less than the margin before the planning is not kept.
 #pragma once
 
 #include <chrono>
@@ -32,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "cache/cache.hpp"
 #include "util/regular_files.hpp"
 
 namespace ck {
@@ -56,6 +63,14 @@ struct KeyWitnesses {
     std::optional<std::optional<std::string>> late_dir;
 };
 
+/// What a record gives back.
+struct KeptKey {
+    std::string key;
+    /// The entry's manifest as loading read it when the record was kept, its
+    /// `file` left empty (the stat names it); none when none was kept.
+    std::optional<ManifestReading> manifest;
+};
+
 class KeyRecord {
 public:
     /// Files changed less than this before a planning started keep no record.
@@ -65,12 +80,15 @@ public:
     /// replaces racy_margin (tests, which cannot date a change time back).
     explicit KeyRecord(std::filesystem::path root, std::chrono::nanoseconds margin = racy_margin);
 
-    /// The key kept for `question` when every witness still holds; `late_dir`
-    /// gives cunumpy's folder as it is now, asked only when the kept planning
-    /// asked for it. None when there is no record, a damaged or foreign one,
-    /// one other users may write, or a witness that changed. Never throws.
-    std::optional<std::string> find(const std::string& question,
-                                    const std::function<std::optional<std::filesystem::path>()>& late_dir) const;
+    /// The key kept for `question` when every witness still holds, with the
+    /// manifest reading kept beside it; `late_dir` gives cunumpy's folder as
+    /// it is now, asked only when the kept planning asked for it. None when
+    /// there is no record, a damaged or foreign one, one other users may
+    /// write, or a witness that changed. The manifest reading is not checked
+    /// here: its reader compares its stat (EntryStore::find_to_load). Never
+    /// throws.
+    std::optional<KeptKey> find(const std::string& question,
+                                const std::function<std::optional<std::filesystem::path>()>& late_dir) const;
 
     /// Keeps `key` for `question` with `witnesses`, for a planning that
     /// started at `planned_at`. Keeps nothing when a witness is no longer
@@ -82,8 +100,14 @@ public:
     /// `planned_at` (of the ranks of a job that plan together, the first
     /// to finish writes it). Replaces the file atomically; best effort (a folder that
     /// cannot be written keeps nothing). Never throws.
+    ///
+    /// `manifest`, the reading of the entry `key` names, is kept beside the
+    /// key when it is of that key, its file's times are the margin older than
+    /// `planned_at`, its file's stat now is the one it was read with, and no
+    /// field it keeps holds a newline; the key is kept without it otherwise.
     void keep(const std::string& question, const std::string& key, const KeyWitnesses& witnesses,
-              std::chrono::system_clock::time_point planned_at) const noexcept;
+              std::chrono::system_clock::time_point planned_at,
+              const ManifestReading* manifest = nullptr) const noexcept;
 
     /// The file a record of `question` is kept in.
     std::filesystem::path file_of(const std::string& question) const;

@@ -20,20 +20,6 @@ T field(const json& j, const char* name, const std::string& where)
     }
 }
 
-// `name` or `a/b/name` (host entries keep Pyccel's package folders): no
-// empty, hidden, `.` or `..` component, nothing absolute.
-bool is_plain_relative_path(const std::string& file)
-{
-    std::size_t start = 0;
-    for (;;) {
-        std::size_t end = file.find('/', start);
-        std::string part = file.substr(start, end == std::string::npos ? std::string::npos : end - start);
-        if (part.empty() || part[0] == '.') return false;
-        if (end == std::string::npos) return true;
-        start = end + 1;
-    }
-}
-
 // Every field but the inputs, which the two from_json copy or move;
 // `has_inputs` says whether the manifest had them.
 Manifest fields_but_inputs(const json& j, const std::string& where, bool has_inputs)
@@ -62,7 +48,7 @@ Manifest fields_but_inputs(const json& j, const std::string& where, bool has_inp
         artifact.target = field<std::string>(a, "target", where);
         artifact.sha256 = field<std::string>(a, "sha256", where);
         artifact.size = field<std::uint64_t>(a, "size", where);
-        if (!is_plain_relative_path(artifact.file))
+        if (!is_entry_file_name(artifact.file))
             throw CacheError(where + ": artifact name '" + artifact.file + "' is not a relative path of plain names");
         m.artifacts.push_back(std::move(artifact));
     }
@@ -70,6 +56,18 @@ Manifest fields_but_inputs(const json& j, const std::string& where, bool has_inp
 }
 
 }  // namespace
+
+bool is_entry_file_name(const std::string& file)
+{
+    std::size_t start = 0;
+    for (;;) {
+        std::size_t end = file.find('/', start);
+        std::string part = file.substr(start, end == std::string::npos ? std::string::npos : end - start);
+        if (part.empty() || part[0] == '.') return false;
+        if (end == std::string::npos) return true;
+        start = end + 1;
+    }
+}
 
 json Manifest::to_json() const
 {

@@ -18,6 +18,7 @@
 #include "util/utc_time.hpp"
 
 #include <algorithm>
+#include <tuple>
 #include <cstdlib>
 #include <chrono>
 #include <ctime>
@@ -85,6 +86,27 @@ std::string short_key(const std::string& key)
     return key.substr(0, 16);
 }
 
+// By module and source: the question names the kernel by its paths.
+std::string reading_name_of(const KernelSource& kernel)
+{
+    return kernel.module + "\n" + kernel.cuda_file.value_or(fs::path()).string();
+}
+
+std::string job_name_of(const KernelSource& kernel, const std::string& target)
+{
+    return reading_name_of(kernel) + "@" + target;
+}
+
+// Whether two manifests agree on all that loading reads of them.
+bool same_for_loading(const Manifest& a, const Manifest& b)
+{
+    auto fields = [](const Manifest& m) { return std::tie(m.key, m.kind, m.module, m.kernel, m.entry_symbol, m.target); };
+    auto artifact = [](const Artifact& x) { return std::tie(x.file, x.target, x.sha256, x.size); };
+    return fields(a) == fields(b) &&
+           std::equal(a.artifacts.begin(), a.artifacts.end(), b.artifacts.begin(), b.artifacts.end(),
+                      [&](const Artifact& x, const Artifact& y) { return artifact(x) == artifact(y); });
+}
+
 }  // namespace
 
 ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool read_only, WarningSink warn)
@@ -142,9 +164,8 @@ ArtifactCache::~ArtifactCache()
 const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::string& target)
 {
     std::lock_guard lock(mutex_);
-    // By module and source: the question names the kernel by its paths.
-    std::string reading_name = kernel.module + "\n" + kernel.cuda_file.value_or(fs::path()).string();
-    std::string name = reading_name + "@" + target;
+    std::string reading_name = reading_name_of(kernel);
+    std::string name = job_name_of(kernel, target);
     if (auto it = jobs_.find(name); it != jobs_.end()) return it->second;
     auto read = read_kernels_.find(reading_name);
     if (read == read_kernels_.end()) {
@@ -166,13 +187,14 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
     bool recorded = identity_known_ && key_record_mode_ != KeyRecordMode::off;
     std::string question = recorded ? key_question(kernel, target, *reading.planner) : "";
     if (question == key_question_prefix(target)) question.clear();  // a kernel no question can name
-    std::optional<std::string> kept = question.empty() || reading.planned ? std::nullopt : kept_key(question);
+    std::optional<KeptKey> kept = question.empty() || reading.planned ? std::nullopt : kept_key(question);
+    if (kept && kept->manifest) kept_manifests_.try_emplace(kept->key, std::move(*kept->manifest));
     if (kept && key_record_mode_ == KeyRecordMode::on) {
         // Only what lookup asks of a job: a miss plans afresh (nvrtc_job).
         CudaJob job;
         job.kernel = &kernel;
         job.target = target;
-        job.key = std::move(*kept);
+        job.key = std::move(kept->key);
         ++keys_from_record_;
         return jobs_.emplace(name, std::move(job)).first->second;
     }
@@ -183,19 +205,40 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
     }
     CudaJob job = reading.planner->job(*reading.planned, target);
     if (kept) {
-        if (*kept != job.key)
-            throw ArtifactError("kernel '" + kernel.name + "' for " + target + ": the key record's key " + *kept +
+        if (kept->key != job.key)
+            throw ArtifactError("kernel '" + kernel.name + "' for " + target + ": the key record's key " + kept->key +
                                 " differs from a fresh plan's " + job.key + " (" + key_record_variable +
                                 "=check); a witness was missed: please report it");
         ++keys_from_record_;
     } else if (!question.empty() && !read_only_) {
-        key_record_.keep(question, job.key, reading.planner->witnesses(*reading.planned, reading.source_seen),
-                         reading.planned_at);
+        // Kept once lookup has read the entry's manifest (keep_planned_key).
+        keys_to_keep_[name] = {question, reading.planner->witnesses(*reading.planned, reading.source_seen),
+                               reading.planned_at};
     }
     return jobs_.emplace(name, std::move(job)).first->second;
 }
 
-std::optional<std::string> ArtifactCache::kept_key(const std::string& question) const
+void ArtifactCache::keep_planned_key(const CudaJob& job, const ManifestReading* manifest)
+{
+    std::optional<KeyToKeep> planned;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = keys_to_keep_.find(job_name_of(*job.kernel, job.target));
+        if (it == keys_to_keep_.end()) return;
+        planned = std::move(it->second);
+        keys_to_keep_.erase(it);
+    }
+    key_record_.keep(planned->question, job.key, planned->witnesses, planned->planned_at, manifest);
+}
+
+const ManifestReading* ArtifactCache::kept_manifest(const std::string& key) const
+{
+    std::lock_guard lock(mutex_);
+    auto it = kept_manifests_.find(key);
+    return it == kept_manifests_.end() ? nullptr : &it->second;
+}
+
+std::optional<KeptKey> ArtifactCache::kept_key(const std::string& question) const
 {
     auto late_dir = cunumpy_dir_resolver(config_, *probe_, false);
     if (auto key = key_record_.find(question, late_dir)) return key;
@@ -220,7 +263,9 @@ std::optional<ArtifactCandidate> ArtifactCache::find(const KernelSource& kernel,
 {
     const CudaJob& job = job_for(kernel, target.target);
     std::string problem;
-    auto candidate = lookup(job, problem);
+    std::optional<ManifestReading> read;
+    auto candidate = lookup(job, problem, read);
+    keep_planned_key(job, read ? &*read : nullptr);
     if (!problem.empty()) throw ArtifactError(target.target + ": unusable entry: " + problem);
     if (candidate) candidate->how = target.how;
     return candidate;
@@ -233,11 +278,19 @@ std::vector<const EntryStore*> ArtifactCache::stores() const
     return all;
 }
 
-std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::string& problem) const
+std::optional<ArtifactCandidate> ArtifactCache::lookup(const CudaJob& job, std::string& problem,
+                                                      std::optional<ManifestReading>& read) const
 {
+    const ManifestReading* kept = kept_manifest(job.key);
+    // "check" reads every manifest, and compares what the record kept of it.
+    bool check = key_record_mode_ == KeyRecordMode::check;
     for (const EntryStore* store : stores()) {
         if (identity_known_) {
-            if (auto manifest = store->find_to_load("cuda", job.key, &problem)) {
+            if (auto manifest = store->find_to_load("cuda", job.key, &problem, check ? nullptr : kept, &read)) {
+                if (check && kept && read && read->seen == kept->seen && !same_for_loading(read->manifest, kept->manifest))
+                    throw ArtifactError(read->file.string() + ": the key record's reading of this manifest differs from "
+                                        "the file's (" + key_record_variable + "=check); please report it");
+                if (kept && !read) ++manifests_from_record_;
                 // Both are key inputs: an entry of another kernel or target
                 // here is a damaged or forged cache (or key record).
                 if (manifest->kernel != job.kernel->name || manifest->target != job.target) {

@@ -72,6 +72,9 @@ public:
     /// How many keys find() took from the key record, not planned (for
     /// tests and benchmarks).
     std::size_t keys_from_record() const;
+    /// How many entries' manifests were taken from the key record rather
+    /// than read (their files' stats unchanged since it was kept).
+    std::size_t manifests_from_record() const { return manifests_from_record_; }
 
     /// Project headers lexed already, by their text: shared by the catalog's
     /// declaration readings and the first calls' planning (LexedTexts).
@@ -120,7 +123,13 @@ public:
 
 private:
     const CudaJob& job_for(const KernelSource& kernel, const std::string& target);
-    std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& problem) const;
+    /// The entry of `job`, as find; `read` receives the manifest's reading when
+    /// its file was read (for the key record).
+    std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& problem,
+                                            std::optional<ManifestReading>& read) const;
+    /// Keeps the key record of a job planned by job_for, with the reading of
+    /// its entry's manifest when lookup read one.
+    void keep_planned_key(const CudaJob& job, const ManifestReading* manifest);
     CudaJob nvrtc_job(const KernelSource& kernel, const std::string& target);
     std::optional<ModuleImage> published_image(const CudaJob& job) const;
     /// Throws ArtifactError when the entry, its files or a folder above it
@@ -160,7 +169,14 @@ private:
         std::optional<util::FileStat> source_seen;         ///< the source's stat just before it was read
     };
     /// The key kept for `question` in the root's key record or the preferred root's.
-    std::optional<std::string> kept_key(const std::string& question) const;
+    std::optional<KeptKey> kept_key(const std::string& question) const;
+    const ManifestReading* kept_manifest(const std::string& key) const;
+    /// A planned key, kept once its entry has been looked up.
+    struct KeyToKeep {
+        std::string question;
+        KeyWitnesses witnesses;
+        std::chrono::system_clock::time_point planned_at;
+    };
     /// This process's record of headers' digests and include directives,
     /// never saved: the kernels of one tree include the same headers, and
     /// each first call's include scan lexed them again. Trusted as any
@@ -174,8 +190,13 @@ private:
     signatures::DeclarationMemo declarations_{[this](const std::string& path) { return includes_record_.digest(path); }};
     std::map<std::string, ReadKernel> read_kernels_;          ///< by module and source
     std::map<std::string, CudaJob> jobs_;                     ///< by module, source and target
+    std::map<std::string, KeyToKeep> keys_to_keep_;           ///< by module, source and target
+    /// By key: the manifests' readings the key record kept with its keys.
+    /// Never erased, so a pointer to one stays valid without the lock.
+    std::map<std::string, ManifestReading> kept_manifests_;
     std::map<std::string, CudaJob> nvrtc_plans_;              ///< by module@target
     std::size_t keys_from_record_ = 0;
+    mutable std::atomic<std::size_t> manifests_from_record_{0};
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time
     /// The cache's own folders above its entries (root, kind, shard) found
     /// not writable by others, checked once for the life of this object; an

@@ -6,12 +6,29 @@
 
 namespace ck::util {
 
+namespace {
+
+std::optional<FileStat> regular_stat_of(const struct stat& info)
+{
+    if (!S_ISREG(info.st_mode)) return std::nullopt;
+    return FileStat{static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
+                    static_cast<std::uint64_t>(info.st_size), ns_of(info.st_mtim), ns_of(info.st_ctim)};
+}
+
+}  // namespace
+
 std::optional<FileStat> regular_file_stat(const char* path)
 {
     struct stat info {};
-    if (::stat(path, &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
-    return FileStat{static_cast<std::uint64_t>(info.st_dev), static_cast<std::uint64_t>(info.st_ino),
-                    static_cast<std::uint64_t>(info.st_size), ns_of(info.st_mtim), ns_of(info.st_ctim)};
+    if (::stat(path, &info) != 0) return std::nullopt;
+    return regular_stat_of(info);
+}
+
+std::optional<FileStat> regular_file_stat(int fd)
+{
+    struct stat info {};
+    if (::fstat(fd, &info) != 0) return std::nullopt;
+    return regular_stat_of(info);
 }
 
 bool RegularFiles::contains(const std::filesystem::path& path)

@@ -24,6 +24,10 @@ struct FileStat {
 /// it is not one or cannot be stat'ed (absent, no permission).
 std::optional<FileStat> regular_file_stat(const char* path);
 
+/// The stat of the file open as `fd` when it is a regular file; none
+/// otherwise: the stat of what was read, whatever its path names meanwhile.
+std::optional<FileStat> regular_file_stat(int fd);
+
 /// Answers "is this path a regular file (links followed)?" with one stat per
 /// path for the life of the object, which thereby takes the file system as
 /// it was when each path was first asked. A walk, a plan or a status reading

@@ -21,6 +21,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 TEST_SUITE_BEGIN("key_record");
@@ -58,7 +59,42 @@ struct RecordFixture {
 
     std::optional<std::string> find(const KeyRecord& record, std::optional<fs::path> late = std::nullopt) const
     {
-        return record.find("question", [late] { return late; });
+        auto kept = record.find("question", [late] { return late; });
+        return kept ? std::optional(kept->key) : std::nullopt;
+    }
+
+    // A reading of a manifest written now, of the entry `key`.
+    ManifestReading manifest_reading(const std::string& key)
+    {
+        fs::path file = tree.write("cache/cuda/ab/" + key + "/manifest.json", "{}");
+        ManifestReading reading{file, *util::regular_file_stat(file.c_str()), {}};
+        reading.manifest.key = key;
+        reading.manifest.kind = "cuda";
+        reading.manifest.module = "sim.kernels.k";
+        reading.manifest.kernel = "k";
+        reading.manifest.entry_symbol = "_Z1kPd";
+        reading.manifest.target = "sm_90";
+        reading.manifest.artifacts = {{"k.sm_90.cubin", "sm_90", std::string(64, 'f'), 8344}};
+        return reading;
+    }
+
+    std::optional<ManifestReading> kept_manifest(const KeyRecord& record) const
+    {
+        auto kept = record.find("question", {});
+        REQUIRE(kept);
+        return kept->manifest;
+    }
+
+    // The record's file with its body changed by `edit`, checksummed again.
+    void forge(const KeyRecord& record, const std::function<void(std::string&)>& edit) const
+    {
+        fs::path file = record.file_of("question");
+        std::string text = util::read_file(file);
+        auto body = util::checksummed_body("cunumpy-kernels/key-record/2", text);
+        REQUIRE(body);
+        std::string forged(*body);
+        edit(forged);
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
     }
 
     test::TempTree tree;
@@ -76,6 +112,77 @@ TEST_CASE_FIXTURE(RecordFixture, "a kept key is found while every witness holds"
     CHECK(find(record) == "abc123");
     CHECK_FALSE(record.find("another question", {}));
     CHECK(fs::is_regular_file(record.file_of("question")));
+}
+
+TEST_CASE_FIXTURE(RecordFixture, "the reading of the entry's manifest is kept beside the key and given back with it")
+{
+    KeyRecord record(root, no_margin);
+    ManifestReading reading = manifest_reading("abc123");
+    record.keep("question", "abc123", witnesses, system_clock::now(), &reading);
+    auto kept = kept_manifest(record);
+    REQUIRE(kept);
+    CHECK(kept->file.empty());
+    CHECK(kept->seen == reading.seen);
+    const Manifest& m = kept->manifest;
+    CHECK(m.key == "abc123");
+    CHECK(m.kind == "cuda");
+    CHECK(m.module == "sim.kernels.k");
+    CHECK(m.kernel == "k");
+    CHECK(m.entry_symbol == "_Z1kPd");
+    CHECK(m.target == "sm_90");
+    REQUIRE(m.artifacts.size() == 1);
+    CHECK(m.artifacts[0].file == "k.sm_90.cubin");
+    CHECK(m.artifacts[0].target == "sm_90");
+    CHECK(m.artifacts[0].sha256 == std::string(64, 'f'));
+    CHECK(m.artifacts[0].size == 8344);
+    // A field may hold the separators a line uses.
+    reading.manifest.entry_symbol = "a 3:b";
+    record.keep("question", "abc123", witnesses, system_clock::now(), &reading);
+    CHECK(kept_manifest(record)->manifest.entry_symbol == "a 3:b");
+}
+
+TEST_CASE_FIXTURE(RecordFixture, "the key is kept without the manifest's reading when that reading cannot be trusted")
+{
+    KeyRecord record(root, no_margin);
+    ManifestReading reading = manifest_reading("abc123");
+    auto planned_at = system_clock::now();
+    SUBCASE("a reading of another entry") { reading.manifest.key = "def456"; }
+    SUBCASE("a manifest written after the planning started")
+    {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        planned_at = system_clock::now();
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the file system's clock tick
+        reading = manifest_reading("abc123");
+    }
+    SUBCASE("a manifest rewritten since it was read") { tree.write("cache/cuda/ab/abc123/manifest.json", "{ }"); }
+    SUBCASE("a manifest removed since it was read") { fs::remove(reading.file); }
+    SUBCASE("a field with a newline") { reading.manifest.kernel = "k\nm"; }
+    record.keep("question", "abc123", witnesses, planned_at, &reading);
+    CHECK(find(record) == "abc123");
+    CHECK_FALSE(kept_manifest(record));
+}
+
+TEST_CASE_FIXTURE(RecordFixture, "a record whose manifest line is damaged is not read")
+{
+    KeyRecord record(root, no_margin);
+    ManifestReading reading = manifest_reading("abc123");
+    record.keep("question", "abc123", witnesses, system_clock::now(), &reading);
+    REQUIRE(kept_manifest(record));
+    auto line_edit = [](std::string from, std::string to) {
+        return [from, to](std::string& body) {
+            auto at = body.find(from);
+            REQUIRE(at != std::string::npos);
+            body.replace(at, from.size(), to);
+        };
+    };
+    SUBCASE("a length past the line") { forge(record, line_edit("4:cuda", "9:cuda")); }
+    SUBCASE("a length cut short") { forge(record, line_edit("4:cuda", "3:cuda")); }
+    SUBCASE("an artifact count past what follows") { forge(record, line_edit("1:113:", "1:213:")); }
+    SUBCASE("an artifact size that is not a number") { forge(record, line_edit("4:8344", "4:83x4")); }
+    SUBCASE("an artifact outside the entry") { forge(record, line_edit("13:k.sm_90.cubin", "13:../../k.cubin")); }
+    SUBCASE("no manifest line") { forge(record, line_edit("manifest ", "")); }
+    SUBCASE("something after the last field") { forge(record, line_edit("4:8344", "4:83441:x")); }
+    CHECK_FALSE(record.find("question", {}));
 }
 
 TEST_CASE_FIXTURE(RecordFixture, "a record written since a planning started is left as it is: the first rank to finish writes")
@@ -198,11 +305,11 @@ TEST_CASE_FIXTURE(RecordFixture, "a damaged, foreign or other-writable record is
     }
     SUBCASE("kept by another build of the code, checksum and all")
     {
-        auto body = util::checksummed_body("cunumpy-kernels/key-record/1", text);
+        auto body = util::checksummed_body("cunumpy-kernels/key-record/2", text);
         REQUIRE(body);
         std::string other = "another-build:1:2" + std::string(body->substr(body->find('\n')));
         std::ofstream(file, std::ios::binary | std::ios::trunc)
-            << util::checksummed("cunumpy-kernels/key-record/1", other);
+            << util::checksummed("cunumpy-kernels/key-record/2", other);
         CHECK_FALSE(find(record));
     }
     SUBCASE("writable by every user")
@@ -304,11 +411,11 @@ TEST_CASE_FIXTURE(RuntimeFixture, "CUNUMPY_KERNELS_KEY_RECORD: off plans every t
         fs::path file;
         for (const auto& entry : fs::directory_iterator(package.cache() / ".keys")) file = entry.path();
         std::string text = util::read_file(file);
-        auto body = util::checksummed_body("cunumpy-kernels/key-record/1", text);
+        auto body = util::checksummed_body("cunumpy-kernels/key-record/2", text);
         REQUIRE(body);
         std::string forged(*body);
         forged.replace(forged.find(*planned), planned->size(), std::string(64, '0'));
-        std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/1", forged);
+        std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
         CHECK_THROWS_WITH_AS(first_lookup(package.config), doctest::Contains(std::string(64, '0').c_str()), ArtifactError);
     }
     test::ScopedEnv wrong("CUNUMPY_KERNELS_KEY_RECORD", "sometimes");
@@ -380,11 +487,112 @@ TEST_CASE_FIXTURE(RuntimeFixture, "a record naming another kernel's entry loads 
     fs::path file;
     for (const auto& entry : fs::directory_iterator(package.cache() / ".keys")) file = entry.path();
     std::string text = util::read_file(file);  // the body is a view into it
-    auto body = util::checksummed_body("cunumpy-kernels/key-record/1", text);
+    auto body = util::checksummed_body("cunumpy-kernels/key-record/2", text);
     REQUIRE(body);
     std::string forged(*body);
     forged.replace(forged.find(*planned), planned->size(), scale_entry->manifest.key);
-    std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/1", forged);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
     ArtifactCache fresh(package.config, "sim", true, [](const std::string&) {});
     CHECK_THROWS_WITH_AS(fresh.find(source, {"sm_90", "cubin"}), doctest::Contains("holds kernel 'scale'"), ArtifactError);
+}
+
+TEST_CASE_FIXTURE(RuntimeFixture, "a first call takes the entry's manifest from the record, and reads the file again after any change")
+{
+    std::this_thread::sleep_for(KeyRecord::racy_margin + std::chrono::milliseconds(200));  // the entry is older now
+    auto [planned, from_record] = first_lookup(package.config);
+    REQUIRE(planned);
+    fs::path manifest = package.cache() / "cuda" / planned->substr(0, 2) / *planned / "manifest.json";
+    auto taken = [&](const Config& config) {
+        ArtifactCache cache(config, "sim", true, [](const std::string&) {});
+        auto candidate = cache.find(source, {"sm_90", "cubin"});
+        return std::pair(candidate, cache.manifests_from_record() == 1);
+    };
+    {
+        auto [candidate, from_record] = taken(package.config);
+        REQUIRE(candidate);
+        CHECK(from_record);
+        Manifest file = Manifest::without_inputs(util::read_file(manifest), "manifest.json");
+        CHECK(candidate->manifest.entry_symbol == file.entry_symbol);
+        CHECK(candidate->manifest.kernel == file.kernel);
+        CHECK(candidate->manifest.target == file.target);
+        REQUIRE(candidate->manifest.artifacts.size() == file.artifacts.size());
+        CHECK(candidate->manifest.artifacts[0].sha256 == file.artifacts[0].sha256);
+        CHECK(candidate->manifest.artifacts[0].size == file.artifacts[0].size);
+    }
+    std::string text = util::read_file(manifest);
+    std::string symbol = "\"entry_symbol\": \"push\"";
+    REQUIRE(text.find(symbol) != std::string::npos);
+    std::string edited = text;
+    edited.replace(edited.find(symbol), symbol.size(), "\"entry_symbol\": \"pusx\"");
+    SUBCASE("the manifest edited in place, same size, its time put back")
+    {
+        rewrite_keeping_time(manifest, edited);
+        auto [candidate, from_record] = taken(package.config);
+        REQUIRE(candidate);
+        CHECK_FALSE(from_record);
+        CHECK(candidate->manifest.entry_symbol == "pusx");
+    }
+    SUBCASE("the manifest replaced by a rename of an edited copy")
+    {
+        std::ofstream(manifest.string() + ".new", std::ios::binary) << edited;
+        fs::rename(manifest.string() + ".new", manifest);
+        auto [candidate, from_record] = taken(package.config);
+        REQUIRE(candidate);
+        CHECK_FALSE(from_record);
+        CHECK(candidate->manifest.entry_symbol == "pusx");
+    }
+    SUBCASE("the manifest replaced by a link to an edited copy")
+    {
+        std::ofstream(manifest.string() + ".copy", std::ios::binary) << edited;
+        fs::remove(manifest);
+        fs::create_symlink(manifest.string() + ".copy", manifest);
+        auto [candidate, from_record] = taken(package.config);
+        REQUIRE(candidate);
+        CHECK_FALSE(from_record);
+        CHECK(candidate->manifest.entry_symbol == "pusx");
+    }
+    SUBCASE("the entry removed")
+    {
+        fs::remove_all(manifest.parent_path());
+        CHECK_FALSE(taken(package.config).first);
+    }
+    SUBCASE("the entry built again")
+    {
+        fs::remove_all(manifest.parent_path());
+        package.build({"sm_90"}, false);
+        auto [candidate, from_record] = taken(package.config);
+        REQUIRE(candidate);
+        CHECK(candidate->manifest.key == *planned);
+        CHECK_FALSE(from_record);
+    }
+    SUBCASE("the manifest's artifact truncated: the entry is unusable, as without the record")
+    {
+        fs::resize_file(manifest.parent_path() / "push.sm_90.cubin", 10);
+        CHECK_THROWS_WITH_AS(taken(package.config), doctest::Contains("missing or truncated"), ArtifactError);
+    }
+}
+
+TEST_CASE_FIXTURE(RuntimeFixture, "CUNUMPY_KERNELS_KEY_RECORD=check reads every manifest behind the record's reading")
+{
+    std::this_thread::sleep_for(KeyRecord::racy_margin + std::chrono::milliseconds(200));
+    auto [planned, from_record] = first_lookup(package.config);
+    REQUIRE(planned);
+    test::ScopedEnv check("CUNUMPY_KERNELS_KEY_RECORD", "check");
+    {
+        ArtifactCache cache(package.config, "sim", true, [](const std::string&) {});
+        REQUIRE(cache.find(source, {"sm_90", "cubin"}));
+        CHECK(cache.manifests_from_record() == 0);
+    }
+    fs::path file;
+    for (const auto& entry : fs::directory_iterator(package.cache() / ".keys")) file = entry.path();
+    std::string text = util::read_file(file);
+    auto body = util::checksummed_body("cunumpy-kernels/key-record/2", text);
+    REQUIRE(body);
+    std::string forged(*body);
+    auto at = forged.find("4:push4:push");
+    REQUIRE(at != std::string::npos);
+    forged.replace(at, 12, "4:push4:pusx");
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
+    ArtifactCache cache(package.config, "sim", true, [](const std::string&) {});
+    CHECK_THROWS_WITH_AS(cache.find(source, {"sm_90", "cubin"}), doctest::Contains("differs"), ArtifactError);
 }
