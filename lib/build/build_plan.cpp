@@ -286,7 +286,7 @@ private:
     {
         std::vector<fs::path> paths(files.begin(), files.end());
         paths.emplace_back("manifest.json");  // it names the artifacts and their checksums
-        std::string problem = other_writable_problem(store.root(), hit.entry, paths, &context.cleared_folders);
+        std::string problem = other_writable_problem(store.root(), hit.entry, paths, context.cleared_folders.get());
         if (problem.empty()) return false;
         JobResult refused = hit;
         refused.state = JobState::failed;

@@ -9,6 +9,7 @@
 #include "cache/cache.hpp"
 #include "cache/cunumpy_entry.hpp"
 #include "cache/source_record.hpp"
+#include "cache/write_access.hpp"
 #include "compilers/cuda_compiler.hpp"
 #include "compilers/tool_probe.hpp"
 #include "plan/cuda_job.hpp"
@@ -53,7 +54,8 @@ struct CacheContext {
     HostContext host;
     std::uint64_t hits = 0;                ///< jobs that found their entry here
     std::vector<std::pair<std::string, std::string>> used;  ///< kind and key of each hit whose use was recorded
-    std::set<std::string> cleared_folders; ///< folders of this root found not other-writable (write_access.hpp)
+    /// Folders of this root found not other-writable (write_access.hpp).
+    std::unique_ptr<ClearedFolders> cleared_folders = std::make_unique<ClearedFolders>();
 };
 
 /// A CUDA job whose entry is missing, and why.

@@ -171,8 +171,8 @@ std::int64_t ns_since_epoch(std::chrono::system_clock::time_point time)
 
 }  // namespace
 
-KeyRecord::KeyRecord(fs::path root, std::chrono::nanoseconds margin)
-    : root_(std::move(root)), margin_ns_(margin.count())
+KeyRecord::KeyRecord(fs::path root, std::chrono::nanoseconds margin, ClearedFolders* cleared)
+    : root_(std::move(root)), margin_ns_(margin.count()), cleared_(cleared ? cleared : &own_cleared_)
 {
 }
 
@@ -196,16 +196,7 @@ std::optional<KeptKey> KeyRecord::find(const std::string& question,
         KeptKey kept{std::string(key), std::nullopt};
         if (!read_manifest_line(manifest, key, kept.manifest)) return std::nullopt;
         // A record another user could have written could name another entry.
-        std::set<std::string> cleared;
-        {
-            std::lock_guard lock(cleared_mutex_);
-            cleared = cleared_;
-        }
-        if (!other_writable_problem(root_, file.parent_path(), {file.filename()}, &cleared).empty()) return std::nullopt;
-        {
-            std::lock_guard lock(cleared_mutex_);
-            cleared_.insert(cleared.begin(), cleared.end());
-        }
+        if (!other_writable_problem(root_, file, {}, cleared_).empty()) return std::nullopt;
         while (next_line(rest, line))
             if (!holds(line)) return std::nullopt;
         if (!rest.empty()) return std::nullopt;

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "cache/cache.hpp"
+#include "cache/write_access.hpp"
 #include "util/regular_files.hpp"
 
 namespace ck {
@@ -78,7 +79,11 @@ public:
 
     /// The records of the cache at `root` (in `root/.keys`). `margin`
     /// replaces racy_margin (tests, which cannot date a change time back).
-    explicit KeyRecord(std::filesystem::path root, std::chrono::nanoseconds margin = racy_margin);
+    /// `cleared`, when given, is the memo of folders found not writable by
+    /// others that the reader of the cache's entries keeps (the root is
+    /// checked once for both); it must outlive this object.
+    explicit KeyRecord(std::filesystem::path root, std::chrono::nanoseconds margin = racy_margin,
+                       ClearedFolders* cleared = nullptr);
 
     /// The key kept for `question` when every witness still holds, with the
     /// manifest reading kept beside it; `late_dir` gives cunumpy's folder as
@@ -117,8 +122,8 @@ private:
     std::int64_t margin_ns_;
     /// The root and `.keys` found not writable by others, checked once for
     /// the life of this object (as ArtifactCache keeps the entries' folders).
-    mutable std::mutex cleared_mutex_;
-    mutable std::set<std::string> cleared_;
+    ClearedFolders own_cleared_;
+    ClearedFolders* cleared_;
 };
 
 }  // namespace ck

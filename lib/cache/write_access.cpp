@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdio>
+#include <iterator>
 
 namespace ck {
 
@@ -31,32 +32,50 @@ std::string check(const fs::path& path, const fs::path& root, bool follow)
 
 }  // namespace
 
-std::string other_writable_problem(const fs::path& root, const fs::path& entry, const std::vector<fs::path>& files,
-                                   std::set<std::string>* cleared)
+bool ClearedFolders::contains(const std::string& folder) const
 {
-    std::set<std::string> cleared_here;  // package folders shared by an entry's files are checked once
-    if (!cleared) cleared = &cleared_here;
-    auto folder_problem = [&](const fs::path& folder, bool follow) -> std::string {
-        if (cleared->count(folder.native())) return "";
+    std::lock_guard lock(mutex_);
+    return folders_.count(folder) > 0;
+}
+
+void ClearedFolders::add(const std::string& folder)
+{
+    std::lock_guard lock(mutex_);
+    folders_.insert(folder);
+}
+
+std::string other_writable_problem(const fs::path& root, const fs::path& entry, const std::vector<fs::path>& files,
+                                   ClearedFolders* cleared)
+{
+    // A folder above the entry found fine is remembered; the entry and the
+    // folders inside it are checked once in this call (an entry's files
+    // share Pyccel's package folders).
+    std::set<std::string> cleared_here;
+    auto folder_problem = [&](const fs::path& folder, bool follow, bool above_entry) -> std::string {
+        if (cleared_here.count(folder.native()) || (above_entry && cleared && cleared->contains(folder.native())))
+            return "";
         std::string problem = check(folder, root, follow);
-        if (problem.empty()) cleared->insert(folder.native());
-        return problem;
+        if (!problem.empty()) return problem;
+        cleared_here.insert(folder.native());
+        if (above_entry && cleared) cleared->add(folder.native());
+        return "";
     };
-    if (std::string problem = folder_problem(root, true); !problem.empty()) return problem;
+    if (std::string problem = folder_problem(root, true, true); !problem.empty()) return problem;
     if (entry.empty()) return "";
     fs::path relative = entry.lexically_relative(root);
     fs::path folder = root;
-    for (const auto& part : relative) {
-        if (part == "..") return "";  // not below the root: not ours to judge
-        folder /= part;
-        if (std::string problem = folder_problem(folder, false); !problem.empty()) return problem;
+    for (auto part = relative.begin(); part != relative.end(); ++part) {
+        if (*part == "..") return "";  // not below the root: not ours to judge
+        folder /= *part;
+        bool is_entry = std::next(part) == relative.end();
+        if (std::string problem = folder_problem(folder, false, !is_entry); !problem.empty()) return problem;
     }
     for (const auto& file : files) {
         // A host entry keeps its module in Pyccel's package folders (a/b/m.so): each is checked too.
         fs::path inside = entry;
         for (const auto& part : file.parent_path()) {
             inside /= part;
-            if (std::string problem = folder_problem(inside, false); !problem.empty()) return problem;
+            if (std::string problem = folder_problem(inside, false, false); !problem.empty()) return problem;
         }
         if (std::string problem = check(entry / file, root, false); !problem.empty()) return problem;
     }

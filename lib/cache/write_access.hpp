@@ -4,24 +4,40 @@
 #pragma once
 
 #include <filesystem>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
 namespace ck {
 
-/// The first of `root`, each folder from `root` down to `entry`, and `files`
-/// (paths inside `entry`, with every folder between) that users other than
-/// the owner and the group may write, in words with the fix (`chmod o-w
-/// ...`); "" when none. `entry` may
-/// be empty (the root only). Links are not followed below the root; a path
+/// Folders found not writable by others, remembered by one reader (a run of
+/// the CLI, a cache object of the runtime) so that the folders above its
+/// entries are checked once, not per entry. Thread-safe.
+class ClearedFolders {
+public:
+    bool contains(const std::string& folder) const;
+    void add(const std::string& folder);
+
+private:
+    mutable std::mutex mutex_;
+    std::set<std::string> folders_;
+};
+
+/// The first of `root`, each folder from `root` down to `entry`, `entry`
+/// itself, and `files` (paths inside `entry`, with every folder between)
+/// that users other than the owner and the group may write, in words with
+/// the fix (`chmod o-w ...`); "" when none. `entry` may be empty (the root
+/// only), a folder or a file. Links are not followed below the root; a path
 /// that cannot be read is left to the reader that opens it.
 ///
 /// `cleared`, when given, holds the folders found fine by earlier calls of
-/// the same run and gains those found fine now: a plan of hundreds of hits
-/// then checks the root and the kind and shard folders once, not per entry.
+/// the same reader and gains the root and the folders above `entry` found
+/// fine now: a plan of hundreds of hits then checks the root and the kind and
+/// shard folders once, not per entry. `entry` and what it holds, which a
+/// writer could swap, are checked at every call.
 std::string other_writable_problem(const std::filesystem::path& root, const std::filesystem::path& entry = {},
                                    const std::vector<std::filesystem::path>& files = {},
-                                   std::set<std::string>* cleared = nullptr);
+                                   ClearedFolders* cleared = nullptr);
 
 }  // namespace ck

@@ -113,7 +113,7 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
     : config_(std::move(config)),
       location_(planned_cache_location(cache_name, config_.cache_dir)),
       store_(location_.root),
-      key_record_(location_.root),
+      key_record_(location_.root, KeyRecord::racy_margin, &cleared_folders_),
       key_record_mode_(key_record_mode()),
       probe_(std::make_unique<ToolProbe>(location_.root / ".probes",
                                          location_.fallback ? std::optional(location_.preferred / ".probes")
@@ -123,7 +123,7 @@ ArtifactCache::ArtifactCache(Config config, const std::string& cache_name, bool 
       warn_(std::move(warn))
 {
     if (location_.fallback) also_read_.emplace(location_.preferred);
-    if (location_.fallback) also_read_keys_.emplace(location_.preferred);
+    if (location_.fallback) also_read_keys_.emplace(location_.preferred, KeyRecord::racy_margin, &cleared_folders_);
     std::string identity;
     if (config_.compiler == CudaCompilerKind::nvrtc) {
         try {
@@ -361,32 +361,13 @@ ModuleImage ArtifactCache::read(const ArtifactCandidate& candidate) const
 
 void ArtifactCache::check_write_access(const fs::path& root, const fs::path& entry, const std::string& artifact) const
 {
-    // The folders from the root down to the entry's shard, as
-    // other_writable_problem names them; none when the entry is elsewhere.
-    std::vector<std::string> above;
-    fs::path relative = entry.lexically_relative(root);
-    if (!relative.empty() && *relative.begin() != "..") {
-        fs::path folder = root;
-        above.push_back(folder.native());
-        for (auto part = relative.begin(); std::next(part) != relative.end(); ++part)
-            above.push_back((folder /= *part).native());
-    }
-    std::set<std::string> cleared;
-    {
-        std::lock_guard lock(cleared_mutex_);
-        for (const auto& f : above)
-            if (cleared_folders_.count(f)) cleared.insert(f);
-    }
-    if (std::string problem = other_writable_problem(root, entry, {artifact, "manifest.json"}, &cleared);
+    // The folders above the entries are kept for the life of the process, as
+    // a CLI run keeps them for the run: a folder that the owner (or root)
+    // makes writable by others while an application runs is not seen until it
+    // starts again.
+    if (std::string problem = other_writable_problem(root, entry, {artifact, "manifest.json"}, &cleared_folders_);
         !problem.empty())
         throw ArtifactError(problem);
-    // Kept for the life of the process, as a CLI run keeps them for the run:
-    // a folder above the entries that the owner (or root) makes writable by
-    // others while an application runs is not seen until it starts again.
-    // The entry's own folder and files, which a writer could swap, are
-    // checked at every read.
-    std::lock_guard lock(cleared_mutex_);
-    cleared_folders_.insert(above.begin(), above.end());
 }
 
 CudaJob ArtifactCache::nvrtc_job(const KernelSource& kernel, const std::string& target)

@@ -149,6 +149,10 @@ private:
     /// (cache/key_record.hpp): a first call whose files are unchanged takes
     /// its key after a stat of each. The root's, kept in, and the unwritable
     /// preferred root's when the root is the fallback.
+    /// The cache's own folders above its entries (root, kind, shard) and its
+    /// key records found not writable by others, checked once for the life
+    /// of this object; an entry's folder and files are checked at every read.
+    mutable ClearedFolders cleared_folders_;
     KeyRecord key_record_;
     KeyRecordMode key_record_mode_;  ///< CUNUMPY_KERNELS_KEY_RECORD
     std::optional<KeyRecord> also_read_keys_;
@@ -198,11 +202,6 @@ private:
     std::size_t keys_from_record_ = 0;
     mutable std::atomic<std::size_t> manifests_from_record_{0};
     std::mutex build_mutex_;      ///< one NVRTC build of a kernel at a time
-    /// The cache's own folders above its entries (root, kind, shard) found
-    /// not writable by others, checked once for the life of this object; an
-    /// entry's folder and files are checked at every read.
-    mutable std::mutex cleared_mutex_;
-    mutable std::set<std::string> cleared_folders_;
 };
 
 }  // namespace ck

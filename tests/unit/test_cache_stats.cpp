@@ -116,18 +116,40 @@ TEST_CASE("a plan's folders found fine are checked once; every entry's own folde
     tree.write("cache/cuda/ab/ab01/k.sm_90.cubin", "ELF");
     tree.write("cache/cuda/ab/ab02/k.sm_90.cubin", "ELF");
     for (const auto& path : {root, root / "cuda", root / "cuda" / "ab", first, second}) chmod(path, 0755);
-    std::set<std::string> cleared;
+    ClearedFolders cleared;
     CHECK(other_writable_problem(root, first, {"k.sm_90.cubin"}, &cleared).empty());
-    CHECK(cleared == std::set<std::string>{root.native(), (root / "cuda").native(), (root / "cuda" / "ab").native(),
-                                           first.native()});
+    for (const auto& folder : {root, root / "cuda", root / "cuda" / "ab"}) CHECK(cleared.contains(folder.native()));
+    CHECK_FALSE(cleared.contains(first.native()));  // an entry is checked at every call
 
+    chmod(first, 0777);
+    CHECK(other_writable_problem(root, first, {"k.sm_90.cubin"}, &cleared).find(first.string() + " can be written") == 0);
+    chmod(first, 0755);
     chmod(second, 0777);
     CHECK(other_writable_problem(root, second, {"k.sm_90.cubin"}, &cleared).find(second.string() + " can be written") == 0);
-    CHECK(cleared.count(second.native()) == 0);  // a problem is never remembered as fine
+    CHECK_FALSE(cleared.contains(second.native()));  // a problem is never remembered as fine
     chmod(second, 0755);
     chmod(second / "k.sm_90.cubin", 0666);
     CHECK(other_writable_problem(root, second, {"k.sm_90.cubin"}, &cleared).find("k.sm_90.cubin can be written") !=
           std::string::npos);
+    chmod(second / "k.sm_90.cubin", 0644);
+
+    // A folder above the entries found fine is not asked again by the same reader.
+    chmod(root / "cuda" / "ab", 0777);
+    CHECK(other_writable_problem(root, second, {"k.sm_90.cubin"}, &cleared).empty());
+    CHECK_FALSE(other_writable_problem(root, second, {"k.sm_90.cubin"}).empty());
+}
+
+TEST_CASE("an entry may be a file: a key record is checked as one")
+{
+    test::TempTree tree;
+    fs::path root = tree.root() / "cache";
+    fs::path record = tree.write("cache/.keys/0123", "record");
+    for (const auto& path : {root, root / ".keys"}) chmod(path, 0755);
+    ClearedFolders cleared;
+    CHECK(other_writable_problem(root, record, {}, &cleared).empty());
+    CHECK(cleared.contains((root / ".keys").native()));
+    chmod(record, 0666);
+    CHECK(other_writable_problem(root, record, {}, &cleared).find(record.string() + " can be written") == 0);
 }
 
 TEST_CASE("the folders between an entry and its file are checked: a host entry keeps its module in package folders")
