@@ -199,7 +199,8 @@ public:
     /// taken when the manifest's stat now is the one it was read with (the
     /// artifacts' sizes are still checked), and the file is read otherwise.
     /// `read`, when given, receives the reading when the file was read and
-    /// parsed (none when `kept` served or nothing was found).
+    /// parsed and the entry is complete (none when `kept` served, or no
+    /// complete entry was found).
     std::optional<Manifest> find_to_load(const std::string& kind, const std::string& key,
                                          std::string* problem = nullptr, const ManifestReading* kept = nullptr,
                                          std::optional<ManifestReading>* read = nullptr) const;

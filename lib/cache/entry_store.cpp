@@ -106,15 +106,18 @@ std::optional<Manifest> EntryStore::find_to_load(const std::string& kind, const 
                                                  std::string* problem, const ManifestReading* kept,
                                                  std::optional<ManifestReading>* read) const
 {
-    return complete_entry(entry_dir(kind, key), problem, [&](const fs::path& file) -> std::optional<Manifest> {
+    std::optional<ManifestReading> reading;
+    auto found = complete_entry(entry_dir(kind, key), problem, [&](const fs::path& file) -> std::optional<Manifest> {
         if (kept && kept->manifest.key == key && util::regular_file_stat(file.c_str()) == kept->seen)
             return kept->manifest;
         if (!has_manifest(file)) return std::nullopt;
         std::optional<util::FileStat> seen;
         Manifest manifest = Manifest::without_inputs(read_with_stat(file, seen), file.string());
-        if (read && seen) *read = ManifestReading{file, *seen, manifest};
+        if (seen) reading = ManifestReading{file, *seen, manifest};
         return manifest;
     });
+    if (found && read) *read = std::move(reading);  // only a complete entry's reading is worth keeping
+    return found;
 }
 
 bool EntryStore::has_entry(const std::string& kind, const std::string& key, const std::vector<std::string>& files) const
