@@ -169,6 +169,45 @@ std::int64_t ns_since_epoch(std::chrono::system_clock::time_point time)
     return std::chrono::duration_cast<std::chrono::nanoseconds>(time.time_since_epoch()).count();
 }
 
+// The lines a record starts with; `witnesses` holds the rest.
+struct RecordHead {
+    std::string_view code, question, key, late, manifest, witnesses;
+};
+
+bool read_head(std::string_view body, RecordHead& head)
+{
+    for (std::string_view* line : {&head.code, &head.question, &head.key, &head.late, &head.manifest})
+        if (!next_line(body, *line)) return false;
+    head.witnesses = body;
+    return !head.code.empty() && head.code == util::code_identity();
+}
+
+// Whether a manifest's reading may be kept: changed before `trusted_before`
+// (ns since the epoch), and still the file that was read.
+bool manifest_trusted(const ManifestReading* manifest, std::int64_t trusted_before)
+{
+    return manifest && manifest->seen.modified_ns < trusted_before && manifest->seen.changed_ns < trusted_before &&
+           util::regular_file_stat(manifest->file.c_str()) == manifest->seen;
+}
+
+// The ranks of one job plan together: the first to finish keeps the record;
+// the others find it written since they started and write nothing.
+bool written_since(const fs::path& file, std::chrono::system_clock::time_point start)
+{
+    struct stat kept {};
+    return ::stat(file.c_str(), &kept) == 0 && util::ns_of(kept.st_mtim) >= ns_since_epoch(start);
+}
+
+void write_record(const fs::path& file, const std::string& body)
+{
+    std::error_code error;
+    fs::create_directory(file.parent_path(), error);
+    if (error) return;
+    util::AtomicFile atomic(file);
+    atomic.write(util::checksummed(record_format, body));
+    atomic.commit();
+}
+
 }  // namespace
 
 KeyRecord::KeyRecord(fs::path root, std::chrono::nanoseconds margin, ClearedFolders* cleared)
@@ -189,20 +228,20 @@ std::optional<KeptKey> KeyRecord::find(const std::string& question,
         std::string bytes = util::read_file(file, max_record_bytes);
         std::optional<std::string_view> body = util::checksummed_body(record_format, bytes);
         if (!body) return std::nullopt;
-        std::string_view rest = *body, code, line, key, late, manifest;
-        if (!next_line(rest, code) || code.empty() || code != util::code_identity() || !next_line(rest, line) ||
-            line != question || !next_line(rest, key) || !next_line(rest, late) || !next_line(rest, manifest))
-            return std::nullopt;
-        KeptKey kept{std::string(key), std::nullopt};
-        if (!read_manifest_line(manifest, key, kept.manifest)) return std::nullopt;
+        RecordHead head;
+        if (!read_head(*body, head) || head.question != question) return std::nullopt;
+        KeptKey kept{std::string(head.key), std::nullopt};
+        if (!read_manifest_line(head.manifest, head.key, kept.manifest)) return std::nullopt;
         // A record another user could have written could name another entry.
         if (!other_writable_problem(root_, file, {}, cleared_).empty()) return std::nullopt;
+        std::string_view rest = head.witnesses, line;
         while (next_line(rest, line))
             if (!holds(line)) return std::nullopt;
         if (!rest.empty()) return std::nullopt;
-        if (late != "late -") {
+        if (head.late != "late -") {
             std::optional<fs::path> now = late_dir ? late_dir() : std::nullopt;
-            if (late != late_line(now ? std::optional<std::string>(now->string()) : std::nullopt)) return std::nullopt;
+            if (head.late != late_line(now ? std::optional<std::string>(now->string()) : std::nullopt))
+                return std::nullopt;
         }
         return kept;
     } catch (const std::exception&) {
@@ -222,11 +261,9 @@ void KeyRecord::keep(const std::string& question, const std::string& key, const 
             if (text.find('\n') != std::string_view::npos) return;
         if (code.empty()) return;  // keys planned by an unknown build of this code are not kept
         // The manifest's reading is kept on the witnesses' terms: old enough, and still the file read.
-        bool manifest_trusted = manifest && manifest->seen.modified_ns < trusted_before &&
-                                manifest->seen.changed_ns < trusted_before &&
-                                util::regular_file_stat(manifest->file.c_str()) == manifest->seen;
+        bool trusted = manifest_trusted(manifest, trusted_before);
         std::string body = code + "\n" + question + "\n" + key + "\n" + late + "\n" +
-                           manifest_line(manifest_trusted ? manifest : nullptr, key) + "\n";
+                           manifest_line(trusted ? manifest : nullptr, key) + "\n";
         for (const KeyWitness& witness : witnesses.files) {
             const std::string& path = witness.path;
             if (path.find('\n') != std::string::npos) return;
@@ -247,17 +284,40 @@ void KeyRecord::keep(const std::string& question, const std::string& key, const 
         std::error_code error;
         if (!fs::is_directory(root_, error)) return;
         fs::path file = file_of(question);
-        // The ranks of one job plan together: the first to finish keeps the
-        // record; the others find it written since they started and write nothing.
-        struct stat kept {};
-        if (::stat(file.c_str(), &kept) == 0 && util::ns_of(kept.st_mtim) >= ns_since_epoch(planned_at)) return;
-        fs::create_directory(file.parent_path(), error);
-        if (error) return;
-        util::AtomicFile atomic(file);
-        atomic.write(util::checksummed(record_format, body));
-        atomic.commit();
+        if (written_since(file, planned_at)) return;
+        write_record(file, body);
     } catch (const std::exception&) {
         // A record is an optimisation: the next process plans again.
+    }
+}
+
+void KeyRecord::add_manifest(const std::string& question, const std::string& key, const ManifestReading& manifest,
+                             std::chrono::system_clock::time_point looked_up_at) const noexcept
+{
+    try {
+        fs::path file = file_of(question);
+        if (written_since(file, looked_up_at) ||
+            !manifest_trusted(&manifest, ns_since_epoch(looked_up_at) - margin_ns_))
+            return;
+        std::string bytes = util::read_file(file, max_record_bytes);
+        std::optional<std::string_view> body = util::checksummed_body(record_format, bytes);
+        RecordHead head;
+        if (!body || !read_head(*body, head) || head.question != question || head.key != key ||
+            head.manifest != no_manifest)
+            return;
+        std::string line = manifest_line(&manifest, key);
+        if (line == no_manifest) return;
+        // The witnesses as they were: the find that gave the key checked them,
+        // and the next one checks them again.
+        std::string updated;
+        for (std::string_view part : {head.code, head.question, head.key, head.late, std::string_view(line)}) {
+            updated += part;
+            updated += '\n';
+        }
+        updated += head.witnesses;
+        write_record(file, updated);
+    } catch (const std::exception&) {
+        // The record stays as it was: later first calls read the manifest.
     }
 }
 

@@ -114,6 +114,17 @@ public:
               std::chrono::system_clock::time_point planned_at,
               const ManifestReading* manifest = nullptr) const noexcept;
 
+    /// Adds `manifest`, a reading of the entry `key` names, to the record of
+    /// `question` that gave `key` without one (the manifest was too new, or
+    /// the entry missing, when the key was planned), on keep's terms: its
+    /// file's times the margin older than `looked_up_at`, when the lookup that
+    /// read it started, and its stat now the one it was read with. Leaves the
+    /// record as it is when it no longer gives `key`, already keeps a reading,
+    /// or was written since `looked_up_at` (another rank added it first).
+    /// Best effort; never throws.
+    void add_manifest(const std::string& question, const std::string& key, const ManifestReading& manifest,
+                      std::chrono::system_clock::time_point looked_up_at) const noexcept;
+
     /// The file a record of `question` is kept in.
     std::filesystem::path file_of(const std::string& question) const;
 

@@ -189,6 +189,7 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
     if (question == key_question_prefix(target)) question.clear();  // a kernel no question can name
     std::optional<KeptKey> kept = question.empty() || reading.planned ? std::nullopt : kept_key(question);
     if (kept && kept->manifest) kept_manifests_.try_emplace(kept->key, std::move(*kept->manifest));
+    else if (kept && !read_only_) keys_to_keep_[name] = {question, std::nullopt, {}};  // the reading is added
     if (kept && key_record_mode_ == KeyRecordMode::on) {
         // Only what lookup asks of a job: a miss plans afresh (nvrtc_job).
         CudaJob job;
@@ -218,17 +219,21 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
     return jobs_.emplace(name, std::move(job)).first->second;
 }
 
-void ArtifactCache::keep_planned_key(const CudaJob& job, const ManifestReading* manifest)
+void ArtifactCache::write_key_record(const CudaJob& job, const ManifestReading* manifest,
+                                     std::chrono::system_clock::time_point looked_up_at)
 {
-    std::optional<KeyToKeep> planned;
+    std::optional<KeyToKeep> to_keep;
     {
         std::lock_guard lock(mutex_);
         auto it = keys_to_keep_.find(job_name_of(*job.kernel, job.target));
         if (it == keys_to_keep_.end()) return;
-        planned = std::move(it->second);
+        to_keep = std::move(it->second);
         keys_to_keep_.erase(it);
     }
-    key_record_.keep(planned->question, job.key, planned->witnesses, planned->planned_at, manifest);
+    if (to_keep->witnesses)
+        key_record_.keep(to_keep->question, job.key, *to_keep->witnesses, to_keep->planned_at, manifest);
+    else if (manifest)
+        key_record_.add_manifest(to_keep->question, job.key, *manifest, looked_up_at);
 }
 
 const ManifestReading* ArtifactCache::kept_manifest(const std::string& key) const
@@ -264,8 +269,9 @@ std::optional<ArtifactCandidate> ArtifactCache::find(const KernelSource& kernel,
     const CudaJob& job = job_for(kernel, target.target);
     std::string problem;
     std::optional<ManifestReading> read;
+    auto looked_up_at = std::chrono::system_clock::now();
     auto candidate = lookup(job, problem, read);
-    keep_planned_key(job, read ? &*read : nullptr);
+    write_key_record(job, read ? &*read : nullptr, looked_up_at);
     if (!problem.empty()) throw ArtifactError(target.target + ": unusable entry: " + problem);
     if (candidate) candidate->how = target.how;
     return candidate;

@@ -127,9 +127,11 @@ private:
     /// its file was read (for the key record).
     std::optional<ArtifactCandidate> lookup(const CudaJob& job, std::string& problem,
                                             std::optional<ManifestReading>& read) const;
-    /// Keeps the key record of a job planned by job_for, with the reading of
-    /// its entry's manifest when lookup read one.
-    void keep_planned_key(const CudaJob& job, const ManifestReading* manifest);
+    /// Writes what job_for left for the key record once lookup, started at
+    /// `looked_up_at`, has read the entry: a planned key with the reading of
+    /// its entry's manifest, or that reading for a kept key that had none.
+    void write_key_record(const CudaJob& job, const ManifestReading* manifest,
+                          std::chrono::system_clock::time_point looked_up_at);
     CudaJob nvrtc_job(const KernelSource& kernel, const std::string& target);
     std::optional<ModuleImage> published_image(const CudaJob& job) const;
     /// Throws ArtifactError when the entry, its files or a folder above it
@@ -175,10 +177,12 @@ private:
     /// The key kept for `question` in the root's key record or the preferred root's.
     std::optional<KeptKey> kept_key(const std::string& question) const;
     const ManifestReading* kept_manifest(const std::string& key) const;
-    /// A planned key, kept once its entry has been looked up.
+    /// What the key record is to be given once a job's entry has been looked up.
     struct KeyToKeep {
         std::string question;
-        KeyWitnesses witnesses;
+        /// A planned key's witnesses; none for a key the record gave
+        /// without a manifest's reading (only the reading is added).
+        std::optional<KeyWitnesses> witnesses;
         std::chrono::system_clock::time_point planned_at;
     };
     /// This process's record of headers' digests and include directives,

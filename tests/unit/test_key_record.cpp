@@ -162,6 +162,57 @@ TEST_CASE_FIXTURE(RecordFixture, "the key is kept without the manifest's reading
     CHECK_FALSE(kept_manifest(record));
 }
 
+TEST_CASE_FIXTURE(RecordFixture, "a reading is added to a record that kept the key without one")
+{
+    KeyRecord record(root, no_margin);
+    record.keep("question", "abc123", witnesses, system_clock::now());
+    REQUIRE(find(record) == "abc123");
+    REQUIRE_FALSE(kept_manifest(record));
+    ManifestReading reading = manifest_reading("abc123");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the file system's clock tick
+    auto looked_up_at = system_clock::now();
+    SUBCASE("added, the witnesses kept as they were")
+    {
+        record.add_manifest("question", "abc123", reading, looked_up_at);
+        auto kept = kept_manifest(record);
+        REQUIRE(kept);
+        CHECK(kept->seen == reading.seen);
+        CHECK(kept->manifest.entry_symbol == "_Z1kPd");
+        rewrite_keeping_time(header, "#define N 5\n");
+        CHECK_FALSE(find(record));
+        return;
+    }
+    SUBCASE("not for another key") { record.add_manifest("question", "def456", manifest_reading("def456"), looked_up_at); }
+    SUBCASE("not for a question without a record") { record.add_manifest("other", "abc123", reading, looked_up_at); }
+    SUBCASE("not for a manifest changed since the lookup started")
+    {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        reading = manifest_reading("abc123");
+        record.add_manifest("question", "abc123", reading, looked_up_at);
+    }
+    SUBCASE("not for a manifest changed since it was read") {
+        tree.write("cache/cuda/ab/abc123/manifest.json", "{ }");
+        record.add_manifest("question", "abc123", reading, looked_up_at);
+    }
+    SUBCASE("not over a record written since the lookup started (another rank added it)")
+    {
+        record.add_manifest("question", "abc123", reading, looked_up_at - std::chrono::seconds(60));
+    }
+    SUBCASE("not over a reading already kept")
+    {
+        record.add_manifest("question", "abc123", reading, looked_up_at);
+        ManifestReading other = reading;
+        other.manifest.entry_symbol = "_Z1kPf";
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        record.add_manifest("question", "abc123", other, system_clock::now());
+        REQUIRE(kept_manifest(record));
+        CHECK(kept_manifest(record)->manifest.entry_symbol == "_Z1kPd");
+        return;
+    }
+    CHECK(find(record) == "abc123");
+    CHECK_FALSE(kept_manifest(record));
+}
+
 TEST_CASE_FIXTURE(RecordFixture, "a record whose manifest line is damaged is not read")
 {
     KeyRecord record(root, no_margin);
@@ -595,4 +646,22 @@ TEST_CASE_FIXTURE(RuntimeFixture, "CUNUMPY_KERNELS_KEY_RECORD=check reads every 
     std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
     ArtifactCache cache(package.config, "sim", true, [](const std::string&) {});
     CHECK_THROWS_WITH_AS(cache.find(source, {"sm_90", "cubin"}), doctest::Contains("differs"), ArtifactError);
+}
+
+TEST_CASE_FIXTURE(RuntimeFixture, "a key kept while its entry was too new gains the manifest's reading at a later first call")
+{
+    // The entry was built just now: the key is kept, the manifest's reading not.
+    auto [planned, from_record] = first_lookup(package.config);
+    REQUIRE(planned);
+    auto manifests_taken = [&](bool read_only) {
+        ArtifactCache cache(package.config, "sim", read_only, [](const std::string&) {});
+        REQUIRE(cache.find(source, {"sm_90", "cubin"}));
+        CHECK(cache.keys_from_record() == 1);
+        return cache.manifests_from_record();
+    };
+    CHECK(manifests_taken(true) == 0);
+    std::this_thread::sleep_for(KeyRecord::racy_margin + std::chrono::milliseconds(200));
+    CHECK(manifests_taken(true) == 0);   // a read-only cache adds nothing
+    CHECK(manifests_taken(false) == 0);  // read, and added
+    CHECK(manifests_taken(true) == 1);
 }
