@@ -212,7 +212,7 @@ const CudaJob& ArtifactCache::job_for(const KernelSource& kernel, const std::str
                                 "=check); a witness was missed: please report it");
         ++keys_from_record_;
     } else if (!question.empty() && !read_only_) {
-        // Kept once lookup has read the entry's manifest (keep_planned_key).
+        // Kept once lookup has read the entry's manifest (write_key_record).
         keys_to_keep_[name] = {question, reading.planner->witnesses(*reading.planned, reading.source_seen),
                                reading.planned_at};
     }
