@@ -84,10 +84,14 @@ bool has_manifest(const fs::path& file)
 
 // The text of `file` with the stat of the file it came from, taken of the
 // open file: the bytes read are those of that file, whatever the path names.
-std::string read_with_stat(const fs::path& file, std::optional<util::FileStat>& seen)
+// None when there is no such file (as has_manifest says, without its stat).
+std::optional<std::string> read_with_stat(const fs::path& file, std::optional<util::FileStat>& seen)
 {
     util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (!fd.valid()) throw SourceError("cannot read " + file.string() + ": " + util::errno_message(errno));
+    if (!fd.valid()) {
+        if (errno == ENOENT || errno == ENOTDIR) return std::nullopt;
+        throw SourceError("cannot read " + file.string() + ": " + util::errno_message(errno));
+    }
     seen = util::regular_file_stat(fd.get());
     return util::read_open_file(fd.get(), file);
 }
@@ -110,9 +114,10 @@ std::optional<Manifest> EntryStore::find_to_load(const std::string& kind, const 
     auto found = complete_entry(entry_dir(kind, key), problem, [&](const fs::path& file) -> std::optional<Manifest> {
         if (kept && kept->manifest.key == key && util::regular_file_stat(file.c_str()) == kept->seen)
             return kept->manifest;
-        if (!has_manifest(file)) return std::nullopt;
         std::optional<util::FileStat> seen;
-        Manifest manifest = Manifest::without_inputs(read_with_stat(file, seen), file.string());
+        std::optional<std::string> text = read_with_stat(file, seen);
+        if (!text) return std::nullopt;
+        Manifest manifest = Manifest::without_inputs(*text, file.string());
         if (seen) reading = ManifestReading{file, *seen, manifest};
         return manifest;
     });

@@ -174,6 +174,18 @@ struct RecordHead {
     std::string_view code, question, key, late, manifest, witnesses;
 };
 
+// The lines a record starts with, each ended by a newline.
+std::string head_text(std::string_view code, std::string_view question, std::string_view key, std::string_view late,
+                      std::string_view manifest)
+{
+    std::string text;
+    for (std::string_view line : {code, question, key, late, manifest}) {
+        text += line;
+        text += '\n';
+    }
+    return text;
+}
+
 bool read_head(std::string_view body, RecordHead& head)
 {
     for (std::string_view* line : {&head.code, &head.question, &head.key, &head.late, &head.manifest})
@@ -262,8 +274,7 @@ void KeyRecord::keep(const std::string& question, const std::string& key, const 
         if (code.empty()) return;  // keys planned by an unknown build of this code are not kept
         // The manifest's reading is kept on the witnesses' terms: old enough, and still the file read.
         bool trusted = manifest_trusted(manifest, trusted_before);
-        std::string body = code + "\n" + question + "\n" + key + "\n" + late + "\n" +
-                           manifest_line(trusted ? manifest : nullptr, key) + "\n";
+        std::string body = head_text(code, question, key, late, manifest_line(trusted ? manifest : nullptr, key));
         for (const KeyWitness& witness : witnesses.files) {
             const std::string& path = witness.path;
             if (path.find('\n') != std::string::npos) return;
@@ -309,11 +320,7 @@ void KeyRecord::add_manifest(const std::string& question, const std::string& key
         if (line == no_manifest) return;
         // The witnesses as they were: the find that gave the key checked them,
         // and the next one checks them again.
-        std::string updated;
-        for (std::string_view part : {head.code, head.question, head.key, head.late, std::string_view(line)}) {
-            updated += part;
-            updated += '\n';
-        }
+        std::string updated = head_text(head.code, head.question, head.key, head.late, line);
         updated += head.witnesses;
         write_record(file, updated);
     } catch (const std::exception&) {

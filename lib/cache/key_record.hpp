@@ -31,8 +31,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <mutex>
-#include <set>
 #include <optional>
 #include <string>
 #include <utility>
