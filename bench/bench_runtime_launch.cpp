@@ -10,7 +10,7 @@
 // Environment: CK_GPU_CLI_CACHE (a cache `build` filled; else one is built
 // into a temporary folder), CK_SOURCE_ROOT (the repository, when the binary
 // runs away from the tree it was built in).
-#include "build/build.hpp"
+#include "builder/build.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"
 #include "cunumpy_kernels/selection.hpp"

@@ -3,7 +3,7 @@
 // at once, so what is timed is selection, launch arithmetic, argument checks
 // and packing, limit checks and the module lookup. Runs on any machine; the
 // figure is what the runtime adds on top of cuLaunchKernel itself.
-#include "build/build.hpp"
+#include "builder/build.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"
 #include "cunumpy_kernels/selection.hpp"

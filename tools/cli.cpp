@@ -5,7 +5,7 @@
 #include "commands.hpp"
 #include "terminal.hpp"
 
-#include "build/build.hpp"
+#include "builder/build.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 #include <spdlog/spdlog.h>

@@ -4,7 +4,7 @@
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
-#include "build/build.hpp"
+#include "builder/build.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/elapsed.hpp"
 

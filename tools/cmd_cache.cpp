@@ -2,9 +2,9 @@
 #include "commands.hpp"
 #include "tree_options.hpp"
 
-#include "build/build.hpp"
-#include "cache/cache_maintenance.hpp"
-#include "package/target_flags.hpp"
+#include "builder/build.hpp"
+#include "cache_admin/cache_maintenance.hpp"
+#include "builder/target_flags.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 

@@ -6,11 +6,11 @@
 #include "tree_options.hpp"
 
 #include "cache/cache.hpp"
-#include "cache/source_record.hpp"
+#include "source/source_record.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "compilers/python_probe.hpp"
 #include "package/kernel_walker.hpp"
-#include "signatures/signature_report.hpp"
+#include "status/signature_report.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

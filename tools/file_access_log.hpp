@@ -1,6 +1,6 @@
 // Every path and environment variable this process asks about while a log
 // is open: the witnesses of a recorded status answer
-// (cache/answer_record.hpp).
+// (cache_admin/answer_record.hpp).
 //
 // The log sits where every such question passes, the C library's entry
 // points (stat, open, opendir, realpath, getenv, ...), which this executable
@@ -16,7 +16,7 @@
 // one log is open at a time.
 #pragma once
 
-#include "cache/answer_record.hpp"
+#include "cache_admin/answer_record.hpp"
 
 #include <memory>
 

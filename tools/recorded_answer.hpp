@@ -1,12 +1,12 @@
 // Answering a command (`status`, a `build` with nothing to compile) from the
-// record of whole answers (cache/answer_record.hpp): printed again while
+// record of whole answers (cache_admin/answer_record.hpp): printed again while
 // everything it rests on holds, else planned under the file access log and
 // kept for next time.
 #pragma once
 
 #include "commands.hpp"
 
-#include "cache/answer_record.hpp"
+#include "cache_admin/answer_record.hpp"
 
 #include <functional>
 

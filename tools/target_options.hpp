@@ -1,10 +1,10 @@
 // The target flags on a command line (--arch, --ptx, --no-ptx, --compiler,
-// -X): parsed here, applied by the library (package/target_flags.hpp), so
+// -X): parsed here, applied by the library (builder/target_flags.hpp), so
 // that `status` reads the cache for exactly what `build` with the same flags
 // would produce.
 #pragma once
 
-#include "package/target_flags.hpp"
+#include "builder/target_flags.hpp"
 
 #include <CLI/CLI.hpp>
 

@@ -1,8 +1,8 @@
 #include "bundle/bundle_writer.hpp"
 
-#include "build/build_plan.hpp"
+#include "builder/build_plan.hpp"
 #include "cunumpy_kernels/error.hpp"
-#include "plan/cuda_job.hpp"
+#include "cuda_job/cuda_job.hpp"
 #include "runtime/bundle_format.hpp"
 #include "runtime/cuda_kernel.hpp"
 #include "util/atomic_file.hpp"

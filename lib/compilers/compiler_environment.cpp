@@ -1,7 +1,7 @@
 #include "compilers/compiler_environment.hpp"
 
 #include "compilers/compiler_options.hpp"
-#include "cache/cache.hpp"
+#include "util/sha256.hpp"
 
 #include <algorithm>
 #include <cstdlib>

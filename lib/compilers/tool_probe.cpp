@@ -1,6 +1,6 @@
 #include "compilers/tool_probe.hpp"
 
-#include "cache/cache.hpp"
+#include "util/sha256.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 

@@ -1,6 +1,6 @@
 // kernels_of_paths: folders walked, files mapped to the kernel they belong to,
 // headers to the kernels that include them.
-#include "compilers/include_scanner.hpp"
+#include "source/include_scanner.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "package/kernel_walker.hpp"

@@ -86,22 +86,45 @@ std::optional<KernelSource> kernel_in(const fs::path& folder, const Config& conf
 
 // cunumpy's from_folder takes `getattr(module, name)`: a module that never
 // binds the name raises AttributeError, and with it from_package of the whole
-// parent package. Empty when the kernel's module binds its name.
-std::string why_not_a_kernel(const KernelSource& kernel, SourceRecord* record = nullptr)
+// parent package. False when the module cannot be read: it is kept, so that
+// check-signatures reports the file itself.
+bool binds_no_kernel(const KernelSource& kernel, SourceRecord* record = nullptr)
 {
     const fs::path& module = kernel.host.front().file;
     auto binds = [&](const std::string& source) { return signatures::python_module_binds(source, kernel.name); };
-    bool bound = false;
     try {
-        bound = record ? record->fact(module, nlohmann::json::array({"binds/1", kernel.name}).dump(), binds).get<bool>()
-                       : binds(util::read_file(module));
+        return !(record ? record->fact(module, nlohmann::json::array({"binds/1", kernel.name}).dump(), binds).get<bool>()
+                        : binds(util::read_file(module)));
     } catch (const SourceError&) {
-        return {};  // unreadable: kept, so check-signatures reports the file itself
+        return false;
     }
-    if (bound) return {};
-    return module.string() + ": defines no function '" + kernel.name + "', so this folder is not a kernel (cunumpy's "
-           "Kernel.from_folder raises AttributeError here, and with it KernelCatalog.from_package of its parent " +
-           "package); define " + kernel.name + "() in it, or rename the file if the folder is not meant as a kernel";
+}
+
+const char* const not_a_kernel_consequence =
+    "cunumpy's Kernel.from_folder raises AttributeError there, and with it KernelCatalog.from_package of the parent "
+    "package";
+
+// One warning for every folder of a walk whose host module binds no function
+// of the folder's name: a tree such as Struphy's has several, and one
+// paragraph each on every command told the user the same thing six times.
+std::string not_kernels_warning(const std::vector<KernelSource>& folders)
+{
+    const KernelSource& first = folders.front();
+    if (folders.size() == 1)
+        return first.host.front().file.string() + ": defines no function '" + first.name + "', so this folder is not "
+               "a kernel (" + not_a_kernel_consequence + "); define " + first.name + "() in it, or rename the file if "
+               "the folder is not meant as a kernel";
+    fs::path common = first.folder.parent_path();
+    for (const auto& folder : folders)
+        while (!common.empty() && folder.folder.lexically_relative(common).string().starts_with(".."))
+            common = common.parent_path();
+    std::string list;
+    for (const auto& folder : folders)
+        list += (list.empty() ? "" : ", ") + (folder.host.front().file.lexically_relative(common).string() + " (no '" +
+                                             folder.name + "')");
+    return common.string() + ": " + std::to_string(folders.size()) + " folders are not kernels: the host module of "
+           "each defines no function named after its folder (" + not_a_kernel_consequence + "): " + list +
+           "; define the function in each, or rename the files of folders not meant as kernels";
 }
 
 class Walker {
@@ -123,6 +146,8 @@ public:
 
     std::vector<KernelSource> take()
     {
+        if (!not_kernels_.empty() && warn_) warn_(not_kernels_warning(not_kernels_));
+        not_kernels_.clear();
         std::vector<KernelSource> kernels;
         for (auto& [module, kernel] : found_) kernels.push_back(std::move(kernel));
         return kernels;
@@ -223,8 +248,8 @@ private:
 
     void add_kernel(KernelSource kernel)
     {
-        if (std::string why = why_not_a_kernel(kernel, record_); !why.empty()) {
-            if (warn_) warn_(why);
+        if (binds_no_kernel(kernel, record_)) {
+            not_kernels_.push_back(std::move(kernel));
             return;
         }
         if (kernel.misspelled_cuda_file && warn_)
@@ -256,6 +281,7 @@ private:
     SourceRecord* record_;
     std::set<std::pair<dev_t, ino_t>> visited_;
     std::map<std::string, KernelSource> found_;
+    std::vector<KernelSource> not_kernels_;  ///< folders whose host module binds no function of their name
     std::size_t kernels_seen_ = 0;  ///< kernel folders walked, those of a module found already included
     util::RegularFiles files_above_;
 };
@@ -320,7 +346,7 @@ std::optional<KernelSource> kernel_of_file(const fs::path& file, const Config& c
     fs::path folder = fs::absolute(file, error).lexically_normal().parent_path();
     if (folder.filename() == "__pyccel__") folder = folder.parent_path();
     auto kernel = kernel_in(folder, config, is_file);
-    if (!kernel || !why_not_a_kernel(*kernel, record).empty()) return std::nullopt;
+    if (!kernel || binds_no_kernel(*kernel, record)) return std::nullopt;
     // The walk's rule: a folder holding kernel folders is a package.
     Walker walker(config, {}, record);
     walker.add_path(folder);

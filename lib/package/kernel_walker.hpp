@@ -2,7 +2,7 @@
 // with a record of what was read.
 #pragma once
 
-#include "cache/source_record.hpp"
+#include "source/source_record.hpp"
 #include "cunumpy_kernels/package.hpp"
 
 namespace ck {

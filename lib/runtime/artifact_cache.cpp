@@ -2,7 +2,7 @@
 
 #include "cunumpy_kernels/error.hpp"
 
-#include "plan/cuda_planner.hpp"
+#include "cuda_job/cuda_planner.hpp"
 #include "cache/build_lock.hpp"
 #include "runtime/target_ranking.hpp"
 #include "cache/cache_stats.hpp"

@@ -9,13 +9,13 @@
 
 #include "cache/cache.hpp"
 #include "cache/key_record.hpp"
-#include "cache/source_record.hpp"
+#include "source/source_record.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/kernel.hpp"
 #include "cunumpy_kernels/package.hpp"
 
-#include "plan/cuda_job.hpp"
-#include "plan/cuda_planner.hpp"
+#include "cuda_job/cuda_job.hpp"
+#include "cuda_job/cuda_planner.hpp"
 #include "runtime/image_source.hpp"
 
 #include <atomic>

@@ -5,7 +5,7 @@
 #include "runtime/artifact_cache.hpp"
 #include "runtime/cache_images.hpp"
 #include "runtime/default_launch_shape.hpp"
-#include "plan/kernel_entry.hpp"
+#include "signatures/kernel_entry.hpp"
 #include "runtime/gpu_state.hpp"
 #include "util/elapsed.hpp"
 #include "util/file_util.hpp"

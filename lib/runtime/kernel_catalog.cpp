@@ -7,7 +7,7 @@
 #include "runtime/artifact_cache.hpp"
 #include "runtime/gpu_state.hpp"
 #include "runtime/kernel_state.hpp"
-#include "scheduler/job_pool.hpp"
+#include "util/job_pool.hpp"
 
 #include <exception>
 #include <mutex>

@@ -1,7 +1,7 @@
 #include "runtime/kernel_signature.hpp"
 
 #include "cunumpy_kernels/error.hpp"
-#include "signatures/cpp_lexer.hpp"
+#include "source/cpp_lexer.hpp"
 #include "signatures/cuda_signature_reader.hpp"
 
 #include <algorithm>

@@ -15,7 +15,7 @@
 
 #include "cunumpy_kernels/arguments.hpp"
 #include "signatures/cuda_signature_reader.hpp"
-#include "signatures/project_headers.hpp"
+#include "source/project_headers.hpp"
 
 #include <cstdint>
 #include <filesystem>

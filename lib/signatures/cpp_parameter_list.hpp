@@ -5,7 +5,7 @@
 // sure is reported, never guessed.
 #pragma once
 
-#include "signatures/cpp_lexer.hpp"
+#include "source/cpp_lexer.hpp"
 
 #include <string>
 #include <vector>

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "signatures/cpp_parameter_list.hpp"
-#include "signatures/cpp_preprocessor.hpp"
+#include "source/cpp_preprocessor.hpp"
 
 #include <set>
 #include <string>

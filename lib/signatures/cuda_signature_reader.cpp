@@ -2,8 +2,8 @@
 // declarations found say together.
 #include "signatures/cuda_signature_reader.hpp"
 
-#include "signatures/cpp_lexer.hpp"
-#include "signatures/cpp_preprocessor.hpp"
+#include "source/cpp_lexer.hpp"
+#include "source/cpp_preprocessor.hpp"
 #include "signatures/cuda_declaration_scanner.hpp"
 
 #include <algorithm>

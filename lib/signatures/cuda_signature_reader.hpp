@@ -7,7 +7,7 @@
 
 #include "cunumpy_kernels/signature_read.hpp"
 #include "signatures/cuda_declaration_scanner.hpp"
-#include "signatures/project_headers.hpp"
+#include "source/project_headers.hpp"
 
 #include <string_view>
 #include <vector>

@@ -7,14 +7,14 @@
 // after the Python side was recorded (bench/RESULTS.md, issue 14).
 #pragma once
 
-#include "cache/source_record.hpp"
+#include "source/source_record.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "cunumpy_kernels/signature_read.hpp"
 #include "signatures/cuda_declaration_scanner.hpp"
 #include "signatures/cuda_signature_reader.hpp"
 #include "signatures/cunumpy_readability.hpp"
-#include "signatures/project_headers.hpp"
+#include "source/project_headers.hpp"
 
 #include <functional>
 #include <string_view>

@@ -3,7 +3,7 @@
 // one `getattr(module, name)` (cunumpy's from_folder) returns.
 #pragma once
 
-#include "signatures/python_lexer.hpp"
+#include "source/python_lexer.hpp"
 
 #include <cstddef>
 #include <string_view>

@@ -2,7 +2,7 @@
 #include "signatures/signatures.hpp"
 
 #include "signatures/python_bindings.hpp"
-#include "signatures/python_lexer.hpp"
+#include "source/python_lexer.hpp"
 
 #include <optional>
 

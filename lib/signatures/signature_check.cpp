@@ -2,7 +2,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/signatures.hpp"
 
-#include "plan/kernel_entry.hpp"
+#include "signatures/kernel_entry.hpp"
 #include "signatures/kernel_declaration.hpp"
 #include "signatures/cunumpy_readability.hpp"
 #include "util/file_util.hpp"

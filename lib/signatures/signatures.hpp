@@ -11,11 +11,11 @@
 // source text, so a pre-commit hook or CI job needs no compiler, GPU or Python.
 #pragma once
 
-#include "cache/source_record.hpp"
+#include "source/source_record.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "cunumpy_kernels/signature_read.hpp"
-#include "signatures/project_headers.hpp"
+#include "source/project_headers.hpp"
 
 #include <filesystem>
 #include <functional>
@@ -96,7 +96,7 @@ using CunumpyVersion = std::function<std::string()>;
 /// unreadable files are findings. `headers`, when given, serves the project
 /// headers other kernels' readings read already (a check of many kernels);
 /// `record`, when given, the readings of Python files unchanged since it
-/// remembered them (cache/source_record.hpp).
+/// remembered them (source/source_record.hpp).
 KernelSignatures check_kernel_signatures(const KernelSource& kernel, const Config& config,
                                          const CunumpyVersion& cunumpy_version = {},
                                          signatures::HeaderCache* headers = nullptr, SourceRecord* record = nullptr);

@@ -1,7 +1,7 @@
 #include "status/bundle_status.hpp"
 
-#include "build/build_plan.hpp"
-#include "plan/input_change.hpp"
+#include "builder/build_plan.hpp"
+#include "explain/input_change.hpp"
 #include "runtime/bundle_format.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"

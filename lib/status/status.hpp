@@ -7,8 +7,8 @@
 // asking for CuPy's cache (StatusRequest::cupy) starts the Python with CuPy.
 #pragma once
 
-#include "build/build.hpp"
-#include "compilers/cupy_cache.hpp"
+#include "builder/build.hpp"
+#include "cupy_cache/cupy_cache.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "signatures/signatures.hpp"
@@ -71,7 +71,7 @@ struct StatusRequest {
     bool cuda = true;  ///< report CUDA artifacts, as BuildRequest::cuda
     /// Also report CuPy's kernel cache (artifacts of kind "cupy", one per
     /// compute capability): starts `config.python` with CuPy, which compiles
-    /// nothing (build/cupy_fill.hpp).
+    /// nothing (cupy_cache/cupy_fill.hpp).
     bool cupy = false;
     std::optional<std::filesystem::path> cupy_cache_dir{};  ///< CUPY_CACHE_DIR; unset: CuPy's own
 };

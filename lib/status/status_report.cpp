@@ -2,9 +2,9 @@
 // beside the kernel's signatures.
 #include "status/status.hpp"
 
-#include "build/build_plan.hpp"
-#include "build/cupy_fill.hpp"
-#include "compilers/cupy_cache.hpp"
+#include "builder/build_plan.hpp"
+#include "cupy_cache/cupy_fill.hpp"
+#include "cupy_cache/cupy_cache.hpp"
 #include "package/porting_summary.hpp"
 #include "util/text.hpp"
 

@@ -10,7 +10,7 @@
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include "build/build.hpp"
+#include "builder/build.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"

@@ -3,7 +3,7 @@
 // were computed (test_host_key).
 #pragma once
 
-#include "plan/host_key.hpp"
+#include "host/host_key.hpp"
 
 namespace ck::test {
 

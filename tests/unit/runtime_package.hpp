@@ -3,7 +3,7 @@
 // not ported. Builds use the library `build` runs (NVRTC needs no GPU).
 #pragma once
 
-#include "build/build.hpp"
+#include "builder/build.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"
 
 #include "fake_cuda_driver.hpp"

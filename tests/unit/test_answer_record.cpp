@@ -2,7 +2,7 @@
 // witness holds in the role it was asked in, its environment is unchanged and
 // its file is whole and the user's own; what cannot vouch for an answer
 // (incomplete accesses, a change within the racy margin) is never kept.
-#include "cache/answer_record.hpp"
+#include "cache_admin/answer_record.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
 #include "util/temporary_name.hpp"

@@ -2,7 +2,7 @@
 // cubin, the PTX, or an NVRTC build published into the cache; checksums
 // verified before loading; errors that say what the cache holds. The driver is
 // a fake, the cache and NVRTC are real.
-#include "cache/cache_maintenance.hpp"
+#include "cache_admin/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"

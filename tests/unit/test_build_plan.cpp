@@ -2,7 +2,7 @@
 // `build --dry-run` and `status` show.
 #include "temp_tree.hpp"
 
-#include "build/build_plan.hpp"
+#include "builder/build_plan.hpp"
 
 #include <doctest/doctest.h>
 

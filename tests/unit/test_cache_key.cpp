@@ -1,7 +1,7 @@
 // The key covers every input that can change an artifact, and nothing else.
-#include "plan/cuda_job.hpp"
-#include "plan/input_change.hpp"
-#include "compilers/include_scanner.hpp"
+#include "cuda_job/cuda_job.hpp"
+#include "explain/input_change.hpp"
+#include "source/include_scanner.hpp"
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"

@@ -1,7 +1,7 @@
 // verify, prune, export and import.
-#include "cache/cache_maintenance.hpp"
+#include "cache_admin/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
-#include "cache/cunumpy_entry.hpp"
+#include "host/cunumpy_entry.hpp"
 #include "crafted_cubin.hpp"
 #include "temp_tree.hpp"
 #include "util/file_util.hpp"

@@ -2,7 +2,7 @@
 // refusal of caches other users can write.
 #include "cache/cache_stats.hpp"
 #include "cache/write_access.hpp"
-#include "cache/cache_maintenance.hpp"
+#include "cache_admin/cache_maintenance.hpp"
 
 #include "temp_tree.hpp"
 

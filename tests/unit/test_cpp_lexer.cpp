@@ -1,4 +1,4 @@
-#include "signatures/cpp_lexer.hpp"
+#include "source/cpp_lexer.hpp"
 
 #include <doctest/doctest.h>
 

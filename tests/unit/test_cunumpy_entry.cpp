@@ -1,6 +1,6 @@
 // cunumpy's names in the cache: reading what is there, re-pointing them
 // atomically, and the host entries' artifact paths.
-#include "cache/cunumpy_entry.hpp"
+#include "host/cunumpy_entry.hpp"
 #include "util/temporary_name.hpp"
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"

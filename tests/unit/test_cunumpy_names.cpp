@@ -1,10 +1,10 @@
 // Two modules of one text that import different code share cunumpy's build
 // name: caught within one plan (both fail) and across builds (the name points
 // at another module's build).
-#include "build/cunumpy_names.hpp"
-#include "build/host_job.hpp"
-#include "plan/host_planner.hpp"
-#include "cache/cunumpy_entry.hpp"
+#include "host/cunumpy_names.hpp"
+#include "host/host_job.hpp"
+#include "host/host_planner.hpp"
+#include "host/cunumpy_entry.hpp"
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/package.hpp"
 

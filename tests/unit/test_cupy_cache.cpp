@@ -2,7 +2,7 @@
 // the work shared between children, and every way a child can answer. A
 // stand-in child (Debian's python3 running a script of the test's) plays
 // CuPy; the real one runs in tests/e2e/test_cupy_cache.py.
-#include "compilers/cupy_cache.hpp"
+#include "cupy_cache/cupy_cache.hpp"
 
 #include "scoped_env.hpp"
 #include "temp_tree.hpp"

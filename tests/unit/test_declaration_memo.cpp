@@ -1,8 +1,8 @@
 // The runtime's declaration readings, kept from the catalog's open for the
 // first call's key: taken again only while the source text and every header
 // the reading opened are the same, checked at every ask.
-#include "cache/source_record.hpp"
-#include "compilers/include_scanner.hpp"
+#include "source/source_record.hpp"
+#include "source/include_scanner.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "runtime/artifact_cache.hpp"
 #include "runtime/cuda_kernel.hpp"

@@ -1,5 +1,5 @@
 // Include resolution follows the compiler's search and records what it did not find.
-#include "compilers/include_scanner.hpp"
+#include "source/include_scanner.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "temp_tree.hpp"
 

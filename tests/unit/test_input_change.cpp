@@ -1,6 +1,6 @@
 // build --dry-run names the input that changed, new inputs included.
 #include "cache/cache.hpp"
-#include "plan/input_change.hpp"
+#include "explain/input_change.hpp"
 
 #include <doctest/doctest.h>
 

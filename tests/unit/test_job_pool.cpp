@@ -1,4 +1,4 @@
-#include "scheduler/job_pool.hpp"
+#include "util/job_pool.hpp"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // Object-like macros of the project headers a CUDA source includes: the
 // include path the build searches, bounded, never throwing.
 #include "signatures/cuda_signature_reader.hpp"
-#include "signatures/project_headers.hpp"
+#include "source/project_headers.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>

@@ -1,7 +1,7 @@
 // The version probe: Pyccel's version and command line, and the Python
 // interpreter's facts, learnt once and remembered until its packages change.
-#include "compilers/pyccel_compiler.hpp"
-#include "compilers/python_environment.hpp"
+#include "host/pyccel_compiler.hpp"
+#include "host/python_environment.hpp"
 #include "compilers/python_probe.hpp"
 #include "compilers/tool_probe.hpp"
 #include "cunumpy_kernels/error.hpp"

@@ -1,4 +1,4 @@
-#include "package/python_imports.hpp"
+#include "host/python_imports.hpp"
 
 #include "temp_tree.hpp"
 

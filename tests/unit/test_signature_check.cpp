@@ -1,5 +1,5 @@
 #include "cunumpy_kernels/error.hpp"
-#include "signatures/signature_report.hpp"
+#include "status/signature_report.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>

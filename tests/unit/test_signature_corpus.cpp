@@ -4,7 +4,7 @@
 #include "../fuzz/reader_input.hpp"
 
 #include "cunumpy_kernels/error.hpp"
-#include "package/python_imports.hpp"
+#include "host/python_imports.hpp"
 #include "runtime/kernel_signature.hpp"
 
 #include <doctest/doctest.h>

@@ -2,9 +2,9 @@
 // (an unchanged, old enough stat), what it reads again (a changed stat, a
 // file written within the racy margin), and the remembered declaration
 // readings, which hold only while their headers resolve to the same content.
-#include "cache/source_record.hpp"
-#include "build/cuda_build.hpp"
-#include "plan/cuda_planner.hpp"
+#include "source/source_record.hpp"
+#include "builder/cuda_build.hpp"
+#include "cuda_job/cuda_planner.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/kernel_declaration.hpp"
 #include "util/sha256.hpp"

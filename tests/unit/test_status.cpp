@@ -2,7 +2,7 @@
 #include "status/status.hpp"
 #include "temp_tree.hpp"
 
-#include "plan/cuda_planner.hpp"
+#include "cuda_job/cuda_planner.hpp"
 #include "compilers/tool_probe.hpp"
 
 #include <doctest/doctest.h>

@@ -4,11 +4,11 @@
 #include "temp_tree.hpp"
 
 #include "cache/cache.hpp"
-#include "cache/cache_maintenance.hpp"
+#include "cache_admin/cache_maintenance.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/kernel.hpp"
 #include "package/porting_summary.hpp"
-#include "package/target_flags.hpp"
+#include "builder/target_flags.hpp"
 
 #include <doctest/doctest.h>
 

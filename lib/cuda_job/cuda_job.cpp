@@ -1,0 +1,101 @@
+#include "cuda_job/cuda_job.hpp"
+
+#include "compilers/artifact_check.hpp"
+#include "util/utc_time.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace ck {
+
+using nlohmann::json;
+
+namespace {
+
+int architecture_number(const std::string& arch)
+{
+    auto underscore = arch.find('_');
+    return underscore == std::string::npos ? 0 : std::atoi(arch.c_str() + underscore + 1);
+}
+
+}  // namespace
+
+std::vector<std::string> cuda_targets(const Config& config)
+{
+    std::vector<std::string> targets;
+    auto add = [&](const std::string& target) {
+        if (std::find(targets.begin(), targets.end(), target) == targets.end()) targets.push_back(target);
+    };
+    std::string newest;
+    for (const auto& arch : config.architectures) {
+        add(arch);
+        if (arch.rfind("sm_", 0) == 0 && architecture_number(arch) > architecture_number(newest)) newest = arch;
+    }
+    // sm_90a and sm_100f code is not forward-compatible: the PTX is of the plain family.
+    if (config.ptx && !newest.empty()) add("compute_" + std::to_string(architecture_number(newest)));
+    return targets;
+}
+
+json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha256, const IncludeScan& scan,
+                     const std::string& compiler_identity, const std::string& target,
+                     const std::vector<std::string>& options, const CompilerEnvironment& environment,
+                     const KernelEntry& entry)
+{
+    json headers = json::object();
+    for (const auto& header : scan.headers) headers[header.name] = header.sha256;
+    json inputs = {
+        {"format", cuda_key_format},
+        {"kernel", kernel.name},
+        {"source", {{"file", kernel.cuda_file->filename().string()}, {"sha256", source_sha256}}},
+        {"headers", headers},
+        {"absent", scan.absent},
+        {"compiler", compiler_identity},
+        {"target", target},
+        {"options", options},
+    };
+    if (!scan.pre_includes.empty()) inputs["pre_includes"] = scan.pre_includes;
+    if (!environment.keyed.empty()) inputs["environment"] = environment.keyed;
+    if (!environment.profile_sha256.empty()) inputs["nvcc_profile"] = environment.profile_sha256;
+    if (!scan.unresolved.empty()) inputs["unresolved_includes"] = scan.unresolved;
+    if (!scan.computed.empty()) inputs["computed_includes"] = scan.computed;
+    if (entry.is_template()) inputs["template_args"] = entry.template_args;
+    return inputs;
+}
+
+std::string CudaJob::artifact_file() const
+{
+    return kernel->name + "." + target + "." + artifact_extension(target);
+}
+
+CudaCompileRequest compile_request(const CudaJob& job)
+{
+    return {*job.kernel->cuda_file, job.source,       job.kernel->name, job.target,  job.options,
+            job.include_dirs,       job.system_include_dirs, job.pre_includes, job.headers, job.entry.expression};
+}
+
+void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output)
+{
+    check_artifact(output.artifact,
+                   ArtifactExpectation{job.artifact_file() + " of " + job.kernel->cuda_file->string(), job.target,
+                                       output.entry_symbol});
+}
+
+Manifest stage_cuda_entry(EntryWriter& writer, const CudaJob& job, const CudaCompileOutput& output, double seconds)
+{
+    Manifest manifest;
+    manifest.key = job.key;
+    manifest.kind = "cuda";
+    manifest.module = job.kernel->module;
+    manifest.kernel = job.kernel->name;
+    manifest.entry_symbol = output.entry_symbol;
+    manifest.target = job.target;
+    manifest.inputs = job.inputs;
+    manifest.artifacts.push_back(writer.add_file(job.artifact_file(), job.target, output.artifact));
+    manifest.built_at = util::utc_now();
+    manifest.seconds = seconds;
+    manifest.log = output.log;
+    manifest.compiler_dependencies = output.dependencies;
+    return manifest;
+}
+
+}  // namespace ck
