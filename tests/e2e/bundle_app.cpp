@@ -1,4 +1,4 @@
-// A rank of an MPI job as the README's job prologue sets it up: opens the
+// A rank of an MPI job as doc/bundle.md's job prologue sets it up: opens the
 // example package's catalog from a bundle (KernelCatalog::from_bundle),
 // attaches the C++ host kernels, and calls every kernel on device arrays.
 // Run by tests/e2e/test_bundle.py over the fake libcuda.so.1, which launches

@@ -23,7 +23,7 @@ from conftest import SOURCE_ROOT
 
 BUILD_DIR = os.environ.get("CUNUMPY_KERNELS_BUILD_DIR", str(SOURCE_ROOT / "build"))
 
-# What the runtime may link (README, "What the library links and why"):
+# What the runtime may link (doc/runtime.md, "What the library links and why"):
 # libcrypto and the C and C++ runtimes. libcuda and NVRTC are dlopened.
 ALLOWED_NEEDED = {"libcrypto.so.3", "libstdc++.so.6", "libgcc_s.so.1", "libc.so.6", "libm.so.6",
                   "ld-linux-x86-64.so.2"}

@@ -3,7 +3,7 @@
 Bounded for CI: the geometry package (domain kernels, mappings, their spline
 and linear-algebra imports) and one pusher whose function takes Struphy's
 argument classes (`MarkerArguments`, `DomainArguments`) from another module.
-The whole tree is built by hand; its figures are in the README.
+The whole tree is built by hand; its figures are in bench/RESULTS.md.
 """
 
 import json
