@@ -38,15 +38,6 @@ public:
     using Error::Error;
 };
 
-/// A source changed while a build used it (after its key was planned): the
-/// entry is not published, and the failure is not remembered as one of these
-/// inputs (ccache's "file modified during compilation"). Building again reads
-/// the new content.
-class CK_API InputChangedError : public SourceError {
-public:
-    using SourceError::SourceError;
-};
-
 /// The cache could not be read or written: no writable root, a failed rename,
 /// a corrupt manifest. Entries already published are never touched by a
 /// failure.

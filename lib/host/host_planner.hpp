@@ -6,6 +6,7 @@
 
 #include "host/host_key.hpp"
 #include "source/source_record.hpp"
+#include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "host/module_scan.hpp"
 
@@ -16,6 +17,15 @@
 #include <vector>
 
 namespace ck {
+
+/// A host module changed while a build used it (after its key was planned):
+/// the entry is not published, and the failure is not remembered as one of
+/// these inputs (ccache's "file modified during compilation"). Building again
+/// reads the new content. Tool-only: the runtime builds no host module.
+class InputChangedError : public SourceError {
+public:
+    using SourceError::SourceError;
+};
 
 /// One Pyccel module of the graph.
 struct HostModule {

@@ -250,6 +250,41 @@ def test_installed_library_exports_only_namespace_ck(installed):
     assert any(name.startswith("ck::KernelCatalog::from_bundle") for name in demangled)
 
 
+def exported_names(library):
+    symbols = run_checked(["nm", "-D", "--defined-only", library]).stdout.splitlines()
+    names = [line.split()[-1] for line in symbols if line.strip()]
+    return subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True,
+                          check=True).stdout.splitlines()
+
+
+# `CK_API <return type> name(`: a free function of the public headers.
+DECLARED_FUNCTION = re.compile(r"\bCK_API\s+(?:[\w:<>,\s*&]+?)\b(\w+)\s*\(")
+# `class CK_API Name` or `struct CK_API Name`: a type whose members the library defines.
+# Except these, whose every member is defined in the header.
+HEADER_ONLY_TYPES = {"HostKernel"}  # kernel.hpp: a callable wrapped by templates
+DECLARED_TYPE = re.compile(r"\b(?:class|struct)\s+CK_API\s+(\w+)")
+
+
+def test_installed_library_defines_every_function_and_type_its_headers_declare(installed):
+    """An application linking a declared function links: nothing in include/ is left to the tool."""
+    exported = exported_names(installed.library)
+    functions, types = set(), set()
+    for header in sorted((SOURCE_ROOT / "include" / "cunumpy_kernels").glob("*.hpp")):
+        text = re.sub(r"//[^\n]*", "", header.read_text())
+        functions |= {name for name in DECLARED_FUNCTION.findall(text) if name != "define"}
+        types |= set(DECLARED_TYPE.findall(text))
+    assert "kernels_of_paths" in functions and "KernelCatalog" in types  # the parse found the declarations
+    # A function of a nested namespace (ck::detail) or with an ABI tag (`name[abi:cxx11]()`) counts.
+    def defines(function):
+        pattern = re.compile(rf"ck::(\w+::)*{function}(\[abi:\w+\])*\(")
+        return any(pattern.match(name) for name in exported)
+
+    missing = sorted(f for f in functions if not defines(f))
+    missing += sorted(t for t in types - HEADER_ONLY_TYPES
+                      if not any(name.startswith(f"ck::{t}::") or name.endswith(f" for ck::{t}") for name in exported))
+    assert not missing, f"declared in include/ but not exported by {installed.library}: {missing}"
+
+
 def test_installed_cli_loads_libarchive_only_when_an_archive_is_used(installed):
     """libarchive and its ten dependencies cost every command about 2 ms of start-up: status,
     build and the pre-commit hook start without them; cache export and import load them."""
