@@ -40,9 +40,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def opened_files(command, roots):
     """Regular files `command` opens for reading below any of `roots`, in order, each once."""
     with tempfile.NamedTemporaryFile("r", suffix=".strace") as trace:
-        # Without the record of whole answers: a status served from it opens nothing.
         subprocess.run(["strace", "-f", "-qq", "-e", "trace=openat", "-o", trace.name, *command],
-                       capture_output=True, check=False, env=dict(os.environ, CUNUMPY_KERNELS_ANSWER_RECORD="off"))
+                       capture_output=True, check=False)
         files = []
         for line in trace.read().splitlines():
             match = re.search(r'openat\(AT_FDCWD, "([^"]+)", O_RDONLY[^)]*\) = \d+', line)
@@ -122,19 +121,16 @@ def main():
     measured = {"floor: read and hash": [args.floor, str(listing)], "import cunumpy": [args.python, "-c", "import cunumpy"]}
     for name, command in commands(args.cli).items():
         measured[f"{name}, current"] = command
-    # The same commands planning every time, as before the record of whole answers.
-    for name in ("build", "status"):
-        measured[f"{name}, current, planned (CUNUMPY_KERNELS_ANSWER_RECORD=off)"] = commands(args.cli)[name]
     if args.baseline:
         for name, command in commands(args.baseline, args.baseline_cache or args.cache).items():
             measured[f"{name}, baseline"] = command
-    envs = {name: dict(env, CUNUMPY_KERNELS_ANSWER_RECORD="off") if "=off" in name else env for name in measured}
+    envs = {name: env for name in measured}
     # A build that exits 1 compiled (and failed) something: not a warm build.
     allowed = {name: (0,) if name.startswith("build") else (0, 1) for name in measured}
     for _ in range(2):  # warm the page cache and the tools' records (a build's first hits make use stamps)
         for name, command in measured.items():
             run_once(command, envs[name], allowed[name])
-        time.sleep(2.2)  # past the racy margin: the next warm run keeps its answer
+        time.sleep(2.2)  # past the racy margin: the next warm run keeps its digests
     print("load before:", os.getloadavg(), file=sys.stderr)
     times = {name: [] for name in measured}
     for _ in range(args.runs):

@@ -137,9 +137,8 @@ int run(int argc, char** argv)
     ColorMode mode = color == "always" ? ColorMode::always : color == "never" ? ColorMode::never : ColorMode::automatic;
     Terminal terminal(quiet ? -1 : verbosity, mode);
     try {
-        CommandLine line(argv + 1, argv + argc);
         for (auto& [command, runner] : runners)
-            if (command->parsed()) return runner(terminal, line);
+            if (command->parsed()) return runner(terminal);
         return exit_usage;
     } catch (const UsageError& error) {
         terminal.clear_progress();

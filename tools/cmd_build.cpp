@@ -1,6 +1,5 @@
 // `cunumpy-kernels build`: flags in, run_build, progress and report out.
 #include "commands.hpp"
-#include "recorded_answer.hpp"
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
@@ -9,7 +8,6 @@
 #include "util/elapsed.hpp"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include <sys/stat.h>
@@ -126,30 +124,25 @@ std::string dry_run_text(const BuildReport& report)
     return out + "\n";
 }
 
-// The summary line, its seconds left out: they go at `answer.seconds_at`,
-// the time the command took, whether it planned or was printed again.
-void summarize(const Terminal& terminal, const BuildReport& report, RecordedAnswer& answer)
+void print_summary(Terminal& terminal, const BuildReport& report)
 {
     std::size_t ported = 0;
     for (const auto& kernel : report.kernels) ported += kernel.cuda_file ? 1 : 0;
     std::size_t host = static_cast<std::size_t>(
         std::count_if(report.jobs.begin(), report.jobs.end(), [](const JobResult& job) { return job.target == "host"; }));
     std::string host_part = host == 0 ? "" : ", " + counted(host, "host module");
-    std::string head = fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in ",
+    std::string line = fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
                                    counted(report.kernels.size(), "kernel"), ported, host_part, report.count(JobState::built),
-                                   report.count(JobState::hit), report.count(JobState::failed));
-    std::string tail = " s\n";
+                                   report.count(JobState::hit), report.count(JobState::failed), report.seconds);
     if (report.cupy && !report.cupy->description().empty()) {
         auto cupy = [&](JobState state) {
             return std::count_if(report.jobs.begin(), report.jobs.end(),
                                  [&](const JobResult& job) { return job.kind == "cupy" && job.state == state; });
         };
-        tail += fmt::format("CuPy's kernel cache ({}): {} built, {} cached, {} failed\n", report.cupy->description(),
+        line += fmt::format("CuPy's kernel cache ({}): {} built, {} cached, {} failed\n", report.cupy->description(),
                             cupy(JobState::built), cupy(JobState::hit), cupy(JobState::failed));
     }
-    if (terminal.verbosity() < 0 && report.ok()) return;
-    answer.result = report.ok() ? head + tail : terminal.red(head + tail);
-    answer.seconds_at = answer.result.find(head) + head.size();
+    if (terminal.verbosity() >= 0 || !report.ok()) terminal.result(report.ok() ? line : terminal.red(line));
 }
 
 void note_schedule(Terminal& terminal, const ScheduleReport& schedule)
@@ -163,31 +156,7 @@ void note_schedule(Terminal& terminal, const ScheduleReport& schedule)
                   1);
 }
 
-// The bookkeeping a build printed again repeats (its hit counters and use
-// stamps), with the mask its files are made under.
-std::string bookkeeping_text(const BuildReport& report, std::optional<unsigned> umask)
-{
-    if (report.bookkeeping.empty()) return "";
-    nlohmann::json caches = nlohmann::json::array();
-    for (const auto& cache : report.bookkeeping) caches.push_back(bookkeeping_json(cache));
-    nlohmann::json j{{"caches", caches}};
-    if (umask) j["umask"] = *umask;
-    return j.dump();
-}
-
-void repeat_bookkeeping_text(const std::string& text)
-{
-    try {
-        nlohmann::json j = nlohmann::json::parse(text);
-        if (j.contains("umask")) ::umask(static_cast<mode_t>(j.at("umask").get<unsigned>()));
-        for (const auto& cache : j.at("caches")) repeat_bookkeeping(bookkeeping_from_json(cache));
-    } catch (const nlohmann::json::exception&) {
-        // A record this build of the tool wrote and checksummed: only another build's format gets here.
-    }
-}
-
-// What one build prints, made by planning (and compiling what is missing).
-RecordedAnswer plan_answer(const BuildFlags& flags, Terminal& terminal)
+int run_build_command(const BuildFlags& flags, Terminal& terminal)
 {
     BuildRequest request;
     request.paths = flags.tree.path_list();
@@ -206,30 +175,15 @@ RecordedAnswer plan_answer(const BuildFlags& flags, Terminal& terminal)
     BuildReport report = run_build(request, flags.json ? nullptr : &display);
     terminal.clear_progress();
     for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
-    RecordedAnswer answer;
     if (flags.json) {
-        answer.result = to_json(report).dump(2) + "\n";
+        terminal.result(to_json(report).dump(2) + "\n");
     } else if (flags.dry_run) {
-        answer.result = dry_run_text(report);
+        terminal.result(dry_run_text(report));
     } else {
-        summarize(terminal, report, answer);
+        print_summary(terminal, report);
         note_schedule(terminal, report.schedule);
     }
-    answer.exit_code = report.ok() ? 0 : 1;
-    answer.bookkeeping = bookkeeping_text(report, request.config.umask);
-    // A failure's log went out as it came, not into the answer.
-    if (report.count(JobState::failed) > 0) answer.not_to_keep = "a job failed";
-    return answer;
-}
-
-int run_build_command(const BuildFlags& flags, Terminal& terminal, const CommandLine& line)
-{
-    // A build that compiles writes, so only one with nothing to compile is
-    // kept. Kept answers hold the result and the log, not the progress notes
-    // of -v, nor --json's times; CuPy's cache is filled by a Python process,
-    // whose reads no log sees.
-    bool recordable = !flags.json && terminal.verbosity() <= 0 && !asks_cupy(flags);
-    return answer(line, terminal, recordable, [&] { return plan_answer(flags, terminal); }, repeat_bookkeeping_text);
+    return report.ok() ? 0 : 1;
 }
 
 }  // namespace
@@ -255,7 +209,7 @@ CommandRunner setup_build(CLI::App& command)
         ->check(non_empty_path());
     command.add_flag("--replace-foreign", flags->replace_foreign,
                      "With --in-place: also rebuild in-place modules another tool built, even when newer than their sources");
-    return [flags](Terminal& terminal, const CommandLine& line) { return run_build_command(*flags, terminal, line); };
+    return [flags](Terminal& terminal) { return run_build_command(*flags, terminal); };
 }
 
 }  // namespace ck::cli

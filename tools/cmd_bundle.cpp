@@ -63,7 +63,7 @@ CommandRunner setup_bundle(CLI::App& command)
     flags->tree.add_to(command);
     flags->targets.add_to(command);
     command.add_flag("--json", flags->json, "Print one JSON document on stdout");
-    return [flags](Terminal& terminal, const CommandLine&) { return run_bundle(*flags, terminal); };
+    return [flags](Terminal& terminal) { return run_bundle(*flags, terminal); };
 }
 
 }  // namespace ck::cli

@@ -413,7 +413,7 @@ CommandRunner setup_cache(CLI::App& command)
         }
         runners.emplace_back(sub, spec.run);
     }
-    return [flags, runners](Terminal& terminal, const CommandLine&) {
+    return [flags, runners](Terminal& terminal) {
         for (const auto& [sub, run] : runners) {
             if (!sub->parsed()) continue;
             flags->tree_given = sub->count("--tree") > 0;

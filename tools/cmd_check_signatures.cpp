@@ -1,7 +1,6 @@
 // `cunumpy-kernels check-signatures`: read every kernel's declarations and
 // report each one whose implementations take different parameters.
 #include "commands.hpp"
-#include "recorded_answer.hpp"
 #include "path_display.hpp"
 #include "tree_options.hpp"
 
@@ -193,15 +192,13 @@ CunumpyVersion cunumpy_version_of(const std::string& python)
 
 // As a pre-commit hook the paths are the staged files: one the commit
 // deletes is gone from the tree and has nothing to check.
-std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, const Terminal& terminal,
-                                     std::vector<std::string>& notes)
+std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, Terminal& terminal)
 {
     std::vector<fs::path> present;
     for (const auto& path : paths) {
         std::error_code error;
         if (fs::exists(path, error)) present.push_back(path);
-        else if (terminal.verbosity() >= 0)
-            notes.push_back("check-signatures: " + path.string() + " does not exist (deleted or renamed): skipped");
+        else terminal.note("check-signatures: " + path.string() + " does not exist (deleted or renamed): skipped");
     }
     return present;
 }
@@ -236,14 +233,12 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
     return results;
 }
 
-// What one check prints, made by reading the declarations.
-RecordedAnswer plan_answer(const CheckFlags& flags, const Terminal& terminal)
+int run_check(const CheckFlags& flags, Terminal& terminal)
 {
-    RecordedAnswer answer;
     std::vector<fs::path> paths = flags.tree.path_list();
     if (!flags.tree.paths.empty()) {
-        paths = existing_paths(paths, terminal, answer.notes);
-        if (paths.empty()) return answer;
+        paths = existing_paths(paths, terminal);
+        if (paths.empty()) return 0;
     }
     bool warnings_as_errors = false;
     std::vector<std::string> walk_warnings;
@@ -258,23 +253,14 @@ RecordedAnswer plan_answer(const CheckFlags& flags, const Terminal& terminal)
         if (walk_warnings.empty()) report["walk_warnings"] = nlohmann::json::array();
         report["summary"]["warnings"] = report["summary"]["warnings"].get<std::size_t>() + walk_warnings.size();
         report["ok"] = code == 0;  // as the exit status says, --warnings-as-errors included
-        answer.result = report.dump(2) + "\n";
+        terminal.result(report.dump(2) + "\n");
     } else if (flags.format == "github") {
-        answer.result = github_walk_warnings(walk_warnings) + github_report(results);
+        terminal.result(github_walk_warnings(walk_warnings) + github_report(results));
     } else {
-        answer.result = text_report(results, terminal);
-        if (terminal.verbosity() >= 0) answer.notes.push_back(summary(results, walk_warnings.size()));
+        terminal.result(text_report(results, terminal));
+        terminal.note(summary(results, walk_warnings.size()));
     }
-    answer.exit_code = code;
-    return answer;
-}
-
-// A pre-commit hook runs on every commit: a check of an unchanged tree is
-// printed again from the answer record. One that asked cunumpy's version
-// (to word a warning) started a process, and is not kept.
-int run_check(const CheckFlags& flags, Terminal& terminal, const CommandLine& line)
-{
-    return answer(line, terminal, true, [&] { return plan_answer(flags, terminal); });
+    return code;
 }
 
 }  // namespace
@@ -291,7 +277,7 @@ CommandRunner setup_check_signatures(CLI::App& command)
         ->check(CLI::IsMember({"text", "json", "github"}));
     command.add_flag("--warnings-as-errors", flags->warnings_as_errors,
                      "exit 1 on warnings too (cunumpy cannot read a declaration); also the warnings-as-errors key");
-    return [flags](Terminal& terminal, const CommandLine& line) { return run_check(*flags, terminal, line); };
+    return [flags](Terminal& terminal) { return run_check(*flags, terminal); };
 }
 
 }  // namespace ck::cli

@@ -6,8 +6,6 @@
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
-#include "recorded_answer.hpp"
-
 #include "cunumpy_kernels/error.hpp"
 #include "status/status.hpp"
 
@@ -158,9 +156,12 @@ bool asks_cupy(const StatusFlags& flags)
     return flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy";
 }
 
-// What one status prints, made by planning.
-RecordedAnswer plan_answer(const StatusFlags& flags, const Terminal& terminal)
+int run_status(const StatusFlags& flags, Terminal& terminal)
 {
+    if (flags.bundle) {
+        refuse_with_bundle(flags);
+        return run_status_bundle(*flags.bundle, flags.tree, flags.targets, flags.json, terminal);
+    }
     StatusRequest request{flags.tree.path_list(), flags.tree.resolve()};
     request.host = flags.only.value_or("host") == "host";
     request.cuda = flags.only.value_or("cuda") == "cuda";
@@ -170,31 +171,19 @@ RecordedAnswer plan_answer(const StatusFlags& flags, const Terminal& terminal)
     StatusReport report = read_status(request);
     for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
     std::vector<std::string> failures = failed_gates(report, flags.gates);
-    RecordedAnswer answer;
     if (flags.json) {
         nlohmann::json j = to_json(report, display_path);
         j["ok"] = failures.empty();
         j["failed_gates"] = failures;
-        answer.result = j.dump(2) + "\n";
+        terminal.result(j.dump(2) + "\n");
     } else {
         std::string cupy = report.cupy && !report.cupy->description().empty()
                                ? "\nCuPy's kernel cache: " + report.cupy->description() + "\n"
                                : "";
-        answer.result = report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy;
+        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy);
     }
-    for (const auto& failure : failures) answer.notes.push_back(terminal.red(failure));
-    answer.exit_code = failures.empty() ? 0 : 1;
-    return answer;
-}
-
-int run_status(const StatusFlags& flags, Terminal& terminal, const CommandLine& line)
-{
-    if (flags.bundle) {
-        refuse_with_bundle(flags);
-        return run_status_bundle(*flags.bundle, flags.tree, flags.targets, flags.json, terminal);
-    }
-    // CuPy's cache is read by a Python process, whose reads no log sees.
-    return answer(line, terminal, !asks_cupy(flags), [&] { return plan_answer(flags, terminal); });
+    for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
+    return failures.empty() ? 0 : 1;
 }
 
 }  // namespace
@@ -224,7 +213,7 @@ CommandRunner setup_status(CLI::App& command)
                      "Exit 1 unless every artifact is in the cache for the current configuration");
     command.add_flag("--check-signatures", flags->gates.check_signatures,
                      "Exit 1 unless every kernel's versions take the same parameters");
-    return [flags](Terminal& terminal, const CommandLine& line) { return run_status(*flags, terminal, line); };
+    return [flags](Terminal& terminal) { return run_status(*flags, terminal); };
 }
 
 }  // namespace ck::cli

@@ -7,16 +7,11 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
-#include <string>
-#include <vector>
 
 namespace ck::cli {
 
-/// The words the program was started with, its own name left out.
-using CommandLine = std::vector<std::string>;
-
 /// Runs a parsed command and returns its exit code.
-using CommandRunner = std::function<int(Terminal&, const CommandLine&)>;
+using CommandRunner = std::function<int(Terminal&)>;
 
 CommandRunner setup_build(CLI::App& command);
 CommandRunner setup_bundle(CLI::App& command);

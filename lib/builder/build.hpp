@@ -80,9 +80,6 @@ struct BuildReport {
     double seconds = 0;
     std::optional<CupyInstallation> cupy;  ///< with BuildRequest::cupy: which CuPy ran, or why none could
     ScheduleReport schedule;             ///< the compiles of this run (none for a dry run or a warm build)
-    /// What the build counted and whose use it recorded, per writable cache
-    /// root: what a build printed again from the answer record repeats.
-    std::vector<CacheBookkeeping> bookkeeping;
 
     bool ok() const;                     ///< no job failed, and CuPy could be used when asked
     std::size_t count(JobState state) const;

@@ -88,7 +88,7 @@ private:
         if (location.fallback) probes_also = location.preferred / ".probes";
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes", probes_also), nullptr,
-                                                                   nullptr, std::nullopt, read_only, "", false, {}, 0, {}, {}});
+                                                                   nullptr, std::nullopt, read_only, "", false, {}, 0, {}});
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback) context->also_read.emplace(location.preferred);
         if (std::string problem = other_writable_problem(location.root); !problem.empty()) {
@@ -304,7 +304,6 @@ private:
         ++context.hits;
         if (!may_write(context)) return;
         context.store.remember_hit(kind, module, target, key);
-        context.used.emplace_back(kind, key);
     }
 
     static CudaJob unplanned_job(const KernelSource& kernel, const std::string& target)

@@ -53,7 +53,6 @@ struct CacheContext {
     bool cunumpy_dir_unknown = false;      ///< a planned include needed cunumpy's folder, never recorded
     HostContext host;
     std::uint64_t hits = 0;                ///< jobs that found their entry here
-    std::vector<std::pair<std::string, std::string>> used;  ///< kind and key of each hit whose use was recorded
     /// Folders of this root found not other-writable (write_access.hpp).
     std::unique_ptr<ClearedFolders> cleared_folders = std::make_unique<ClearedFolders>();
 };

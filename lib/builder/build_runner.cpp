@@ -9,7 +9,6 @@
 #include "host/host_job.hpp"
 #include "host/in_place_job.hpp"
 #include "cache/build_lock.hpp"
-#include "util/bookkeeping_access.hpp"
 #include "cache/cache_stats.hpp"
 #include "compilers/compiler_scratch.hpp"
 #include "scheduler/job_graph.hpp"
@@ -44,13 +43,8 @@ public:
             if (observer_) observer_->finished(decided);
             report_.jobs.push_back(std::move(decided));
         }
-        // Scratch folders of interrupted or killed earlier builds, nvcc's
-        // tmpxft_* files inside. Bookkeeping: the answer never rests on TMPDIR,
-        // which changes all the time.
-        {
-            util::BookkeepingFileAccess bookkeeping;
-            remove_stale_compiler_scratch(scratch_parent());
-        }
+        // Scratch folders of interrupted or killed earlier builds, nvcc's tmpxft_* files inside.
+        remove_stale_compiler_scratch(scratch_parent());
         compile_misses();
         record_counters();
         sort_jobs(report_);
@@ -85,11 +79,8 @@ private:
         for (const auto& miss : plan_.cuda_misses) count(miss.context, miss.job.key);
         for (const auto& miss : plan_.host_misses) count(miss.context, miss.context->host.plan.jobs[miss.module].key);
         for (const auto& [name, context] : plan_.contexts) counters[context.get()].build_hits += context->hits;
-        for (const auto& [context, counted] : counters) {
-            if (!context->read_only.empty()) continue;
-            add_counters(context->store.root(), counted);
-            report_.bookkeeping.push_back({context->store.root(), counted, context->used});
-        }
+        for (const auto& [context, counted] : counters)
+            if (context->read_only.empty()) add_counters(context->store.root(), counted);
     }
 
     // Host misses first (they take seconds each and may head long import

@@ -3,7 +3,6 @@
 
 #include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
-#include "util/bookkeeping_access.hpp"
 #include "util/file_util.hpp"
 #include "util/utc_time.hpp"
 
@@ -54,7 +53,6 @@ CacheCounters& CacheCounters::operator+=(const CacheCounters& other)
 void add_counters(const fs::path& root, const CacheCounters& counters) noexcept
 {
     if (counters.empty()) return;
-    util::BookkeepingFileAccess bookkeeping;
     try {
         fs::path folder = statistics_folder(root);
         std::error_code error;
@@ -64,28 +62,6 @@ void add_counters(const fs::path& root, const CacheCounters& counters) noexcept
     } catch (...) {
         // Statistics never fail a build or a load.
     }
-}
-
-void repeat_bookkeeping(const CacheBookkeeping& bookkeeping) noexcept
-{
-    add_counters(bookkeeping.root, bookkeeping.counters);
-    try {
-        EntryStore store(bookkeeping.root);
-        for (const auto& [kind, key] : bookkeeping.uses) store.record_use(kind, key);
-    } catch (...) {
-        // As the build's own record of uses: best effort.
-    }
-}
-
-json bookkeeping_json(const CacheBookkeeping& bookkeeping)
-{
-    return {{"root", bookkeeping.root.string()}, {"counters", to_json(bookkeeping.counters)}, {"uses", bookkeeping.uses}};
-}
-
-CacheBookkeeping bookkeeping_from_json(const json& j)
-{
-    return {j.at("root").get<std::string>(), counters_from_json(j.at("counters")),
-            j.at("uses").get<std::vector<std::pair<std::string, std::string>>>()};
 }
 
 }  // namespace ck

@@ -5,7 +5,6 @@
 
 #include <functional>
 
-#include "util/bookkeeping_access.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/build_lock.hpp"
 #include "util/temporary_name.hpp"
@@ -163,7 +162,6 @@ void EntryStore::remember_hit(const std::string& kind, const std::string& module
 void EntryStore::record_use(const std::string& kind, const std::string& key) const
 {
     constexpr std::time_t once_a_day = 24 * 3600;
-    util::BookkeepingFileAccess bookkeeping;  // repeated by a build printed again (repeat_bookkeeping)
     fs::path stamp = root_ / (kind + "-used") / key;
     struct stat info {};
     std::time_t now = std::time(nullptr);

@@ -3,7 +3,6 @@
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
-#include "util/bookkeeping_access.hpp"
 #include "util/checksummed.hpp"
 #include "util/code_identity.hpp"
 #include "util/temporary_name.hpp"
@@ -331,7 +330,6 @@ private:
 
 void SourceRecord::load()
 {
-    util::BookkeepingFileAccess bookkeeping;
     std::string bytes;
     try {
         bytes = util::read_file(*file_, max_bytes);
@@ -367,7 +365,6 @@ void SourceRecord::save() noexcept
 {
     std::lock_guard lock(mutex_);
     if (!file_ || !changed_) return;
-    util::BookkeepingFileAccess bookkeeping;
     try {
         std::vector<std::pair<std::int64_t, std::string>> by_age;
         for (const auto& [path, entry] : entries_) by_age.emplace_back(entry.hashed_at_ns, path);

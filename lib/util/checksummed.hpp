@@ -1,4 +1,4 @@
-// The envelope of the tool's own record files (the source record, the answer
+// The envelope of the tool's own record files (the source record, the key
 // record): a first line "<format> <SHA-256 of the body>", then the body. A
 // file a crash cut short, a flipped byte or another version's format is
 // refused whole when read, so nothing in it is ever taken as a fact.

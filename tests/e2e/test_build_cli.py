@@ -6,6 +6,7 @@ import re
 import shutil
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 from conftest import PYTHON, jobs_by_state
@@ -46,6 +47,34 @@ def test_warm_build_compiles_nothing_and_loads_no_compiler(run, example, tmp_pat
     result = run("build", "--only", "cuda", "--cache-dir", cache, example, env={"LD_DEBUG": "files"}, check=0)
     assert "libnvrtc" not in result.stderr, "a warm build loaded NVRTC"
     assert "0 built, 6 cached, 0 failed" in result.stdout
+
+
+def test_a_warm_build_counts_its_hits_refreshes_a_day_old_use_stamp_and_sees_a_same_size_edit(run, example, tmp_path):
+    cache = tmp_path / "cache"
+    args = ["build", "--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", cache, "--python", PYTHON, example]
+    assert "2 built" in run(*args, check=0).stdout
+
+    def hits():
+        info, _ = run.json("cache", "info", "--cache-dir", cache)
+        return info["statistics"]["build_hits"]
+
+    before = hits()
+    stamps = list(cache.glob("**/cuda-used/*"))
+    assert len(stamps) == 2
+    three_days_ago = time.time() - 3 * 24 * 3600
+    for stamp in stamps:
+        os.utime(stamp, (three_days_ago, three_days_ago))
+    assert "0 built, 2 cached, 0 failed" in run(*args, check=0).stdout
+    assert hits() == before + 2
+    assert all(stamp.stat().st_mtime > time.time() - 60 for stamp in stamps)
+    # Past the source record's racy margin, an edit that keeps the file's size and modification time.
+    time.sleep(2.2)
+    source = example / "particles/kernels/push/push_cuda.cu"
+    kept = source.stat()
+    source.write_text(source.read_text().replace("per marker", "per Marker", 1))
+    os.utime(source, ns=(kept.st_atime_ns, kept.st_mtime_ns))
+    assert source.stat().st_size == kept.st_size
+    assert "1 built" in run(*args, check=0).stdout
 
 
 def test_warm_build_with_nvcc_starts_no_process(run, example, tmp_path):
