@@ -61,7 +61,6 @@ public:
         if (request().cuda) add_cuda(cuda);
         if (host_error) std::rethrow_exception(host_error);
         if (request().host) add_host(host);
-        plan_.record->save();
         return std::move(plan_);
     }
 
@@ -89,17 +88,16 @@ private:
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes", probes_also), nullptr,
                                                                    nullptr, std::nullopt, read_only, "", false, {}, 0, {}});
+        context->probe.defer_writes();
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback) context->also_read.emplace(location.preferred);
         if (std::string problem = other_writable_problem(location.root); !problem.empty()) {
             if (!request().dry_run) throw CacheError(problem);
             plan_.warnings.push_back(problem);
         }
-        if (!request().dry_run && read_only.empty()) {
-            context->store.ensure_tagged();
-            context->store.remove_stale_temporaries();
-        }
-        return *plan_.contexts.emplace(name, std::move(context)).first->second;
+        CacheContext& added = *plan_.contexts.emplace(name, std::move(context)).first->second;
+        if (may_write(added)) plan_.writes.roots.push_back(&added);
+        return added;
     }
 
     // The CUDA side of a cache root, set up on first use: a host-only build
@@ -175,18 +173,17 @@ private:
 
     // A cache folder given explicitly that exists but cannot be written still
     // serves its hits: a warm shared cache on a read-only file system.
+    // Planning looks where the build will write, creating nothing.
     CacheLocation writable_location(const std::string& name, std::string& read_only)
     {
-        try {
-            // A dry run looks where the build would write, creating nothing.
-            if (request().dry_run) return planned_cache_location(name, config().cache_dir);
-            return resolve_cache_location(name, config().cache_dir, true);
-        } catch (const CacheError& error) {
-            std::error_code ignored;
-            if (!config().cache_dir || !fs::is_directory(*config().cache_dir, ignored)) throw;
-            read_only = error.what();
-            return resolve_cache_location(name, config().cache_dir, false);
-        }
+        CacheLocation location = planned_cache_location(name, config().cache_dir);
+        if (request().dry_run) return location;
+        std::string problem = unwritable_cache_problem(location, config().cache_dir);
+        if (problem.empty()) return location;
+        std::error_code ignored;
+        if (!config().cache_dir || !fs::is_directory(*config().cache_dir, ignored)) throw CacheError(problem);
+        read_only = problem;
+        return location;
     }
 
     // One kernel's CUDA jobs, read apart from the plan (see plan()).
@@ -295,15 +292,14 @@ private:
         return true;
     }
 
-    // Whether this build may write to the cache: not a dry run, not a read-only root.
-    bool may_write(const CacheContext& context) const { return !request().dry_run && context.read_only.empty(); }
+    // Whether a build may write to the root: whether planning queues writes for it.
+    static bool may_write(const CacheContext& context) { return context.read_only.empty(); }
 
     void count_hit(CacheContext& context, const std::string& kind, const std::string& module, const std::string& target,
                    const std::string& key)
     {
         ++context.hits;
-        if (!may_write(context)) return;
-        context.store.remember_hit(kind, module, target, key);
+        if (may_write(context)) plan_.writes.hits.push_back({&context, kind, module, target, key, ""});
     }
 
     static CudaJob unplanned_job(const KernelSource& kernel, const std::string& target)
@@ -533,8 +529,7 @@ private:
         verdict.hit = in_place_base_result(plan, index);
         if (!module.problem.empty()) {
             verdict.hit.log = module.problem;
-            if (!request().dry_run)
-                context.store.remember_failure("in-place", verdict.hit.module, "host", job.key, module.problem);
+            plan_.writes.failures.push_back({&context, "in-place", verdict.hit.module, "host", job.key, module.problem});
             return verdict;
         }
         std::vector<fs::path> sources = {module.file};
@@ -585,8 +580,7 @@ private:
         if (!module.problem.empty()) {
             JobResult result = host_base_result(plan, index, context.store);
             result.log = module.problem;
-            if (!request().dry_run)
-                context.store.remember_failure("host", result.module, "host", result.key, result.log);
+            plan_.writes.failures.push_back({&context, "host", result.module, "host", result.key, result.log});
             plan_.decided.push_back(std::move(result));
             return;
         }
@@ -599,8 +593,8 @@ private:
             count_hit(context, "host", host_label(module), "host", job.key);
             CunumpyNameHolder holder = check_cunumpy_name(plan, index, context.store, named);
             if (!holder.problem.empty() && request().dry_run) hit.cunumpy_name_problem = name_advice(holder);
-            if (!holder.problem.empty() && !request().dry_run && context.read_only.empty())
-                repoint_cunumpy_entry(context, index, holder);
+            else if (!holder.problem.empty() && may_write(context)) warn_if_taken(context, index, holder);
+            if (!holder.problem.empty() && may_write(context)) repoint_cunumpy_entry(context, index);
             plan_.decided.push_back(std::move(hit));
             return;
         }
@@ -638,19 +632,14 @@ private:
                                  holder.other_module + " differ (a comment naming the package is enough)");
     }
 
-    // Our entry exists: make cunumpy's name point at it.
-    void repoint_cunumpy_entry(CacheContext& context, std::size_t index, const CunumpyNameHolder& holder)
+    // Our entry exists: the build makes cunumpy's name point at it.
+    void repoint_cunumpy_entry(CacheContext& context, std::size_t index)
     {
         const HostPlan& plan = context.host.plan;
-        warn_if_taken(context, index, holder);
-        fs::path target =
+        fs::path entry =
             host_build_folder(context.store, plan.jobs[index].key, plan.modules[index]).lexically_relative(
                 context.store.root());
-        try {
-            point_cunumpy_entry(context.store.root(), plan.jobs[index].cunumpy_name, target);
-        } catch (const CacheError& error) {
-            plan_.warnings.push_back(error.what());
-        }
+        plan_.writes.cunumpy_names.push_back({&context, plan.jobs[index].cunumpy_name, entry});
     }
 
     static JobResult cunumpy_hit(const HostPlan& plan, std::size_t index, const CacheContext& context,
@@ -692,6 +681,33 @@ private:
 BuildPlan plan_build(const BuildRequest& request)
 {
     return BuildPlanner(request).plan();
+}
+
+void apply_planned_writes(BuildPlan& plan)
+{
+    PlannedWrites& writes = plan.writes;
+    for (CacheContext* context : writes.roots) {
+        CacheLocation made = resolve_cache_location(context->location.name, plan.request.config.cache_dir, true);
+        if (made.root != context->location.root)
+            throw CacheError("cache folder " + context->location.root.string() + " could not be created after all (" +
+                             made.root.string() + " was used instead): run the build again");
+        context->store.ensure_tagged();
+        context->store.remove_stale_temporaries();
+    }
+    for (const auto& [name, context] : plan.contexts)
+        if (context->read_only.empty()) context->probe.write_deferred();
+    for (const auto& hit : writes.hits) hit.context->store.remember_hit(hit.kind, hit.module, hit.target, hit.key);
+    for (const auto& failure : writes.failures)
+        failure.context->store.remember_failure(failure.kind, failure.module, failure.target, failure.key, failure.log);
+    for (const auto& named : writes.cunumpy_names) {
+        try {
+            point_cunumpy_entry(named.context->store.root(), named.name, named.entry);
+        } catch (const CacheError& error) {
+            plan.warnings.push_back(error.what());
+        }
+    }
+    if (plan.record) plan.record->save();
+    writes = {};
 }
 
 JobResult would_build(const BuildPlan& plan, const CudaMiss& miss)

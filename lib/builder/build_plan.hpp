@@ -17,6 +17,7 @@
 #include "host/host_planner.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -71,6 +72,28 @@ struct HostMiss {
     std::string reason;
 };
 
+/// What a build writes before it compiles, decided by planning (which writes
+/// nothing, as ninja's Plan) and applied by apply_planned_writes. `status`,
+/// `build --dry-run` and `bundle` plan and drop it.
+struct PlannedWrites {
+    /// A hit or a failure to remember in an entry store (cache.hpp).
+    struct Remembered {
+        CacheContext* context;
+        std::string kind, module, target, key;
+        std::string log;  ///< a failure's; empty for a hit
+    };
+    /// cunumpy's name for a host build, to point at our entry (cunumpy_names.hpp).
+    struct CunumpyName {
+        CacheContext* context;
+        std::string name;
+        std::filesystem::path entry;  ///< relative to the cache root
+    };
+    std::vector<CacheContext*> roots;  ///< to create, tag and sweep of stale temporaries
+    std::vector<Remembered> hits;
+    std::vector<Remembered> failures;
+    std::vector<CunumpyName> cunumpy_names;
+};
+
 /// Everything a build decided before compiling. The misses point into
 /// `contexts` and into `kernels`: a plan is moved, never copied.
 struct BuildPlan {
@@ -81,6 +104,7 @@ struct BuildPlan {
     std::map<std::string, std::unique_ptr<CacheContext>> contexts;  ///< by cache name
     std::vector<CudaMiss> cuda_misses;
     std::vector<HostMiss> host_misses;
+    PlannedWrites writes;
     /// What planning read, remembered for the next run (saved when planning
     /// ends); later readings of this run (status's signatures) share it.
     std::shared_ptr<SourceRecord> record;
@@ -92,14 +116,19 @@ struct BuildPlan {
 };
 
 /// Plans `request`: finds the kernels, sets up each cache root, computes
-/// every key and looks it up. Without `request.dry_run` it also does what a
-/// hit needs (records the hit, re-points cunumpy's name at our entry, sweeps
-/// stale temporaries); a dry run publishes and changes nothing (it records
-/// the answers of the tools it asks in `.probes/`, for status, and what it
-/// read of the sources in the SourceRecord, source_record_file), and with
-/// `request.start_tools` false starts no process (see BuildRequest). Throws
-/// as run_build does before its first compile.
+/// every key and looks it up. Writes nothing: what a build must write before
+/// compiling (the roots, hits, failures, cunumpy's names, the tools' answers
+/// and what was read of the sources) is in `writes`, the probes and `record`,
+/// for apply_planned_writes. With `request.dry_run` it plans as status does
+/// (warnings where a build would fail), and with `request.start_tools` false
+/// starts no process (see BuildRequest). Throws as run_build does before its
+/// first compile.
 BuildPlan plan_build(const BuildRequest& request);
+
+/// Does what a build writes before it compiles (see PlannedWrites), best
+/// effort but for the roots: throws CacheError when a root cannot be created
+/// after all (another process took it away since planning).
+void apply_planned_writes(BuildPlan& plan);
 
 /// A miss as the report shows it before compiling: would_build, with its
 /// reason (and, when status could not know cunumpy's header folder, no key).

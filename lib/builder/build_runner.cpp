@@ -377,6 +377,7 @@ BuildReport run_build(const BuildRequest& request, BuildObserver* observer)
             for (const auto& job : report.jobs) observer->finished(job);
         }
     } else {
+        apply_planned_writes(plan);
         report = BuildRunner(std::move(plan), observer).run();
     }
     report.schedule.plan_seconds = plan_seconds;

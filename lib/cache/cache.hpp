@@ -79,6 +79,13 @@ CacheLocation resolve_cache_location(const std::string& cache_name,
 CacheLocation planned_cache_location(const std::string& cache_name,
                                      const std::optional<std::filesystem::path>& override_root);
 
+/// Why a build could not write `planned` (planned_cache_location's answer for
+/// the same `override_root`), found without creating anything: what
+/// resolve_cache_location with `for_writing` would throw, naming each folder
+/// tried. Empty when a build can write it.
+std::string unwritable_cache_problem(const CacheLocation& planned,
+                                     const std::optional<std::filesystem::path>& override_root);
+
 
 /// The cache key of an entry: the SHA-256 of the canonical JSON of its inputs
 /// (sorted keys, no whitespace). Inputs hold everything that can change the

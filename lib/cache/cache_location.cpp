@@ -90,6 +90,20 @@ CacheLocation planned_cache_location(const std::string& cache_name, const std::o
     return location;
 }
 
+std::string unwritable_cache_problem(const CacheLocation& planned, const std::optional<fs::path>& override_root)
+{
+    std::string why;
+    if (util::could_make_writable_dir(planned.root, &why)) return "";
+    if (override_root) return "cache folder " + planned.root.string() + " is not writable: " + why;
+    std::string preferred_why;
+    util::could_make_writable_dir(planned.preferred, &preferred_why);
+    fs::path fallback = fallback_root(planned.name);
+    std::string fallback_why;
+    util::could_make_writable_dir(fallback, &fallback_why);
+    return "no writable kernel cache: " + planned.preferred.string() + " (" + preferred_why + "), " + fallback.string() +
+           " (" + fallback_why + "); set " + env_prefix_of(planned.name) + "_KERNEL_CACHE or pass --cache-dir";
+}
+
 CacheLocation resolve_cache_location(const std::string& cache_name, const std::optional<fs::path>& override_root,
                                      bool for_writing)
 {

@@ -25,6 +25,11 @@ std::string ToolProbe::answer(const fs::path& tool, const std::string& question,
                               const std::function<std::string()>& ask) const
 {
     auto name = record_name(tool, question);
+    if (name && deferred_) {
+        std::lock_guard<std::mutex> lock(deferred_->mutex);
+        auto learnt = deferred_->answers.find(*name);
+        if (learnt != deferred_->answers.end()) return learnt->second;
+    }
     if (name) {
         for (const fs::path* dir : {&dir_, also_read_ ? &*also_read_ : nullptr}) {
             if (!dir) continue;
@@ -44,10 +49,36 @@ void ToolProbe::remember(const fs::path& tool, const std::string& question, cons
 {
     auto name = record_name(tool, question);
     if (!name) return;
+    if (deferred_) {
+        std::lock_guard<std::mutex> lock(deferred_->mutex);
+        if (deferred_->deferring) {
+            deferred_->answers[*name] = value;
+            return;
+        }
+    }
+    write_record(*name, value);
+}
+
+void ToolProbe::defer_writes()
+{
+    if (!deferred_) deferred_ = std::make_shared<Deferred>();
+}
+
+void ToolProbe::write_deferred() const
+{
+    if (!deferred_) return;
+    std::lock_guard<std::mutex> lock(deferred_->mutex);
+    for (const auto& [name, value] : deferred_->answers) write_record(name, value);
+    deferred_->answers.clear();
+    deferred_->deferring = false;
+}
+
+void ToolProbe::write_record(const std::string& name, const std::string& value) const
+{
     std::error_code error;
     fs::create_directories(dir_, error);
     try {
-        util::replace_file_atomically(dir_ / *name, value);
+        util::replace_file_atomically(dir_ / name, value);
     } catch (const CacheError&) {
         // A read-only cache asks again next time; nothing else depends on it.
     }

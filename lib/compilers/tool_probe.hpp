@@ -6,6 +6,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 
@@ -30,10 +33,30 @@ public:
     /// Best effort, like the records `answer` writes.
     void remember(const std::filesystem::path& tool, const std::string& question, const std::string& value) const;
 
+    /// From now on, answers learnt are kept in memory (and answered from
+    /// there) until write_deferred: planning writes nothing, and a build
+    /// writes them once it runs (`status` and `--dry-run` never do).
+    void defer_writes();
+
+    /// Writes the answers kept since defer_writes, best effort, and writes
+    /// at once from then on.
+    void write_deferred() const;
+
 private:
     std::optional<std::string> record_name(const std::filesystem::path& tool, const std::string& question) const;
+    void write_record(const std::string& name, const std::string& value) const;
+
+    // Answers learnt while writes are deferred, by record name; shared, as
+    // planning reads CUDA kernels on a second thread.
+    struct Deferred {
+        std::mutex mutex;
+        std::map<std::string, std::string> answers;
+        bool deferring = true;  ///< false once written
+    };
+
     std::filesystem::path dir_;
     std::optional<std::filesystem::path> also_read_;
+    std::shared_ptr<Deferred> deferred_;  ///< null: answers are written when learnt
 };
 
 }  // namespace ck

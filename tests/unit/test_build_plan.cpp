@@ -3,10 +3,12 @@
 #include "temp_tree.hpp"
 
 #include "builder/build_plan.hpp"
+#include "util/temporary_name.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <chrono>
 
 TEST_SUITE_BEGIN("build_plan");
 
@@ -43,9 +45,8 @@ TEST_CASE("a cold cache plans every target of a ported kernel as a miss, and a d
         CHECK(miss.reason == "no entry");
         CHECK(miss.job.key.size() == 64);
     }
-    // Only the compiler's probe answer is recorded (for status); no entry, no tag.
-    CHECK_FALSE(fs::exists(tree / "cache" / "cuda"));
-    CHECK_FALSE(fs::exists(tree / "cache" / "CACHEDIR.TAG"));
+    // Planning writes nothing: not the root, not the compiler's probe answer.
+    CHECK_FALSE(fs::exists(tree / "cache"));
 
     BuildReport report = preview_build(plan);
     REQUIRE(report.jobs.size() == 2);
@@ -54,6 +55,47 @@ TEST_CASE("a cold cache plans every target of a ported kernel as a miss, and a d
     CHECK(std::all_of(report.jobs.begin(), report.jobs.end(),
                       [](const JobResult& job) { return job.state == JobState::would_build; }));
     CHECK(report.count(JobState::would_build) == 2);
+}
+
+TEST_CASE("planning a build writes nothing; apply_planned_writes makes the root, tags it and keeps the tools' answers")
+{
+    test::TempTree tree;
+    tree.write("src/sim/__init__.py", "");
+    tree.kernel("src/sim", "push", "extern \"C\" __global__ void push(double* x, int n) {}\n");
+    BuildRequest request = cuda_dry_run(tree);
+    request.dry_run = false;
+    BuildPlan plan = plan_build(request);
+    CHECK_FALSE(fs::exists(tree / "cache"));
+    REQUIRE(plan.writes.roots.size() == 1);
+    CHECK(plan.cuda_misses.size() == 2);
+
+    apply_planned_writes(plan);
+    CHECK(fs::exists(tree / "cache" / "CACHEDIR.TAG"));
+    CHECK_FALSE(fs::is_empty(tree / "cache" / ".probes"));
+    CHECK(plan.writes.roots.empty());
+}
+
+TEST_CASE("a stale temporary is swept by the build's writes, never by planning")
+{
+    test::TempTree tree;
+    tree.write("src/sim/__init__.py", "");
+    tree.kernel("src/sim", "push", "extern \"C\" __global__ void push(double* x, int n) {}\n");
+    BuildRequest request = cuda_dry_run(tree);
+    request.dry_run = false;
+    BuildPlan first = plan_build(request);
+    apply_planned_writes(first);
+    // A folder a killed build left in the cache's temporary folder two days ago.
+    fs::path stale = tree / "cache" / temporary_folder_name / "entry.1234.abcd.tmp";
+    fs::create_directories(stale);
+    fs::last_write_time(stale, fs::file_time_type::clock::now() - std::chrono::hours(48));
+    for (bool dry_run : {true, false}) {
+        request.dry_run = dry_run;
+        BuildPlan plan = plan_build(request);
+        CHECK(fs::exists(stale));
+        CHECK(plan.writes.roots.size() == 1);  // a dry run drops what it planned
+        if (!dry_run) apply_planned_writes(plan);
+    }
+    CHECK_FALSE(fs::exists(stale));
 }
 
 TEST_CASE("a dry run of run_build is the preview of the plan")
@@ -101,7 +143,10 @@ TEST_CASE("the CUDA and host sides, read side by side, add to the plan in the or
     }
     tree.write("src/sim/h.cuh", "\n");
     BuildRequest request = cuda_dry_run(tree);
-    plan_build(request);  // records the compiler's identity, which a plan that starts no tool needs
+    request.dry_run = false;
+    BuildPlan build = plan_build(request);
+    apply_planned_writes(build);  // as a build: keeps the compiler's identity, which a plan that starts no tool needs
+    request.dry_run = true;
     request.host = true;
     request.start_tools = false;  // as status: the host toolchain was never probed, so each host job is unplanned
 
