@@ -1,5 +1,6 @@
 #include "host/host_job.hpp"
 
+#include "host/host_compile.hpp"
 #include "host/pyccel_workspace.hpp"
 
 #include "host/cunumpy_entry.hpp"
@@ -37,8 +38,8 @@ void link_imported_stubs(const HostPlan& plan, const HostJob& job, const fs::pat
 class HostJobRun {
 public:
     HostJobRun(const HostPlan& plan, std::size_t index, const HostBuildTools& tools, const EntryStore& store)
-        : plan_(plan), module_(plan.modules[index]), job_(plan.jobs[index]), tools_(tools), store_(store),
-          result_(host_base_result(plan, index, store))
+        : plan_(plan), index_(index), module_(plan.modules[index]), job_(plan.jobs[index]), tools_(tools),
+          store_(store), result_(host_base_result(plan, index, store))
     {
     }
 
@@ -59,30 +60,14 @@ private:
     void compile_and_publish()
     {
         util::TemporaryDir workspace(workspace_path(store_.root()));
-        fs::path sources = workspace.path() / "src";
-        for (std::size_t imported : job_.closure) copy_module(plan_.modules[imported], sources);
-        copy_module(module_, sources);
         EntryWriter writer(store_.root(), "host", job_.key);
         link_imported_stubs(plan_, job_, writer.folder(), store_);
-        fs::path output = package_folder(writer.folder(), module_);
-        std::error_code error;
-        fs::create_directories(output, error);
-        PyccelCompileRequest request{sources / module_.relative, output, workspace.path(),
-                                     tools_.language, job_.openmp, python_path_with(sources)};
-        PyccelCompileOutput compiled = tools_.compiler->compile(request);
-        result_.log = format_pyccel_log(compiled.output,
-                                        {{sources.string() + "/", module_.source_root.string() + "/"}},
-                                        module_.file.string());
-        if (!compiled.ok) return fail("");
-        fs::path extension = output / (module_stem(module_) + tools_.ext_suffix);
-        if (!fs::is_regular_file(extension, error))
-            return fail("Pyccel reported success but wrote no " + extension.string());
-        fs::path published = host_build_folder(store_, job_.key, module_);
-        relocate_wrapper_header(output, published, module_stem(module_));
-        std::string import_problem = import_check(tools_.python, extension, module_stem(module_), workspace.path());
-        if (!import_problem.empty()) return fail(import_problem);
+        PyccelModuleBuild built = compile_host_module(plan_, index_, tools_, workspace.path(), writer.folder(),
+                                                      host_build_folder(store_, job_.key, module_));
+        result_.log = built.log;
+        if (!built.ok) return fail(built.problem);
         sync_tree(writer.folder());
-        publish(writer, extension);
+        publish(writer, built.extension);
     }
 
     void publish(EntryWriter& writer, const fs::path& extension)
@@ -120,6 +105,7 @@ private:
     double elapsed() const { return util::seconds_since(start_); }
 
     const HostPlan& plan_;
+    std::size_t index_;
     const HostModule& module_;
     const HostJob& job_;
     const HostBuildTools& tools_;

@@ -1,5 +1,6 @@
 #include "host/in_place_job.hpp"
 
+#include "host/host_compile.hpp"
 #include "host/in_place_record.hpp"
 #include "host/pyccel_workspace.hpp"
 #include "util/temporary_name.hpp"
@@ -136,8 +137,8 @@ void remove_stale_install_files(const fs::path& folder, const std::vector<std::s
 class InPlaceJobRun {
 public:
     InPlaceJobRun(const HostPlan& plan, std::size_t index, const HostBuildTools& tools, const EntryStore& scratch)
-        : plan_(plan), module_(plan.modules[index]), job_(plan.jobs[index]), tools_(tools), scratch_(scratch),
-          result_(in_place_base_result(plan, index))
+        : plan_(plan), index_(index), module_(plan.modules[index]), job_(plan.jobs[index]), tools_(tools),
+          scratch_(scratch), result_(in_place_base_result(plan, index))
     {
     }
 
@@ -156,29 +157,12 @@ private:
     void compile_and_install()
     {
         util::TemporaryDir workspace(workspace_path(scratch_.root()));
-        fs::path sources = workspace.path() / "src";
-        for (std::size_t imported : job_.closure) copy_module(plan_.modules[imported], sources);
-        copy_module(module_, sources);
         fs::path output_root = workspace.path() / "out";
         link_in_place_stubs(plan_, job_, output_root);
-        fs::path output = package_folder(output_root, module_);
-        std::error_code error;
-        fs::create_directories(output, error);
-        PyccelCompileRequest request{sources / module_.relative, output, workspace.path(),
-                                     tools_.language, job_.openmp, python_path_with(sources)};
-        PyccelCompileOutput compiled = tools_.compiler->compile(request);
-        result_.log = format_pyccel_log(compiled.output,
-                                        {{sources.string() + "/", module_.source_root.string() + "/"}},
-                                        module_.file.string());
-        if (!compiled.ok) return fail("");
-        std::string extension = module_stem(module_) + tools_.ext_suffix;
-        if (!fs::is_regular_file(output / extension, error))
-            return fail("Pyccel reported success but wrote no " + (output / extension).string());
-        relocate_wrapper_header(output, folder(), module_stem(module_));
-        std::string import_problem = import_check(tools_.python, output / extension, module_stem(module_),
-                                                  workspace.path());
-        if (!import_problem.empty()) return fail(import_problem);
-        install(output, built_files(output, extension));
+        PyccelModuleBuild built = compile_host_module(plan_, index_, tools_, workspace.path(), output_root, folder());
+        result_.log = built.log;
+        if (!built.ok) return fail(built.problem);
+        install(built.output, built_files(built.output, built.extension.filename().string()));
     }
 
     // The record is emptied first, so that an interruption between the
@@ -243,6 +227,7 @@ private:
     double elapsed() const { return util::seconds_since(start_); }
 
     const HostPlan& plan_;
+    std::size_t index_;
     const HostModule& module_;
     const HostJob& job_;
     const HostBuildTools& tools_;
