@@ -35,7 +35,7 @@ struct StatusFlags {
 void refuse_with_bundle(const StatusFlags& flags)
 {
     const TargetFlags& t = flags.targets;
-    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || t.compiler || !t.options.empty() || flags.only ||
+    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || t.compiler || !t.options.empty() || !t.verbatim.empty() || flags.only ||
                  flags.cupy_cache || flags.cupy_cache_dir || flags.gates.require_cuda ||
                  flags.gates.require_built || flags.gates.check_signatures;
     if (other)
