@@ -6,6 +6,7 @@
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
+#include "compilers/cuda_compiler.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "status/status.hpp"
 
@@ -180,7 +181,9 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
         std::string cupy = report.cupy && !report.cupy->description().empty()
                                ? "\nCuPy's kernel cache: " + report.cupy->description() + "\n"
                                : "";
-        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy);
+        CudaToolkit toolkit = find_cuda_toolkit(request.config);
+        std::string cuda = request.cuda ? "\nCUDA toolkit: " + toolkit.root.string() + " (found by " + toolkit.found_by + ")\n" : "";
+        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy + cuda);
     }
     for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
     return failures.empty() ? 0 : 1;
