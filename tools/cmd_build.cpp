@@ -4,6 +4,7 @@
 #include "tree_options.hpp"
 
 #include "builder/build.hpp"
+#include "compilers/cuda_compiler.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/elapsed.hpp"
 
@@ -114,9 +115,17 @@ private:
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
-std::string dry_run_text(const BuildReport& report)
+// "CUDA toolkit: /usr/local/cuda (found by $CUDA_PATH)": the toolkit that
+// compiles, which cunumpy's ranks must load from.
+std::string toolkit_line(const Config& config)
 {
-    std::string out;
+    CudaToolkit toolkit = find_cuda_toolkit(config);
+    return "CUDA toolkit: " + toolkit.root.string() + " (found by " + toolkit.found_by + ")\n";
+}
+
+std::string dry_run_text(const BuildReport& report, const Config& config, bool cuda)
+{
+    std::string out = cuda ? toolkit_line(config) : "";
     for (const auto& job : report.jobs)
         if (job.state == JobState::would_build) out += fmt::format("would build {}: {}\n", label(job), job.reason);
     out += fmt::format("{} to build, {} cached", report.count(JobState::would_build), report.count(JobState::hit));
@@ -178,7 +187,7 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     if (flags.json) {
         terminal.result(to_json(report).dump(2) + "\n");
     } else if (flags.dry_run) {
-        terminal.result(dry_run_text(report));
+        terminal.result(dry_run_text(report, request.config, request.cuda));
     } else {
         print_summary(terminal, report);
         note_schedule(terminal, report.schedule);

@@ -6,6 +6,7 @@
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
+#include "compilers/cuda_compiler.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "status/status.hpp"
 
@@ -35,7 +36,7 @@ struct StatusFlags {
 void refuse_with_bundle(const StatusFlags& flags)
 {
     const TargetFlags& t = flags.targets;
-    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || t.compiler || !t.options.empty() || flags.only ||
+    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || t.compiler || !t.options.empty() || !t.verbatim.empty() || flags.only ||
                  flags.cupy_cache || flags.cupy_cache_dir || flags.gates.require_cuda ||
                  flags.gates.require_built || flags.gates.check_signatures;
     if (other)
@@ -180,7 +181,9 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
         std::string cupy = report.cupy && !report.cupy->description().empty()
                                ? "\nCuPy's kernel cache: " + report.cupy->description() + "\n"
                                : "";
-        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy);
+        CudaToolkit toolkit = find_cuda_toolkit(request.config);
+        std::string cuda = request.cuda ? "\nCUDA toolkit: " + toolkit.root.string() + " (found by " + toolkit.found_by + ")\n" : "";
+        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy + cuda);
     }
     for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
     return failures.empty() ? 0 : 1;

@@ -13,6 +13,9 @@ void TargetOptions::add_to(CLI::App& command)
     command.add_option("--compiler", compiler, "nvrtc (in-process, default) or nvcc");
     command.add_option("-X,--compiler-option", options, "Extra compiler option, e.g. --compiler-option=-DNDEBUG (repeatable)")
         ->allow_extra_args(false);
+    command.add_option("--verbatim-option", verbatim,
+                       "Compiler option passed unchecked, keyed by its spelling only (repeatable); see cunumpy-kernels(1)")
+        ->allow_extra_args(false);
 }
 
 }  // namespace ck::cli

@@ -26,7 +26,7 @@ void TreeOptions::add_to(CLI::App& command)
     command.add_option("--python", python, "Python interpreter that locates cunumpy's headers and runs CuPy for --cupy-cache (default python3)")
         ->check(non_empty_path());
     command.add_option("--cunumpy-include-dir", cunumpy_include_dir, "cunumpy's CUDA header folder (skips the Python probe)");
-    command.add_option("--cuda-root", cuda_root, "CUDA toolkit folder (default $CUDA_HOME, $CUDA_PATH, /usr/local/cuda)")
+    command.add_option("--cuda-root", cuda_root, "CUDA toolkit folder (default, as CuPy: $CUDA_PATH, $CUDA_HOME, the nvcc in PATH, /usr/local/cuda)")
         ->check(non_empty_path());
     command.add_flag("--no-name-check", no_name_check, "Do not warn about kernel names too long for Pyccel's Fortran wrapper (bind_c_<name><host suffix>, 63 characters)");
     command.add_option("--language", language, "Pyccel's language for host kernels: c (default) or fortran");

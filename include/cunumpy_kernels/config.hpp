@@ -28,7 +28,7 @@ struct Config {
     std::vector<std::string> architectures = default_architectures;  ///< arch: `sm_XX` cubin targets
     bool ptx = true;                                 ///< ptx: also emit PTX of the newest arch
     CudaCompilerKind compiler = CudaCompilerKind::nvrtc;  ///< compiler: "nvrtc" or "nvcc"
-    std::vector<std::string> options;                ///< options: extra compiler options (`-D...`, `-std=...`), include paths made absolute
+    std::vector<std::string> options;                ///< options: extra compiler options (`-D...`, `-std=...`), include paths and options files made absolute; then verbatim-options, each as `--verbatim-option=X`
     /// The same options exactly as written (pyproject.toml, then
     /// --compiler-option): what an application passes to cunumpy's
     /// `options=`, and so what CuPy's key holds (`build --cupy-cache`).

@@ -161,14 +161,15 @@ private:
     {
         if (compiler_warned_) return;
         compiler_warned_ = true;
-        for (const auto& option : planner.unknown_options())
-            plan_.warnings.push_back("compiler option " + option + " is not one cunumpy-kernels knows: it is passed to " +
-                                     to_string(config().compiler) + " and is part of the cache key; if it adds an "
-                                     "include folder or changes the target, its effect escapes the key");
-        for (const auto& name : environment.ignored)
-            plan_.warnings.push_back(name + " is set, but " + to_string(config().compiler) +
-                                     " builds run without it so that the cache key holds every input: pass include "
-                                     "folders as -I DIR and flags as --compiler-option");
+        for (const auto& option : planner.verbatim_options())
+            plan_.warnings.push_back("compiler option " + option + " is passed verbatim to " + to_string(config().compiler) +
+                                     ": the cache key holds its spelling only; a file it reads or a folder it adds "
+                                     "is not in the key");
+        for (const auto& name : environment.refused)
+            throw UsageError(name + " is set: " + to_string(config().compiler) +
+                             " would read it behind the cache key's back, so builds refuse it; pass its include "
+                             "folders or flags in the config key `options` ([tool.cunumpy-kernels] in pyproject.toml) "
+                             "or as --compiler-option (-isystem DIR, -I DIR, -Xptxas ...), and unset " + name);
     }
 
     // A cache folder given explicitly that exists but cannot be written still

@@ -23,6 +23,10 @@ void TargetFlags::apply(Config& config) const
     auto checked = resolve_compiler_options(options, std::filesystem::current_path(), "--compiler-option");
     config.options.insert(config.options.end(), checked.begin(), checked.end());
     config.options_as_written.insert(config.options_as_written.end(), options.begin(), options.end());
+    for (const auto& option : verbatim) {
+        config.options.push_back("--verbatim-option=" + option);
+        config.options_as_written.push_back(option);
+    }
 }
 
 void select_one_target(Config& config, const std::string& target, const std::string& flag)

@@ -18,6 +18,7 @@ struct TargetFlags {
     bool no_ptx = false;                     ///< --no-ptx
     std::optional<std::string> compiler;     ///< --compiler: nvrtc or nvcc
     std::vector<std::string> options;        ///< -X/--compiler-option, in order
+    std::vector<std::string> verbatim;       ///< --verbatim-option, in order: passed unchecked, keyed by spelling
 
     /// Applies the flags over `config`: architectures replace the config's,
     /// options are appended (relative include folders made absolute against

@@ -11,11 +11,10 @@ namespace ck {
 
 namespace {
 
-// Read by gcc, which nvcc runs to preprocess device code too.
-const std::vector<std::string> host_preprocessor_variables = {
-    "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH",
-    "GCC_EXEC_PREFIX", "COMPILER_PATH", "DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES",
-};
+// Read by gcc, which nvcc runs to preprocess device code too: include
+// folders that would escape the key.
+const std::vector<std::string> host_include_variables = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+                                                         "OBJC_INCLUDE_PATH"};
 
 // nvcc.profile extends these too, but nvcc needs them to find its own tools.
 bool needed_by_nvcc(const std::string& name)
@@ -29,6 +28,13 @@ void add_unique(std::vector<std::string>& names, const std::string& name)
 }
 
 }  // namespace
+
+const std::vector<std::string>& run_variables()
+{
+    static const std::vector<std::string> names = {"PATH", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME", "TMPDIR",
+                                                   "TZ", "LANG", "LANGUAGE", "LC_*"};
+    return names;
+}
 
 EnvironmentReader process_environment()
 {
@@ -62,20 +68,21 @@ CompilerEnvironment nvcc_environment(const std::string& profile, const Environme
         if (auto value = read(name)) env.keyed[name] = *value;
     if (auto flags = read("NVCC_PREPEND_FLAGS")) env.prepend_flags = split_flags(*flags);
     if (auto flags = read("NVCC_APPEND_FLAGS")) env.append_flags = split_flags(*flags);
-    env.removed = {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS"};
-    std::vector<std::string> dropped = host_preprocessor_variables;
+    // The flag variables reach nvcc on its command line, parsed; NVCC_CCBIN as itself.
+    env.inherited = run_variables();
+    env.inherited.push_back("NVCC_CCBIN");
+    std::vector<std::string> intended = host_include_variables;
     for (const auto& name : profile_extended_variables(profile))
-        if (!needed_by_nvcc(name)) add_unique(dropped, name);
-    for (const auto& name : dropped) {
-        add_unique(env.removed, name);
-        if (read(name)) env.ignored.push_back(name);
-    }
+        if (!needed_by_nvcc(name)) add_unique(intended, name);
+    for (const auto& name : intended)
+        if (read(name)) env.refused.push_back(name);
     return env;
 }
 
 CompilerEnvironment nvrtc_environment(const EnvironmentReader& read)
 {
     CompilerEnvironment env;
+    env.inherited = run_variables();  // for ptxas, when NVRTC's PTX goes through it
     if (auto value = read("NVRTC_APPEND_FLAGS")) env.keyed["NVRTC_APPEND_FLAGS"] = *value;
     return env;
 }

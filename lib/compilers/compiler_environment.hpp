@@ -1,6 +1,10 @@
-// The environment variables a CUDA compiler reads, and what the cache does
-// with each: a variable that can change an artifact is either part of the key
-// or removed from the compiler's environment, never left to chance.
+// The environment a compiler runs in, built by the tool: every child it
+// starts (nvcc and the host compiler it runs, ptxas, Pyccel and the compilers
+// it runs, the import check) inherits only the variables it needs to run
+// (run_variables()) and those that are key inputs; everything else (NVVM_FLAGS,
+// a site wrapper's own variables, ...) is gone before the compiler starts.
+// A variable users set on purpose to change builds passes through a
+// documented door and is keyed, or is refused naming the config key to use.
 //
 // nvcc (checked on CUDA 13.0 with `nvcc -dryrun` and its documentation):
 //  - NVCC_PREPEND_FLAGS, NVCC_APPEND_FLAGS: their values are in the key; their
@@ -10,12 +14,12 @@
 //  - NVCC_CCBIN: in the key (it picks the host compiler that preprocesses).
 //  - every variable nvcc.profile extends with `+=` or `=+` (INCLUDES,
 //    SYSTEM_INCLUDES, PTXAS_FLAGS, CUDAFE_FLAGS, LIBRARIES), except PATH and
-//    LD_LIBRARY_PATH: removed (nvcc would append them to its own flags).
-//  - CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH, OBJC_INCLUDE_PATH and gcc's
-//    GCC_EXEC_PREFIX, COMPILER_PATH, DEPENDENCIES_OUTPUT, SUNPRO_DEPENDENCIES,
-//    which the host preprocessor reads: removed (use -I).
+//    LD_LIBRARY_PATH, and CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH,
+//    OBJC_INCLUDE_PATH, which the host preprocessor reads: refused when set
+//    (`refused`), naming the `options` config key.
 //  - the content of nvcc.profile: its SHA-256 is in the key.
-//  - TMPDIR, PATH, LANG: left alone (scratch files, finding tools, messages).
+//  - PATH, LD_LIBRARY_PATH: kept; they choose the programs and libraries
+//    whose identities (`nvcc --version`, the host compiler's) are in the key.
 // NVRTC runs in-process and gets its include folders as options only; of the
 // variables libnvrtc 13 reads (a getenv trace) only NVRTC_APPEND_FLAGS is
 // documented-looking user input, so its value is in the key when set.
@@ -36,12 +40,17 @@ using EnvironmentReader = std::function<std::optional<std::string>(const std::st
 /// The process environment (std::getenv).
 EnvironmentReader process_environment();
 
+/// What every child compiler inherits from the user's environment: PATH,
+/// LD_LIBRARY_PATH, HOME, USER, LOGNAME, TMPDIR, TZ and the locale (LANG,
+/// LANGUAGE, LC_*): what it needs to run and to word its messages.
+const std::vector<std::string>& run_variables();
+
 struct CompilerEnvironment {
     nlohmann::json keyed = nlohmann::json::object();  ///< name -> value of the set variables that are key inputs
     std::vector<std::string> prepend_flags;  ///< NVCC_PREPEND_FLAGS, split: parsed like --compiler-option, before them
     std::vector<std::string> append_flags;   ///< NVCC_APPEND_FLAGS, split: after them
-    std::vector<std::string> removed;        ///< variables removed from the compiler's environment
-    std::vector<std::string> ignored;        ///< of those, the ones that were set and change nothing now (warned about)
+    std::vector<std::string> inherited;      ///< what the compiler's process inherits: run_variables() and keyed ones
+    std::vector<std::string> refused;        ///< variables set on purpose to change builds that no door takes (build refuses)
     std::string profile_sha256;              ///< of nvcc.profile, a key input; empty for NVRTC
 };
 

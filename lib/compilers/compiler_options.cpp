@@ -1,7 +1,9 @@
 #include "compilers/compiler_options.hpp"
 
+#include "compilers/forwarded_options.hpp"
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/file_util.hpp"
 
 #include <algorithm>
 #include <array>
@@ -14,7 +16,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum class Kind { include_dir, system_include_dir, pre_include, refused, keyed };
+enum class Kind { include_dir, system_include_dir, pre_include, options_file, host_options, ptxas_options, verbatim, refused, keyed };
 
 // How an option takes its value: `none`; `separate` (`-x v`, `-x=v`);
 // `joined` (`-xv`, also `-x v`, as -I and -D do).
@@ -35,6 +37,10 @@ constexpr const char* output_owned = "the tool chooses the output (one cubin per
 constexpr const char* search_owned = "it changes the include search the key follows; use -I and -isystem";
 constexpr const char* dependencies_owned = "the tool asks nvcc for dependencies itself";
 constexpr const char* pch_outside_key = "precompiled headers live outside the key";
+constexpr const char* nothing_linked = "the cache holds cubins and PTX; nothing is linked";
+constexpr const char* reads_outside_key = "it makes nvcc read files the cache key does not hold";
+constexpr const char* forwards_unchecked =
+    "it would pass options this tool has not checked to the host compiler; give them with -Xcompiler";
 constexpr const char* run_owned =
     "the tool runs nvcc once per kernel with -keep, -keep-dir and --time of its own and reads each target's file "
     "from them (the phase times are in build --json)";
@@ -48,6 +54,14 @@ constexpr std::array specs = {
     Spec{"--system-include", Kind::system_include_dir, Value::separate},
     Spec{"-include", Kind::pre_include, Value::separate},
     Spec{"--pre-include", Kind::pre_include, Value::separate},
+
+    Spec{"--verbatim-option", Kind::verbatim, Value::separate},
+    Spec{"--options-file", Kind::options_file, Value::separate},
+    Spec{"-optf", Kind::options_file, Value::separate},
+    Spec{"-Xcompiler", Kind::host_options, Value::separate},
+    Spec{"--compiler-options", Kind::host_options, Value::separate},
+    Spec{"-Xptxas", Kind::ptxas_options, Value::separate},
+    Spec{"--ptxas-options", Kind::ptxas_options, Value::separate},
 
     Spec{"-arch", Kind::refused, Value::separate, use_arch},
     Spec{"--gpu-architecture", Kind::refused, Value::separate, use_arch},
@@ -129,6 +143,76 @@ constexpr std::array specs = {
     Spec{"--no-source-include", Kind::refused, Value::none, search_owned},
     Spec{"-iquote", Kind::refused, Value::joined, search_owned},
     Spec{"-idirafter", Kind::refused, Value::joined, search_owned},
+    Spec{"-ltoir", Kind::refused, Value::none, output_owned},
+    Spec{"--ltoir", Kind::refused, Value::none, output_owned},
+    Spec{"-objtemp", Kind::refused, Value::none, run_owned},
+    Spec{"--objdir-as-tempdir", Kind::refused, Value::none, run_owned},
+    Spec{"-fdevice-time-trace", Kind::refused, Value::separate, run_owned},
+    Spec{"--fdevice-time-trace", Kind::refused, Value::separate, run_owned},
+    Spec{"-clean", Kind::refused, Value::none, run_owned},
+    Spec{"--clean-targets", Kind::refused, Value::none, run_owned},
+    Spec{"-run-args", Kind::refused, Value::separate, output_owned},
+    Spec{"--run-args", Kind::refused, Value::separate, output_owned},
+    Spec{"-code-ls", Kind::refused, Value::none, output_owned},
+    Spec{"--list-gpu-code", Kind::refused, Value::none, output_owned},
+    Spec{"-arch-ls", Kind::refused, Value::none, output_owned},
+    Spec{"--list-gpu-arch", Kind::refused, Value::none, output_owned},
+    Spec{"-h", Kind::refused, Value::none, output_owned},
+    Spec{"--help", Kind::refused, Value::none, output_owned},
+    Spec{"-V", Kind::refused, Value::none, output_owned},
+    Spec{"--version", Kind::refused, Value::none, output_owned},
+    Spec{"-l", Kind::refused, Value::joined, nothing_linked},
+    Spec{"--library", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-L", Kind::refused, Value::joined, nothing_linked},
+    Spec{"--library-path", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-Xlinker", Kind::refused, Value::separate, nothing_linked},
+    Spec{"--linker-options", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-Xarchive", Kind::refused, Value::separate, nothing_linked},
+    Spec{"--archive-options", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-Xnvlink", Kind::refused, Value::separate, nothing_linked},
+    Spec{"--nvlink-options", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-shared", Kind::refused, Value::none, nothing_linked},
+    Spec{"--shared", Kind::refused, Value::none, nothing_linked},
+    Spec{"-cudart", Kind::refused, Value::separate, nothing_linked},
+    Spec{"--cudart", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-cudadevrt", Kind::refused, Value::separate, nothing_linked},
+    Spec{"--cudadevrt", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-arbin", Kind::refused, Value::separate, nothing_linked},
+    Spec{"--archiver-binary", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-nodlink", Kind::refused, Value::none, nothing_linked},
+    Spec{"--no-device-link", Kind::refused, Value::none, nothing_linked},
+    Spec{"-r", Kind::refused, Value::none, whole_program},
+    Spec{"--relocatable-link", Kind::refused, Value::none, whole_program},
+    Spec{"-reloc-ptx", Kind::refused, Value::none, whole_program},
+    Spec{"--relocatable-ptx", Kind::refused, Value::none, whole_program},
+    Spec{"-hls", Kind::refused, Value::separate, nothing_linked},
+    Spec{"--host-linker-script", Kind::refused, Value::separate, nothing_linked},
+    Spec{"-aug-hls", Kind::refused, Value::none, nothing_linked},
+    Spec{"--augment-host-linker-script", Kind::refused, Value::none, nothing_linked},
+    Spec{"-ldir", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"--libdevice-directory", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"-target-dir", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"--target-directory", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"-noprof", Kind::refused, Value::none, "nvcc.profile is a key input; the tool runs nvcc with it"},
+    Spec{"--dont-use-profile", Kind::refused, Value::none, "nvcc.profile is a key input; the tool runs nvcc with it"},
+    Spec{"-qpp-config", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"--qpp-config", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"-use-local-env", Kind::refused, Value::none, reads_outside_key},
+    Spec{"--use-local-env", Kind::refused, Value::none, reads_outside_key},
+    Spec{"-force-cl-env-setup", Kind::refused, Value::none, reads_outside_key},
+    Spec{"--force-cl-env-setup", Kind::refused, Value::none, reads_outside_key},
+    Spec{"-idp", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"--input-drive-prefix", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"-ddp", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"--dependency-drive-prefix", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"-dp", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"--drive-prefix", Kind::refused, Value::separate, reads_outside_key},
+    Spec{"-forward-unknown-to-host-compiler", Kind::refused, Value::none, forwards_unchecked},
+    Spec{"--forward-unknown-to-host-compiler", Kind::refused, Value::none, forwards_unchecked},
+    Spec{"-forward-unknown-to-host-linker", Kind::refused, Value::none, nothing_linked},
+    Spec{"--forward-unknown-to-host-linker", Kind::refused, Value::none, nothing_linked},
+    Spec{"-forward-unknown-opts", Kind::refused, Value::none, forwards_unchecked},
+    Spec{"--forward-unknown-opts", Kind::refused, Value::none, forwards_unchecked},
     Spec{"--pch", Kind::refused, Value::none, pch_outside_key},
     Spec{"-pch", Kind::refused, Value::none, pch_outside_key},
     Spec{"--create-pch", Kind::refused, Value::separate, pch_outside_key},
@@ -163,10 +247,6 @@ constexpr std::array specs = {
     Spec{"--maxrregcount", Kind::keyed, Value::separate},
     Spec{"-extra-device-vectorization", Kind::keyed, Value::none},
     Spec{"--extra-device-vectorization", Kind::keyed, Value::none},
-    Spec{"-Xptxas", Kind::keyed, Value::separate},
-    Spec{"--ptxas-options", Kind::keyed, Value::separate},
-    Spec{"-Xcompiler", Kind::keyed, Value::separate},
-    Spec{"--compiler-options", Kind::keyed, Value::separate},
     Spec{"-ccbin", Kind::keyed, Value::separate},
     Spec{"--compiler-bindir", Kind::keyed, Value::separate},
     Spec{"-w", Kind::keyed, Value::none},
@@ -211,6 +291,63 @@ constexpr std::array specs = {
     Spec{"--device-stack-protector", Kind::keyed, Value::separate},
     Spec{"-minimal", Kind::keyed, Value::none},
     Spec{"--minimal", Kind::keyed, Value::none},
+    Spec{"-v", Kind::keyed, Value::none},
+    Spec{"--verbose", Kind::keyed, Value::none},
+    Spec{"-g", Kind::keyed, Value::none},
+    Spec{"--debug", Kind::keyed, Value::none},
+    Spec{"-pg", Kind::keyed, Value::none},
+    Spec{"--profile", Kind::keyed, Value::none},
+    Spec{"-opt-info", Kind::keyed, Value::separate},
+    Spec{"--optimization-info", Kind::keyed, Value::separate},
+    Spec{"-ftemplate-backtrace-limit", Kind::keyed, Value::separate},
+    Spec{"--ftemplate-backtrace-limit", Kind::keyed, Value::separate},
+    Spec{"-ftemplate-depth", Kind::keyed, Value::separate},
+    Spec{"--ftemplate-depth", Kind::keyed, Value::separate},
+    Spec{"-noeh", Kind::keyed, Value::none},
+    Spec{"--no-exceptions", Kind::keyed, Value::none},
+    Spec{"-nohdinitlist", Kind::keyed, Value::none},
+    Spec{"--no-host-device-initializer-list", Kind::keyed, Value::none},
+    Spec{"-nohdmoveforward", Kind::keyed, Value::none},
+    Spec{"--no-host-device-move-forward", Kind::keyed, Value::none},
+    Spec{"-m", Kind::keyed, Value::separate},
+    Spec{"--machine", Kind::keyed, Value::separate},
+    Spec{"-m64", Kind::keyed, Value::none},
+    Spec{"--m64", Kind::keyed, Value::none},
+    Spec{"-static-global-template-stub", Kind::keyed, Value::separate},
+    Spec{"--static-global-template-stub", Kind::keyed, Value::separate},
+    Spec{"-device-entity-has-hidden-visibility", Kind::keyed, Value::separate},
+    Spec{"--device-entity-has-hidden-visibility", Kind::keyed, Value::separate},
+    Spec{"-split-compile-extended", Kind::keyed, Value::separate},
+    Spec{"--split-compile-extended", Kind::keyed, Value::separate},
+    Spec{"-e", Kind::keyed, Value::separate},
+    Spec{"--entries", Kind::keyed, Value::separate},
+    Spec{"-default-stream", Kind::keyed, Value::separate},
+    Spec{"--default-stream", Kind::keyed, Value::separate},
+    Spec{"-keep-device-functions", Kind::keyed, Value::none},
+    Spec{"--keep-device-functions", Kind::keyed, Value::none},
+    Spec{"--Wreorder", Kind::keyed, Value::none},
+    Spec{"--Wdefault-stream-launch", Kind::keyed, Value::none},
+    Spec{"--Wmissing-launch-bounds", Kind::keyed, Value::none},
+    Spec{"--Wext-lambda-captures-this", Kind::keyed, Value::none},
+    Spec{"--Wno-deprecated-declarations", Kind::keyed, Value::none},
+    Spec{"--Wno-deprecated-gpu-targets", Kind::keyed, Value::none},
+    Spec{"-no-compress", Kind::keyed, Value::none},
+    Spec{"--no-compress", Kind::keyed, Value::none},
+    Spec{"-compress-mode", Kind::keyed, Value::separate},
+    Spec{"--compress-mode", Kind::keyed, Value::separate},
+    Spec{"-astoolspatch", Kind::keyed, Value::none},
+    Spec{"--compile-as-tools-patch", Kind::keyed, Value::none},
+    Spec{"-err-no", Kind::keyed, Value::none},
+    Spec{"-no-err-no", Kind::keyed, Value::none},
+    Spec{"-brief-diag", Kind::keyed, Value::separate},
+    Spec{"--brief-diagnostics", Kind::keyed, Value::separate},
+    Spec{"-jtd", Kind::keyed, Value::separate},
+    Spec{"-frandom-seed", Kind::keyed, Value::separate},
+    Spec{"--frandom-seed", Kind::keyed, Value::separate},
+    Spec{"-sanitize", Kind::keyed, Value::separate},
+    Spec{"--sanitize", Kind::keyed, Value::separate},
+    Spec{"-jobserver", Kind::keyed, Value::none},
+    Spec{"--jobserver", Kind::keyed, Value::none},
 };
 
 struct Match {
@@ -246,23 +383,6 @@ std::string trimmed(const std::string& text)
     return begin == std::string::npos ? "" : text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
 }
 
-// -Xcompiler's comma-separated host options reach gcc's preprocessing of
-// device code too: an include folder there would hide from the key.
-void check_host_options(const std::string& value, const std::string& option, const std::string& where)
-{
-    std::size_t start = 0;
-    while (start <= value.size()) {
-        std::size_t end = std::min(value.find(',', start), value.size());
-        std::string part = trimmed(value.substr(start, end - start));
-        for (const char* prefix : {"-I", "-isystem", "-include", "-iquote", "-idirafter"})
-            if (part.rfind(prefix, 0) == 0)
-                throw UsageError(where + ": " + option + (option.find(part) == std::string::npos ? " " + part : "") +
-                                 ": pass include folders and forced includes as "
-                                 "-I, -isystem and -include, so that the headers found through them are in the key");
-        start = end + 1;
-    }
-}
-
 // "-isystem /x" given as one argument (a pyproject list item, a quoted
 // flag): the user meant the option and its value. The compiler, handed one
 // word, would not split it, and its folder would escape the key; so every
@@ -291,23 +411,66 @@ std::vector<std::string> split_option_words(const std::vector<std::string>& opti
 
 }  // namespace
 
-CompilerOptions parse_compiler_options(const std::vector<std::string>& given, const std::string& where)
+namespace {
+
+// An options file nests at most this deep: a file that names itself is an error, not a hang.
+constexpr int max_options_file_depth = 8;
+
+void parse_into(CompilerOptions& parsed, const std::vector<std::string>& given, const std::string& where,
+                const fs::path& base, int depth);
+
+// `--options-file F,G`: each file's words are parsed as if given here, so
+// that what they say is in the key (and checked) and the file itself never
+// reaches the compiler. Relative names are the working folder's, as nvcc's.
+void expand_options_files(CompilerOptions& parsed, const std::string& files, const std::string& arg,
+                          const std::string& where, const fs::path& base, int depth)
+{
+    if (depth >= max_options_file_depth)
+        throw UsageError(where + ": " + arg + ": options files nest deeper than " +
+                         std::to_string(max_options_file_depth) + " (does one name itself?)");
+    std::size_t start = 0;
+    while (start <= files.size()) {
+        std::size_t end = std::min(files.find(',', start), files.size());
+        std::string name = trimmed(files.substr(start, end - start));
+        start = end + 1;
+        if (name.empty()) continue;
+        fs::path file = fs::path(name).is_absolute() || base.empty() ? fs::absolute(name) : base / name;
+        std::string text;
+        try {
+            text = util::read_file(file);
+        } catch (const Error& error) {
+            throw UsageError(where + ": " + arg + ": cannot read options file " + file.string() + ": " + error.what());
+        }
+        parsed.options_files.push_back(file.lexically_normal());
+        parse_into(parsed, split_flags(text), where + " (options file " + file.string() + ")", base, depth + 1);
+    }
+}
+
+std::string unknown_option_message(const std::string& arg, const std::string& where)
+{
+    if (!arg.empty() && arg[0] == '@')
+        return where + ": " + arg + " is not accepted: nvcc reads no response files; put the options into a file "
+                                    "named by --options-file, whose content the cache key holds";
+    return where + ": " + arg + " is not accepted: it is not one of nvcc's or NVRTC's documented options that "
+                                "cunumpy-kernels knows, so its effect could escape the cache key; " +
+           verbatim_door(arg);
+}
+
+void parse_into(CompilerOptions& parsed, const std::vector<std::string>& given, const std::string& where,
+                const fs::path& base, int depth)
 {
     const std::vector<std::string> options = split_option_words(given);
-    CompilerOptions parsed;
     for (std::size_t i = 0; i < options.size(); ++i) {
         const std::string& arg = options[i];
         Match found = match(arg);
         if (!found.spec) {
             // "-arch sm_80" as one argument: the compiler splits nothing, yet the
-            // user meant the option; refuse it as such rather than key it.
+            // user meant the option; refuse it as such.
             auto space = arg.find_first_of(" \t");
             Match head = space == std::string::npos ? Match{} : match(arg.substr(0, space));
             if (head.spec && head.spec->kind == Kind::refused)
                 throw UsageError(where + ": " + arg + " is not accepted: " + head.spec->instead);
-            parsed.keyed.push_back(arg);
-            parsed.unknown.push_back(arg);
-            continue;
+            throw UsageError(unknown_option_message(arg, where));
         }
         const Spec& spec = *found.spec;
         if (spec.kind == Kind::refused)
@@ -320,19 +483,40 @@ CompilerOptions parse_compiler_options(const std::vector<std::string>& given, co
             separate = true;
         }
         std::string text = value ? trimmed(*value) : "";
+        auto keep = [&] {
+            parsed.keyed.push_back(arg);
+            if (separate) parsed.keyed.push_back(*value);
+        };
         switch (spec.kind) {
         case Kind::include_dir: parsed.include_dirs.emplace_back(text); break;
         case Kind::system_include_dir: parsed.system_include_dirs.emplace_back(text); break;
         case Kind::pre_include: parsed.pre_includes.push_back(text); break;
-        case Kind::keyed:
-            if (spec.name == std::string_view("-Xcompiler") || spec.name == std::string_view("--compiler-options"))
-                check_host_options(text, arg, where);
-            parsed.keyed.push_back(arg);
-            if (separate) parsed.keyed.push_back(*value);
+        case Kind::options_file: expand_options_files(parsed, text, arg, where, base, depth); break;
+        case Kind::host_options:
+            check_host_compiler_options(text, separate ? arg + " " + text : arg, where);
+            keep();
             break;
+        case Kind::ptxas_options:
+            check_ptxas_options(text, separate ? arg + " " + text : arg, where);
+            keep();
+            break;
+        case Kind::verbatim:
+            parsed.keyed.push_back(*value);
+            parsed.verbatim.push_back(*value);
+            break;
+        case Kind::keyed: keep(); break;
         case Kind::refused: break;
         }
     }
+}
+
+}  // namespace
+
+CompilerOptions parse_compiler_options(const std::vector<std::string>& given, const std::string& where,
+                                       const fs::path& base)
+{
+    CompilerOptions parsed;
+    parse_into(parsed, given, where, base, 0);
     return parsed;
 }
 
@@ -343,13 +527,14 @@ void append_compiler_options(CompilerOptions& into, const CompilerOptions& more)
     append(into.include_dirs, more.include_dirs);
     append(into.system_include_dirs, more.system_include_dirs);
     append(into.pre_includes, more.pre_includes);
-    append(into.unknown, more.unknown);
+    append(into.options_files, more.options_files);
+    append(into.verbatim, more.verbatim);
 }
 
 std::vector<std::string> resolve_compiler_options(const std::vector<std::string>& given, const fs::path& base,
                                                   const std::string& where)
 {
-    parse_compiler_options(given, where);  // refusals and missing values, in the user's words
+    parse_compiler_options(given, where, base);  // refusals and missing values, in the user's words
     const std::vector<std::string> options = split_option_words(given);
     std::vector<std::string> out;
     for (std::size_t i = 0; i < options.size(); ++i) {
@@ -357,7 +542,8 @@ std::vector<std::string> resolve_compiler_options(const std::vector<std::string>
         Match found = match(arg);
         bool path_option = found.spec && (found.spec->kind == Kind::include_dir ||
                                           found.spec->kind == Kind::system_include_dir ||
-                                          found.spec->kind == Kind::pre_include);
+                                          found.spec->kind == Kind::pre_include ||
+                                          found.spec->kind == Kind::options_file);
         if (!path_option) {
             out.push_back(arg);
             continue;

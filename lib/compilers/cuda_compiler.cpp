@@ -3,6 +3,7 @@
 #include "compilers/nvcc_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/subprocess.hpp"
 
 #include <cstdlib>
 #include <regex>
@@ -13,12 +14,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// The toolkit the user named (cuda-root, $CUDA_HOME, $CUDA_PATH), with where
+// The toolkit the user named (cuda-root, $CUDA_PATH, $CUDA_HOME), with where
 // it was named; empty when none was.
-std::pair<fs::path, std::string> named_cuda_root(const Config& config)
+CudaToolkit named_cuda_root(const Config& config)
 {
     if (!config.cuda_root.empty()) return {config.cuda_root, "cuda-root"};
-    for (const char* name : {"CUDA_HOME", "CUDA_PATH"}) {
+    for (const char* name : {"CUDA_PATH", "CUDA_HOME"}) {
         const char* value = std::getenv(name);
         if (value && *value) return {value, std::string("$") + name};
     }
@@ -27,17 +28,27 @@ std::pair<fs::path, std::string> named_cuda_root(const Config& config)
 
 }  // namespace
 
+CudaToolkit find_cuda_toolkit(const Config& config)
+{
+    CudaToolkit named = named_cuda_root(config);
+    if (!named.root.empty()) return named;
+    // As CuPy (cupy/_environment.py): the folder above the nvcc in PATH, as
+    // a cluster's `module load cuda/12.x` sets it, before the usual place.
+    fs::path nvcc = util::find_in_path("nvcc");
+    if (!nvcc.empty()) return {nvcc.parent_path().parent_path(), "nvcc in PATH (" + nvcc.string() + ")"};
+    return {"/usr/local/cuda", "the default"};
+}
+
 fs::path cuda_root_of(const Config& config)
 {
-    auto [root, where] = named_cuda_root(config);
-    return root.empty() ? fs::path("/usr/local/cuda") : root;
+    return find_cuda_toolkit(config).root;
 }
 
 std::unique_ptr<CudaCompiler> make_cuda_compiler(const Config& config, const ToolProbe& probe)
 {
     // A toolkit the user named is used or refused, never silently replaced:
     // PTX of a newer toolkit may not load on the driver the user targets.
-    auto [named, where] = named_cuda_root(config);
+    auto [named, where] = named_cuda_root(config);  // not the PATH's: a wrapper there may be anything
     std::error_code error;
     if (!named.empty() && !fs::is_directory(named, error))
         throw ToolchainError(where + " names " + named.string() + ", which is not a folder; point it at a CUDA toolkit");

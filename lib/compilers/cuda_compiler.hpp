@@ -105,7 +105,18 @@ public:
                                                            const std::vector<std::string>& targets) const;
 };
 
-/// The toolkit folder: `config.cuda_root`, else $CUDA_HOME, $CUDA_PATH, /usr/local/cuda.
+/// A CUDA toolkit folder and what chose it.
+struct CudaToolkit {
+    std::filesystem::path root;
+    std::string found_by;  ///< "cuda-root", "$CUDA_PATH", "$CUDA_HOME", "nvcc in PATH (/x/bin/nvcc)", "the default"
+};
+
+/// The toolkit as CuPy (and so cunumpy's ranks) finds it: `config.cuda_root`,
+/// else $CUDA_PATH, $CUDA_HOME, the folder above the nvcc in PATH,
+/// /usr/local/cuda.
+CudaToolkit find_cuda_toolkit(const Config& config);
+
+/// find_cuda_toolkit(config).root.
 std::filesystem::path cuda_root_of(const Config& config);
 
 /// The compiler `config.compiler` selects. Throws ToolchainError when it cannot

@@ -142,7 +142,6 @@ NvccCompiler::NvccCompiler(const fs::path& cuda_root, const ToolProbe* probe, co
     if (nvcc_.empty()) throw ToolchainError("nvcc not found in " + (cuda_root / "bin").string() + " or PATH; set cuda-root or use --compiler nvrtc");
     toolkit_ = fs::weakly_canonical(nvcc_, error).parent_path().parent_path();
     environment_ = nvcc_environment(read_profile(nvcc_), read);
-    for (const auto& name : environment_.removed) child_environment_.emplace_back(name, std::nullopt);
 }
 
 std::vector<fs::path> NvccCompiler::toolkit_include_dirs() const
@@ -287,9 +286,8 @@ std::vector<CudaCompileOutput> NvccCompiler::compile_targets(const CudaCompileRe
     CudaCompileOutput shared;
     // nvcc's intermediate `tmpxft_*` files go to TMPDIR: inside the scratch
     // folder, an interrupt's cleanup or a later build removes them with it.
-    util::EnvironmentOverrides environment = child_environment_;
-    environment.emplace_back("TMPDIR", scratch.tmp().string());
-    auto result = util::run_process(argv, request.source_file.parent_path(), environment);
+    util::EnvironmentOverrides environment = {{"TMPDIR", scratch.tmp().string()}};
+    auto result = util::run_process(argv, request.source_file.parent_path(), environment, environment_.inherited);
     std::string log = result.output;
     // Point diagnostics at the user's file, not the scratch copy.
     for (std::size_t at; (at = log.find(source.string())) != std::string::npos;)

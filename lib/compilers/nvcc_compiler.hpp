@@ -65,7 +65,6 @@ private:
     std::filesystem::path toolkit_;  ///< canonical folder above nvcc's bin/
     const ToolProbe* probe_;
     CompilerEnvironment environment_;
-    util::EnvironmentOverrides child_environment_;
 };
 
 /// The prerequisites of a Make rule as `nvcc -MMD -MF` writes it: the files

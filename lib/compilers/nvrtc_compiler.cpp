@@ -338,7 +338,7 @@ CudaCompileOutput NvrtcCompiler::assemble(const CudaCompileOutput& ptx, const Cu
     fs::path cubin = scratch.path() / (request.kernel + "." + target + ".cubin");
     util::write_file(input, ptx.artifact);
     auto result = util::run_process({ptxas_.string(), "-arch=" + target, "-o", cubin.string(), input.string()}, scratch.path(),
-                                    {{"TMPDIR", scratch.tmp().string()}});
+                                    {{"TMPDIR", scratch.tmp().string()}}, environment_.inherited);
     CudaCompileOutput output;
     output.log = ptx.log;
     output.phases = ptx.phases;

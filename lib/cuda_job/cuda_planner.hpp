@@ -133,8 +133,8 @@ public:
     /// Only meaningful for a planner that read one kernel (the runtime's).
     KeyWitnesses witnesses(const PlannedKernel& planned, const std::optional<util::FileStat>& source_seen) const;
 
-    /// Options the parser does not know (passed on and keyed; warn once).
-    const std::vector<std::string>& unknown_options() const { return options_.unknown; }
+    /// Options given through --verbatim-option (passed unchecked, keyed by spelling; warn once).
+    const std::vector<std::string>& verbatim_options() const { return options_.verbatim; }
 
 private:
     IncludeSearch search_for(const KernelSource& kernel) const;

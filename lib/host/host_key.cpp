@@ -69,7 +69,7 @@ nlohmann::json host_key_inputs(const std::string& module, const std::string& fil
                                const std::string& source_sha256, const std::map<std::string, std::string>& imports,
                                const HostToolchain& toolchain, bool openmp)
 {
-    return {
+    nlohmann::json inputs = {
         {"format", host_key_format},
         {"module", module},
         {"source", {{"file", file_name}, {"sha256", source_sha256}}},
@@ -84,6 +84,8 @@ nlohmann::json host_key_inputs(const std::string& module, const std::string& fil
         {"ext_suffix", toolchain.python.ext_suffix},
         {"cache_root", toolchain.cache_root},
     };
+    if (!toolchain.pyccel_settings.empty()) inputs["pyccel_settings"] = toolchain.pyccel_settings;
+    return inputs;
 }
 
 }  // namespace ck

@@ -65,6 +65,7 @@ struct HostToolchain {
     std::string pyccel;      ///< "pyccel 2.2.3"
     std::string c_compiler;  ///< first line of `gcc --version` (and gfortran's for Fortran)
     std::string cache_root;  ///< the entries' root: builds hold absolute paths of the entries they import from
+    nlohmann::json pyccel_settings = nlohmann::json::object();  ///< PyccelSettings::key_inputs(); {} for the defaults
 };
 
 /// The key inputs of one module (see cache.hpp: no paths of the sources, no

@@ -72,8 +72,9 @@ void find_pyccel(HostSetup& setup, const PythonFacts& facts, const std::string& 
     if (!is_checked_pyccel(*version))
         setup.warning = "Pyccel " + version->to_string() + " in " + facts.executable +
                         " is outside the checked 2.2 series; builds may fail or differ";
-    setup.compiler = std::make_unique<PyccelCompiler>(command, *version);
+    setup.compiler = std::make_unique<PyccelCompiler>(command, *version, PyccelSettings::from_environment());
     setup.toolchain.pyccel = setup.compiler->identity();
+    setup.toolchain.pyccel_settings = setup.compiler->settings().key_inputs();
 }
 
 }  // namespace

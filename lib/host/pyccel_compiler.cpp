@@ -39,8 +39,27 @@ bool is_checked_pyccel(const PyccelVersion& version)
     return version.major == 2 && version.minor == 2;
 }
 
-PyccelCompiler::PyccelCompiler(fs::path command, PyccelVersion version)
-    : command_(std::move(command)), version_(version)
+PyccelSettings PyccelSettings::from_environment(const EnvironmentReader& read)
+{
+    PyccelSettings settings;
+    auto debug = read("PYCCEL_DEBUG_MODE");
+    settings.debug = debug && !debug->empty();  // Pyccel: bool(os.environ.get(...))
+    if (auto family = read("PYCCEL_DEFAULT_COMPILER"); family && !family->empty()) settings.compiler_family = *family;
+    if (auto home = read("PYCCEL_CONFIG_HOME"); home && !home->empty()) settings.config_home = *home;
+    return settings;
+}
+
+nlohmann::json PyccelSettings::key_inputs() const
+{
+    nlohmann::json inputs = nlohmann::json::object();
+    if (debug) inputs["mode"] = "debug";
+    if (compiler_family != "GNU") inputs["compiler_family"] = compiler_family;
+    if (config_home) inputs["config_home"] = *config_home;
+    return inputs;
+}
+
+PyccelCompiler::PyccelCompiler(fs::path command, PyccelVersion version, PyccelSettings settings)
+    : command_(std::move(command)), version_(version), settings_(std::move(settings))
 {
 }
 
@@ -51,13 +70,18 @@ std::vector<std::string> PyccelCompiler::command_line(const PyccelCompileRequest
     argv.insert(argv.end(), {request.source.string(), "--language", request.language, "--output",
                              request.output.string()});
     if (request.openmp) argv.push_back("--openmp");
+    // Explicit, so that no variable of Pyccel's own decides them.
+    if (settings_.debug) argv.push_back("--debug");
+    else if (version_.has_compile_command()) argv.push_back("--no-debug");
+    argv.insert(argv.end(), {"--compiler-family", settings_.compiler_family});
     return argv;
 }
 
 PyccelCompileOutput PyccelCompiler::compile(const PyccelCompileRequest& request) const
 {
     util::EnvironmentOverrides environment = {{"PYTHONPATH", request.python_path}};
-    auto result = util::run_process(command_line(request), request.working_dir, environment);
+    if (settings_.config_home) environment.emplace_back("PYCCEL_CONFIG_HOME", *settings_.config_home);
+    auto result = util::run_process(command_line(request), request.working_dir, environment, run_variables());
     return {result.exit_code == 0, result.output};
 }
 

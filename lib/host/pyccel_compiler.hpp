@@ -2,6 +2,10 @@
 // workspace's paths in its diagnostics mapped back to the user's sources.
 #pragma once
 
+#include "compilers/compiler_environment.hpp"
+
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -36,6 +40,25 @@ std::string unsupported_pyccel_reason(const PyccelVersion& version);
 /// and files match, and `build` warns.
 bool is_checked_pyccel(const PyccelVersion& version);
 
+/// The settings Pyccel would otherwise read from the environment, taken from
+/// it once by the tool, passed to Pyccel explicitly and keyed. Pyccel runs
+/// in an environment built from run_variables() (compiler_environment.hpp):
+/// nothing else of the user's reaches it or the compilers it starts.
+struct PyccelSettings {
+    bool debug = false;                  ///< PYCCEL_DEBUG_MODE set and not empty (as Pyccel reads it): --debug
+    std::string compiler_family = "GNU";  ///< PYCCEL_DEFAULT_COMPILER: --compiler-family
+    /// PYCCEL_CONFIG_HOME (Pyccel's folder of installed compilers and STC;
+    /// default ~/.pyccel): passed through, its path keyed
+    std::optional<std::string> config_home;
+
+    /// Reads the three variables.
+    static PyccelSettings from_environment(const EnvironmentReader& read = process_environment());
+
+    /// The key inputs: {} for the defaults (release, GNU, no config home), so
+    /// that keys made before these were keyed stay valid; else each setting.
+    nlohmann::json key_inputs() const;
+};
+
 /// One `pyccel` run.
 struct PyccelCompileRequest {
     std::filesystem::path source;       ///< the module to compile
@@ -53,10 +76,12 @@ struct PyccelCompileOutput {
 
 class PyccelCompiler {
 public:
-    PyccelCompiler(std::filesystem::path command, PyccelVersion version);
+    PyccelCompiler(std::filesystem::path command, PyccelVersion version, PyccelSettings settings = {});
 
     /// The argv of `request`.
     std::vector<std::string> command_line(const PyccelCompileRequest& request) const;
+
+    const PyccelSettings& settings() const { return settings_; }
 
     /// Runs Pyccel. A module that does not compile is `ok == false` with
     /// Pyccel's output; throws ToolchainError only when Pyccel cannot start.
@@ -68,6 +93,7 @@ public:
 private:
     std::filesystem::path command_;
     PyccelVersion version_;
+    PyccelSettings settings_;
 };
 
 /// Pyccel's output made readable where it was compiled from a copy: every

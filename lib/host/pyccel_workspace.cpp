@@ -1,5 +1,7 @@
 #include "host/pyccel_workspace.hpp"
 
+#include "compilers/compiler_environment.hpp"
+
 #include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
@@ -102,7 +104,8 @@ void sync_tree(const fs::path& root)
 std::string import_check(const fs::path& python, const fs::path& extension, const std::string& stem,
                          const fs::path& working_dir)
 {
-    auto result = util::run_process({python.string(), "-c", import_check_script, stem, extension.string()}, working_dir);
+    auto result = util::run_process({python.string(), "-c", import_check_script, stem, extension.string()}, working_dir,
+                                    {}, run_variables());
     if (result.exit_code == 0) return "";
     std::string how = result.exit_code > 128 ? "crashed the interpreter (signal " +
                                                    std::to_string(result.exit_code - 128) + ")"

@@ -135,11 +135,21 @@ const std::map<std::string, KeyHandler>& key_handlers()
         {"options",
          [](Config& c, const KeyContext& k) {
              try {
-                 c.options = resolve_compiler_options(k.strings(), k.file.parent_path(), "options");
-                 c.options_as_written = k.strings();
+                 // Before any verbatim-options, whichever key came first.
+                 auto resolved = resolve_compiler_options(k.strings(), k.file.parent_path(), "options");
+                 c.options.insert(c.options.begin(), resolved.begin(), resolved.end());
+                 auto written = k.strings();
+                 c.options_as_written.insert(c.options_as_written.begin(), written.begin(), written.end());
              } catch (const UsageError& error) {
                  std::string message = error.what();
                  k.fail(message.substr(message.find(": ") + 2));
+             }
+         }},
+        {"verbatim-options",
+         [](Config& c, const KeyContext& k) {
+             for (const auto& option : k.strings()) {
+                 c.options.push_back("--verbatim-option=" + option);
+                 c.options_as_written.push_back(option);
              }
          }},
         {"include-dirs",
@@ -281,7 +291,7 @@ Config load_config_file(const fs::path& pyproject)
         auto handler = key_handlers().find(name);
         KeyContext context{pyproject, name, node};
         if (handler == key_handlers().end()) {
-            context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, "
+            context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, verbatim-options, "
                          "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
                          "check-name-length, cuda-root, language, openmp, in-place, in-place-modules, umask, template-args, "
                          "warnings-as-errors (see cunumpy-kernels(5))");

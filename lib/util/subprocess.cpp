@@ -111,12 +111,23 @@ int wait_for(pid_t pid)
 }
 
 // The parent's environment with `overrides` replacing or adding variables.
-std::vector<std::string> child_environment(const EnvironmentOverrides& overrides)
+bool is_inherited(const std::string& name, const InheritedVariables& inherited)
+{
+    if (inherited.empty()) return true;
+    for (const auto& kept : inherited) {
+        bool pattern = !kept.empty() && kept.back() == '*';
+        if (pattern ? name.compare(0, kept.size() - 1, kept, 0, kept.size() - 1) == 0 : name == kept) return true;
+    }
+    return false;
+}
+
+std::vector<std::string> child_environment(const EnvironmentOverrides& overrides, const InheritedVariables& inherited)
 {
     std::vector<std::string> entries;
     for (char** entry = environ; *entry; ++entry) {
         std::string text = *entry;
         std::string name = text.substr(0, text.find('='));
+        if (!is_inherited(name, inherited)) continue;
         bool replaced = false;
         for (const auto& [key, value] : overrides) replaced = replaced || key == name;
         if (!replaced) entries.push_back(std::move(text));
@@ -203,7 +214,7 @@ fs::path find_in_path(const std::string& program)
 }
 
 ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& cwd,
-                          const EnvironmentOverrides& environment)
+                          const EnvironmentOverrides& environment, const InheritedVariables& inherited)
 {
     if (stop_requested()) return {128 + SIGTERM, "not started: the build is being stopped"};
     int pipe_fds[2];
@@ -223,8 +234,8 @@ ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& 
     std::vector<std::string> env_entries;
     std::vector<char*> env_pointers;
     char** envp = environ;
-    if (!environment.empty()) {
-        env_entries = child_environment(environment);
+    if (!environment.empty() || !inherited.empty()) {
+        env_entries = child_environment(environment, inherited);
         for (auto& entry : env_entries) env_pointers.push_back(entry.data());
         env_pointers.push_back(nullptr);
         envp = env_pointers.data();

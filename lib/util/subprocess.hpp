@@ -19,11 +19,16 @@ struct ProcessResult {
 /// without a value is removed.
 using EnvironmentOverrides = std::vector<std::pair<std::string, std::optional<std::string>>>;
 
+/// The names of the parent's variables a child inherits; a name ending in
+/// `*` keeps every variable it starts (`LC_*`). Empty: all of them.
+using InheritedVariables = std::vector<std::string>;
+
 /// Runs argv[0] (searched in PATH) in `cwd` (empty: the current folder) with
-/// stdin from /dev/null, the parent's environment and `environment` set over
-/// it. Throws ToolchainError when it cannot be started.
+/// stdin from /dev/null, the parent's environment (only the `inherited`
+/// variables, when that is not empty) and `environment` set over it. Throws
+/// ToolchainError when it cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {},
-                          const EnvironmentOverrides& environment = {});
+                          const EnvironmentOverrides& environment = {}, const InheritedVariables& inherited = {});
 
 /// Sends SIGTERM to every child process run_process has running, each in its
 /// own process group (nvcc's cicc and ptxas included), and returns once every

@@ -25,7 +25,10 @@ PROCESSES = 16
 
 
 def counting_toolkit(tmp_path):
-    """A toolkit whose nvcc logs each start, sleeps while $HOLD_NVCC names a file that exists, then runs the real one."""
+    """A toolkit whose nvcc logs each start, sleeps while tmp_path/hold exists, then runs the real one.
+
+    A file, not a variable: compilers run in an environment the tool builds,
+    which a test's variable does not reach."""
     root = tmp_path / "toolkit"
     (root / "bin").mkdir(parents=True)
     (root / "include").symlink_to(REAL_ROOT / "include")
@@ -34,7 +37,7 @@ def counting_toolkit(tmp_path):
     nvcc.write_text(
         "#!/bin/sh\n"
         f'echo "$$ $@" >> {calls}\n'
-        'while [ -n "$HOLD_NVCC" ] && [ -e "$HOLD_NVCC" ]; do sleep 0.1; done\n'
+        f'while [ -e {tmp_path / "hold"} ]; do sleep 0.1; done\n'
         f'exec {REAL_ROOT}/bin/nvcc "$@"\n'
     )
     nvcc.chmod(nvcc.stat().st_mode | stat.S_IEXEC)

@@ -139,14 +139,15 @@ def test_a_refused_option_in_pyproject_names_the_file_and_key(run, tree, tmp_pat
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
-def test_keyed_options_name_themselves_and_unknown_ones_warn_once(run, tree, tmp_path, compiler):
+def test_keyed_options_name_themselves_and_unknown_ones_are_refused(run, tree, tmp_path, compiler):
     build = Build(run, tree, tmp_path, compiler, f"--compiler-option=-I{tree.parent / 'inc'}")
     build()
     for option in ["-DEXTRA=1", "--use_fast_math", "-lineinfo", "-maxrregcount=32", "--extra-device-vectorization",
                    "-std=c++17"]:
         assert build.reason(f"--compiler-option={option}") == f"compiler option {option} added"
     result = build("--compiler-option=--frobnicate", "--dry-run")
-    assert result.stderr.count("compiler option --frobnicate is not one cunumpy-kernels knows") == 1
+    assert result.returncode == 2 and "--compiler-option: --frobnicate is not accepted" in result.stderr
+    assert "--verbatim-option=--frobnicate" in result.stderr
 
 
 @pytest.mark.parametrize("compiler", COMPILERS)
@@ -294,22 +295,101 @@ def test_a_missing_host_compiler_fails_the_nvcc_build_with_its_name(run, tree, t
 
 @pytest.mark.parametrize("variable", ["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "INCLUDES", "SYSTEM_INCLUDES",
                                       "PTXAS_FLAGS", "CUDAFE_FLAGS"])
-def test_variables_nvcc_would_read_behind_the_keys_back_are_removed(run, tree, tmp_path, variable):
-    # The kernel takes SCALE from <tune.cuh> when the compiler finds it anywhere.
-    kernel = tree / "sim" / "kernels" / "scale" / "scale_cuda.cu"
-    kernel.write_text("#if __has_include(<tune.cuh>)\n#include <tune.cuh>\n#else\n#define SCALE 1.0\n#endif\n" + KERNEL)
-    build = Build(run, tree, tmp_path, "nvcc")
-    before = build.report()[0]["jobs"][0]
+def test_variables_set_to_change_nvcc_builds_are_refused_naming_the_config_key(run, tree, tmp_path, variable):
+    build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}")
     inc = tree.parent / "inc"
     value = {"INCLUDES": f"-I{inc}", "SYSTEM_INCLUDES": f"-isystem {inc}", "PTXAS_FLAGS": "-O0",
              "CUDAFE_FLAGS": "-DSCALE=3.0"}.get(variable, str(inc))
-    result = build(env={variable: value})
-    assert "1 cached" in summary(result)
-    assert f"{variable} is set, but nvcc builds run without it" in result.stderr
-    # Built afresh with the variable set, the artifact is the one built without it.
-    fresh = Build(run, tree, tmp_path / "fresh", "nvcc")
+    for result in (build(env={variable: value}), build("--dry-run", env={variable: value})):
+        assert result.returncode == 2, result.stderr
+        assert f"{variable} is set" in result.stderr and "config key `options`" in result.stderr
+        assert f"unset {variable}" in result.stderr
+
+
+@pytest.mark.parametrize("variable,value", [("NVVM_FLAGS", "-O0"), ("GCC_EXEC_PREFIX", "/nonexistent/"),
+                                            ("COMPILER_PATH", "/nonexistent"), ("SITE_NVCC_WRAPPER_FLAGS", "-DSCALE=5.0")])
+def test_other_variables_never_reach_the_compiler(run, tree, tmp_path, variable, value):
+    # A site's nvcc wrapper that reads a variable of its own: the variable is
+    # gone before nvcc starts, so the artifact is the one built without it.
+    root = fake_toolkit(tmp_path)
+    real = root / "bin" / "nvcc"
+    real.write_text(real.read_text().replace("exec ", 'exec_flags="${SITE_NVCC_WRAPPER_FLAGS:-}"\nexec ', 1)
+                    .replace('"$@"', '$exec_flags "$@"'))
+    flags = ["--cuda-root", root, f"--compiler-option=-I{tree.parent / 'inc'}"]
+    build = Build(run, tree, tmp_path, "nvcc", *flags)
+    before = build.report()[0]["jobs"][0]
+    assert build.reason(env={variable: value}) == "(cached)"
+    fresh = Build(run, tree, tmp_path / "fresh", "nvcc", *flags)
     after = fresh.report(env={variable: value})[0]["jobs"][0]
     assert Path(after["artifacts"][0]).read_bytes() == Path(before["artifacts"][0]).read_bytes()
+
+
+@pytest.mark.parametrize("spelling", [["--compiler-option=--options-file={f}"], ["--compiler-option=-optf", "--compiler-option={f}"],
+                                      ["--compiler-option=-optf={f}"], ["--compiler-option=--options-file={g}"]])
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_an_options_files_content_is_in_the_key(run, tree, tmp_path, compiler, spelling):
+    opts = tmp_path / "scale.opts"
+    opts.write_text(f"-I {tree.parent / 'inc'} -DSCALE=3.0\n")
+    outer = tmp_path / "outer.opts"  # an options file naming another
+    outer.write_text(f"--options-file {opts}\n")
+    flags = [s.format(f=opts, g=outer) for s in spelling]
+    build = Build(run, tree, tmp_path, compiler, *flags)
+    assert "1 built" in summary(build())
+    assert build.reason() == "(cached)"
+    opts.write_text(f"-I {tree.parent / 'inc'} -DSCALE=4.0\n")
+    assert build.reason() == "compiler option -DSCALE=4.0 added"
+    assert "1 built" in summary(build())
+    opts.write_text("-arch=sm_80\n")
+    result = build(check=None)
+    assert result.returncode == 2 and "-arch=sm_80 is not accepted" in result.stderr
+    assert f"options file {opts}" in result.stderr
+
+
+@pytest.mark.parametrize("option", ["-Xcompiler=-imacros,{f}", "-Xcompiler=@{f}", "-Xcompiler=-include,{f}",
+                                    "-Xcompiler=--sysroot={d}", "-Xcompiler=-iprefix,{d}", "-Xcompiler=-specs={f}",
+                                    "-Xcompiler=-B{d}", "--compiler-options=-iwithprefix,{d}", "-Xptxas=--options-file={f}",
+                                    "-Xptxas=-arch=sm_80", "@{f}", "-Xcompiler=--frobnicate"])
+def test_options_that_read_files_or_are_unknown_are_refused_before_anything_compiles(run, tree, tmp_path, option):
+    macros = tmp_path / "macros.h"
+    macros.write_text("#define SCALE 3.0\n")
+    text = option.format(f=macros, d=tmp_path)
+    build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}", f"--compiler-option={text}")
+    for result in (build(check=None), build("--dry-run", check=None)):
+        assert result.returncode == 2, result.stderr
+        assert "is not accepted" in result.stderr and "scanner bug" not in result.stderr
+    assert not (tmp_path / "cache").exists() or "built" not in build("--dry-run", check=None).stdout
+
+
+@pytest.mark.parametrize("compiler", COMPILERS)
+def test_a_verbatim_option_is_keyed_by_spelling_and_warned_about(run, tree, tmp_path, compiler):
+    build = Build(run, tree, tmp_path, compiler, f"--compiler-option=-I{tree.parent / 'inc'}")
+    build()
+    assert build.reason("--verbatim-option=-DVERBATIM=1") == "compiler option -DVERBATIM=1 added"
+    result = build("--verbatim-option=-DVERBATIM=1")
+    assert "1 built" in summary(result)
+    assert "passed verbatim" in result.stderr
+    pyproject = tree.parent / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'verbatim-options = ["-DVERBATIM=1"]\n')
+    assert build.reason() == "(cached)"
+
+
+@pytest.mark.parametrize("found_by", ["CUDA_PATH", "CUDA_HOME", "PATH"])
+def test_the_toolkit_is_found_as_cupy_finds_it_and_named(run, tree, tmp_path, found_by):
+    root = fake_toolkit(tmp_path)
+    env = {"CUDA_PATH": "", "CUDA_HOME": ""}
+    env[found_by] = f"{root / 'bin'}:{run.env['PATH']}" if found_by == "PATH" else str(root)
+    build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}")
+    out = build("--dry-run", env=env).stdout
+    named = "nvcc in PATH" if found_by == "PATH" else f"${found_by}"
+    assert f"CUDA toolkit: {root} (found by {named}" in out, out
+    status = run("status", "--compiler", "nvcc", "--cache-dir", build.cache, tree, env=env, check=None)
+    assert f"CUDA toolkit: {root} (found by {named}" in status.stdout, status.stdout
+    # CUDA_PATH wins over CUDA_HOME, as in CuPy.
+    if found_by == "CUDA_HOME":
+        other = tmp_path / "other"
+        other.mkdir()
+        out = build("--dry-run", env={**env, "CUDA_PATH": str(root)}).stdout
+        assert "(found by $CUDA_PATH)" in out
 
 
 def fake_toolkit(tmp_path):

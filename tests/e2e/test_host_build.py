@@ -402,3 +402,28 @@ def test_a_build_that_does_not_import_or_crashes_the_interpreter_is_not_publishe
         assert not (cache / "host").exists() or not list((cache / "host").glob("*/*"))
         assert not [p for p in cache.iterdir() if re.fullmatch(r"\w+-[0-9a-f]{20}", p.name)]
         assert not list((cache / ".cunumpy-kernels-tmp").iterdir())
+
+
+@pytest.mark.parametrize("variable,value,keyed", [("PYCCEL_DEBUG_MODE", "1", "debug"),
+                                                  ("PYCCEL_DEFAULT_COMPILER", "LLVM", "LLVM"),
+                                                  ("PYCCEL_CONFIG_HOME", "{tmp}/pyccel-home", "config_home")])
+def test_pyccels_settings_are_passed_explicitly_and_keyed(run, sim, tmp_path, variable, value, keyed):
+    cache = tmp_path / "cache"
+    args = ["build", "--only", "host", "--python", PYTHON, "--cache-dir", cache, sim]
+    report, _ = run.json(*args, check=0)
+    assert all(j["state"] == "built" for j in host_jobs(report))
+    env = {variable: value.format(tmp=tmp_path)}
+    dry, _ = run.json("build", "--dry-run", *args[1:], env=env)
+    reasons = {j["module"]: (j["state"], j["reason"]) for j in host_jobs(dry)}
+    state, reason = reasons["sim.util.lin_kernels"]
+    assert state == "would-build" and keyed in reason, reason
+    if variable == "PYCCEL_DEBUG_MODE":
+        # The debug build is its own entry; a release build afterwards is served the release one.
+        report, _ = run.json(*args, env=env, check=0)
+        assert all(j["state"] == "built" for j in host_jobs(report))
+        report, _ = run.json(*args, check=0)
+        assert all(j["state"] == "hit" for j in host_jobs(report))
+    # Set to Pyccel's defaults, nothing changes.
+    default = {"PYCCEL_DEBUG_MODE": "", "PYCCEL_DEFAULT_COMPILER": "GNU", "PYCCEL_CONFIG_HOME": ""}[variable]
+    dry, _ = run.json("build", "--dry-run", *args[1:], env={variable: default})
+    assert all(j["state"] == "hit" for j in host_jobs(dry))

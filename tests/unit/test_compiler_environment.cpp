@@ -1,9 +1,11 @@
 // The environment variables a compiler reads are keyed or removed, never left to chance.
 #include "compilers/compiler_environment.hpp"
+#include "util/subprocess.hpp"
 
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 
 using namespace ck;
@@ -47,7 +49,7 @@ TEST_SUITE("compiler_environment")
                                                 "CUDAFE_FLAGS", "PTXAS_FLAGS"});
     }
 
-    TEST_CASE("nvcc: flags and the host compiler are keyed, include paths removed, tools kept")
+    TEST_CASE("nvcc: flags and the host compiler are keyed, variables meant to change builds refused, the rest not inherited")
     {
         auto env = nvcc_environment(profile, fake({{"NVCC_APPEND_FLAGS", "-DSCALE=7.0 -I /x"},
                                                    {"NVCC_PREPEND_FLAGS", "-lineinfo"},
@@ -61,11 +63,12 @@ TEST_SUITE("compiler_environment")
         CHECK(env.append_flags == std::vector<std::string>{"-DSCALE=7.0", "-I", "/x"});
         CHECK(env.prepend_flags == std::vector<std::string>{"-lineinfo"});
         for (const char* removed : {"NVCC_APPEND_FLAGS", "NVCC_PREPEND_FLAGS", "CPATH", "C_INCLUDE_PATH",
-                                    "CPLUS_INCLUDE_PATH", "INCLUDES", "SYSTEM_INCLUDES", "PTXAS_FLAGS", "CUDAFE_FLAGS"})
-            CHECK_MESSAGE(contains(env.removed, removed), removed);
-        for (const char* kept : {"PATH", "LD_LIBRARY_PATH", "TMPDIR", "NVCC_CCBIN"})
-            CHECK_MESSAGE(!contains(env.removed, kept), kept);
-        CHECK(env.ignored == std::vector<std::string>{"CPATH", "PTXAS_FLAGS"});
+                                    "CPLUS_INCLUDE_PATH", "INCLUDES", "SYSTEM_INCLUDES", "PTXAS_FLAGS", "CUDAFE_FLAGS",
+                                    "NVVM_FLAGS", "GCC_EXEC_PREFIX", "COMPILER_PATH", "PKG_CONFIG_PATH"})
+            CHECK_MESSAGE(!contains(env.inherited, removed), removed);
+        for (const char* kept : {"PATH", "LD_LIBRARY_PATH", "TMPDIR", "NVCC_CCBIN", "HOME", "LC_*"})
+            CHECK_MESSAGE(contains(env.inherited, kept), kept);
+        CHECK(env.refused == std::vector<std::string>{"CPATH", "PTXAS_FLAGS"});
         CHECK(env.profile_sha256.size() == 64);
     }
 
@@ -82,7 +85,25 @@ TEST_SUITE("compiler_environment")
         CHECK(nvrtc_environment(fake({{"CPATH", "/inc"}, {"NVCC_APPEND_FLAGS", "-DX"}})).keyed.empty());
         auto env = nvrtc_environment(fake({{"NVRTC_APPEND_FLAGS", "-DX"}}));
         CHECK(env.keyed == nlohmann::json{{"NVRTC_APPEND_FLAGS", "-DX"}});
-        CHECK(env.removed.empty());
+        CHECK(env.inherited == run_variables());
+        CHECK(env.refused.empty());
         CHECK(env.profile_sha256.empty());
+    }
+}
+
+TEST_SUITE("child_environment")
+{
+    TEST_CASE("a child inherits only the allow-listed variables, patterns included, and what is set over them")
+    {
+        ::setenv("CK_TEST_SECRET", "1", 1);
+        ::setenv("LC_CK_TEST", "x", 1);
+        auto result = ck::util::run_process({"/usr/bin/env"}, {}, {{"CK_SET", "2"}}, ck::run_variables());
+        ::unsetenv("CK_TEST_SECRET");
+        ::unsetenv("LC_CK_TEST");
+        CHECK(result.exit_code == 0);
+        CHECK(result.output.find("CK_TEST_SECRET") == std::string::npos);
+        CHECK(result.output.find("LC_CK_TEST=x") != std::string::npos);
+        CHECK(result.output.find("CK_SET=2") != std::string::npos);
+        CHECK(result.output.find("PATH=") != std::string::npos);
     }
 }

@@ -6,6 +6,8 @@
 
 #include <doctest/doctest.h>
 
+#include <fstream>
+
 using namespace ck;
 namespace fs = std::filesystem;
 
@@ -69,14 +71,63 @@ TEST_SUITE("compiler_options")
                            "--extra-device-vectorization", "-Xptxas", "-v", "-ftz=true", "-w"};
         CompilerOptions parsed = parse_compiler_options(options, "test");
         CHECK(parsed.keyed == options);
-        CHECK(parsed.unknown.empty());
+        CHECK(parsed.verbatim.empty());
     }
 
-    TEST_CASE("an unknown option is keyed and reported")
+    TEST_CASE("an unknown option is refused, naming the verbatim door; through it, it is keyed by spelling")
     {
-        CompilerOptions parsed = parse_compiler_options({"--frobnicate", "-DX"}, "test");
+        for (const char* option : {"--frobnicate", "-Xcicc", "@opts.txt", "-fno-fast"}) {
+            CAPTURE(option);
+            CHECK_THROWS_WITH_AS(parse_compiler_options({option}, "test"), doctest::Contains("is not accepted"),
+                                 UsageError);
+        }
+        CHECK_THROWS_WITH_AS(parse_compiler_options({"--frobnicate"}, "test"),
+                             doctest::Contains("--verbatim-option=--frobnicate"), UsageError);
+        CompilerOptions parsed = parse_compiler_options({"--verbatim-option=--frobnicate", "-DX"}, "test");
         CHECK(parsed.keyed == Strings{"--frobnicate", "-DX"});
-        CHECK(parsed.unknown == Strings{"--frobnicate"});
+        CHECK(parsed.verbatim == Strings{"--frobnicate"});
+    }
+
+    TEST_CASE("-Xcompiler and -Xptxas parts are checked against the host compiler's and ptxas's tables")
+    {
+        for (const Strings& accepted : {Strings{"-Xcompiler", "-O2,-Wall,-fno-math-errno"}, Strings{"-Xcompiler=-DX=1"},
+                                        Strings{"--compiler-options", "-march=native"}, Strings{"-Xptxas", "-v,-O3"},
+                                        Strings{"-Xptxas=--maxrregcount=32"}, Strings{"--ptxas-options", "-dlcm,ca"}}) {
+            CAPTURE(accepted.front());
+            CHECK(parse_compiler_options(accepted, "test").keyed == accepted);
+        }
+        for (const Strings& refused :
+             {Strings{"-Xcompiler", "-imacros,/x.h"}, Strings{"-Xcompiler", "@/opts"}, Strings{"-Xcompiler=--sysroot=/s"},
+              Strings{"-Xcompiler", "-iprefix,/p"}, Strings{"-Xcompiler", "-include,/f.h"}, Strings{"-Xcompiler", "-I/x"},
+              Strings{"-Xcompiler", "-specs=/s"}, Strings{"-Xcompiler", "-fplugin=/p.so"}, Strings{"-Xcompiler", "--frobnicate"},
+              Strings{"-Xptxas", "-arch=sm_80"}, Strings{"-Xptxas", "--options-file=/f"}, Strings{"-Xptxas", "-g"},
+              Strings{"-Xptxas", "--frobnicate"}}) {
+            CAPTURE(refused.back());
+            CHECK_THROWS_AS(parse_compiler_options(refused, "test"), UsageError);
+        }
+    }
+
+    TEST_CASE("an options file is expanded in place: its words are keyed and checked, the file never passed")
+    {
+        fs::path dir = fs::temp_directory_path() / "ck-test-optf";
+        fs::create_directories(dir);
+        std::ofstream(dir / "a.opts") << "-DSCALE=3 -I inc --options-file b.opts\n";
+        std::ofstream(dir / "b.opts") << "--use_fast_math\n";
+        std::ofstream(dir / "bad.opts") << "-arch=sm_80\n";
+        std::ofstream(dir / "loop.opts") << "-optf loop.opts\n";
+        CompilerOptions parsed = parse_compiler_options({"-optf", "a.opts", "-DY"}, "test", dir);
+        CHECK(parsed.keyed == Strings{"-DSCALE=3", "--use_fast_math", "-DY"});
+        CHECK(parsed.include_dirs == std::vector<fs::path>{"inc"});
+        CHECK(parsed.options_files.size() == 2);
+        CHECK_THROWS_WITH_AS(parse_compiler_options({"--options-file=bad.opts"}, "test", dir),
+                             doctest::Contains("-arch=sm_80 is not accepted"), UsageError);
+        CHECK_THROWS_WITH_AS(parse_compiler_options({"-optf", "loop.opts"}, "test", dir), doctest::Contains("nest"),
+                             UsageError);
+        CHECK_THROWS_WITH_AS(parse_compiler_options({"-optf", "missing.opts"}, "test", dir),
+                             doctest::Contains("cannot read options file"), UsageError);
+        CHECK(resolve_compiler_options({"-optf", "a.opts"}, dir, "options") ==
+              Strings{"-optf=" + (dir / "a.opts").string()});
+        fs::remove_all(dir);
     }
 
     TEST_CASE("a value missing at the end is a usage error")
@@ -105,7 +156,6 @@ TEST_SUITE("compiler_options")
         CHECK(parsed.pre_includes == Strings{"pre.cuh"});
         CHECK(parsed.include_dirs == std::vector<fs::path>{"/i"});
         CHECK(parsed.keyed == Strings{"-Xptxas", "-v", "-maxrregcount", "32", "-DX=a b"});
-        CHECK(parsed.unknown.empty());
         CHECK(resolve_compiler_options({"-isystem sys"}, "/base", "options") == Strings{"-isystem=/base/sys"});
     }
 

@@ -81,11 +81,20 @@ TEST_CASE("which Pyccel versions are driven, and how")
     PyccelCompileRequest request{"/w/src/pk/m.py", "/e/pk", "/w", "c", true, "/w/src"};
     auto modern = PyccelCompiler("/venv/bin/pyccel", *PyccelVersion::parse("2.2.3")).command_line(request);
     CHECK(modern == std::vector<std::string>{"/venv/bin/pyccel", "compile", "/w/src/pk/m.py", "--language", "c",
-                                             "--output", "/e/pk", "--openmp"});
+                                             "--output", "/e/pk", "--openmp", "--no-debug", "--compiler-family", "GNU"});
     request.openmp = false;
     request.language = "fortran";
     auto older = PyccelCompiler("pyccel", *PyccelVersion::parse("2.0.1")).command_line(request);
-    CHECK(older == std::vector<std::string>{"pyccel", "/w/src/pk/m.py", "--language", "fortran", "--output", "/e/pk"});
+    CHECK(older == std::vector<std::string>{"pyccel", "/w/src/pk/m.py", "--language", "fortran", "--output", "/e/pk",
+                                            "--compiler-family", "GNU"});
+    PyccelSettings debug;
+    debug.debug = true;
+    debug.compiler_family = "intel";
+    auto explicit_settings = PyccelCompiler("pyccel", *PyccelVersion::parse("2.2.3"), debug).command_line(request);
+    CHECK(std::vector<std::string>(explicit_settings.end() - 3, explicit_settings.end()) ==
+          std::vector<std::string>{"--debug", "--compiler-family", "intel"});
+    CHECK(debug.key_inputs() == nlohmann::json{{"mode", "debug"}, {"compiler_family", "intel"}});
+    CHECK(PyccelSettings{}.key_inputs().empty());
 }
 
 TEST_CASE("the probe's answer is parsed narrowly")
