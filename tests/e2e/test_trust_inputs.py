@@ -66,3 +66,40 @@ def test_a_computed_include_that_cannot_be_resolved_fails_its_kernel_up_front(ru
     log = failed[0]["log"]
     assert f"push_cuda.cu:{line}: error: #include" in log and reason in log
     assert "write the header's name in quotes" in log
+
+
+# -- Python text as Python reads it -------------------------------------------
+
+def as_crlf(text):
+    return text.replace("\n", "\r\n")
+
+
+PYTHON_SPELLINGS = {
+    "byte order mark": lambda text: b"\xef\xbb\xbf" + text.encode(),
+    "latin-1 coding line": lambda text: ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + text).encode("latin-1"),
+    "CRLF": lambda text: as_crlf(text).encode(),
+    "byte order mark and CRLF": lambda text: b"\xef\xbb\xbf" + as_crlf(text).encode(),
+}
+
+
+@pytest.mark.parametrize("spelling", sorted(PYTHON_SPELLINGS))
+def test_a_host_module_is_read_as_python_reads_it(run, example, tmp_path, spelling):
+    module = example / KERNELS_DIR / "push" / "push_kernels.py"
+    module.write_bytes(PYTHON_SPELLINGS[spelling](module.read_text()))
+    report, result = run.json("build", "--only", "cuda", "--dry-run", "--cache-dir", tmp_path / "cache", example)
+    modules = {k["module"]: k for k in report["kernels"]}
+    assert "particles.kernels.push" in modules, result.stderr
+    assert modules["particles.kernels.push"]["cuda"] is not None
+    checked = run("check-signatures", example)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+# -- targets as the driver loads them -------------------------------------------
+
+@pytest.mark.parametrize("target", ["sm_90a", "compute_90a", "sm_100f", "compute_100f"])
+def test_an_arch_or_family_specific_target_is_built_and_found_under_its_own_name(run, example, tmp_path, target):
+    cache = tmp_path / "cache"
+    report, result = run.json("build", "--only", "cuda", "--arch", target, "--no-ptx", "--cache-dir", cache, example, check=0)
+    assert {j["target"] for j in jobs_by_state(report, "built")} == {target}, result.stderr
+    path = run("cache", "path", "--arch", target, "--cache-dir", cache, "--tree", example, "push", check=0).stdout.strip()
+    assert path.endswith(f"push.{target}." + ("ptx" if target.startswith("compute_") else "cubin"))
