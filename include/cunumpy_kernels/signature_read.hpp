@@ -63,7 +63,9 @@ enum class PythonDefinition {
 /// functions do not. Decorators (with arguments), annotations as strings or
 /// expressions (`'float[:,:]'`), defaults (lambdas too), `/` and `*` markers,
 /// type parameters (`def f[T](...)`), comments and any line layout are read
-/// as Python reads them. A decorator that replaces the function without
+/// as Python reads them, and so is the text itself: a UTF-8 byte order mark,
+/// a PEP 263 coding line (`# -*- coding: latin-1 -*-`), CRLF or CR line ends.
+/// A decorator that replaces the function without
 /// functools.wraps changes what inspect.signature sees; the def is read.
 ///
 /// With PythonDefinition::first (a stub), the first `def` in column 0.

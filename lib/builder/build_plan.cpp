@@ -328,10 +328,6 @@ private:
 
     void warn_about_includes(const KernelSource& kernel, const CudaJob& job)
     {
-        for (const auto& directive : job.inputs.value("computed_includes", nlohmann::json::array()))
-            plan_.warnings.push_back("kernel " + kernel.module + ", " + directive.get<std::string>() +
-                                     ": an #include through a macro is not followed, so the header it names is "
-                                     "not part of the cache key; write the header's name in quotes");
         for (const auto& name : job.inputs.value("unresolved_includes", nlohmann::json::array())) {
             if (cunumpy_warned_ || name.get<std::string>().rfind("cunumpy/", 0) != 0) continue;
             cunumpy_warned_ = true;

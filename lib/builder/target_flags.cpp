@@ -34,10 +34,13 @@ void select_one_target(Config& config, const std::string& target, const std::str
     bool ptx = target.rfind("compute_", 0) == 0;
     if (!ptx && target.rfind("sm_", 0) != 0)
         throw UsageError(flag + " " + target + " is not a target such as sm_90 or compute_90");
-    std::string arch = ptx ? "sm_" + target.substr(8) : target;
-    validate_architecture(arch, flag);
-    config.architectures = {arch};
-    config.ptx = ptx;
+    validate_architecture(target, flag);
+    // `compute_90` is the PTX --ptx adds to sm_90; `compute_90a` is PTX only
+    // a 9.0 device runs, which --ptx never adds (it adds plain compute_90):
+    // that one is named as itself.
+    bool suffixed = target.back() == 'a' || target.back() == 'f';
+    config.architectures = {ptx && !suffixed ? "sm_" + target.substr(8) : target};
+    config.ptx = ptx && !suffixed;
 }
 
 }  // namespace ck

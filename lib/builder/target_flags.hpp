@@ -28,8 +28,9 @@ struct TargetFlags {
 };
 
 /// Narrows `config` to the one target `target` names: `sm_XX` (its cubin,
-/// no PTX) or `compute_XX` (the PTX of sm_XX). Throws UsageError naming
-/// `flag` for anything else.
+/// no PTX) or `compute_XX` (the PTX of sm_XX); `sm_XXa`, `compute_XXf` and
+/// the like name themselves, suffix kept.
+/// Throws UsageError naming `flag` for anything else.
 void select_one_target(Config& config, const std::string& target, const std::string& flag);
 
 }  // namespace ck

@@ -1,6 +1,7 @@
 #include "host/python_imports.hpp"
 
 #include "source/python_lexer.hpp"
+#include "source/python_text.hpp"
 
 #include <algorithm>
 #include <string_view>
@@ -96,7 +97,8 @@ std::vector<PythonImport> scan_python_imports(const std::string& source)
 {
     // Python's own tokenizer rules (lib/signatures' fuzzed lexer): comments,
     // strings and docstrings holding example imports never count.
-    Tokens tokens = signatures::lex_python(source);
+    signatures::PythonText text(source);  // a BOM, a coding line, CRLF: as Python reads it
+    Tokens tokens = signatures::lex_python(text.text());
     std::vector<PythonImport> imports;
     for (std::size_t at = 0; at < tokens.size();) {
         std::size_t end = statement_end(tokens, at);

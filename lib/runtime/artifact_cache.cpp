@@ -40,18 +40,22 @@ bool same_inputs_but_compiler(nlohmann::json a, nlohmann::json b)
     return a == b;
 }
 
-// Every target whose artifact can run on a device of compute capability
-// major.minor: its own cubin, the cubins of lower minors, and PTX of any
-// architecture up to its own (the known ones and those the config names).
+// Every target whose artifact might run on a device of compute capability
+// major.minor: its own cubin, the cubins of lower minors, PTX of the known
+// architectures, and every target the config builds (`sm_100a`, `sm_100f`,
+// their PTX). rank_targets keeps those the driver would load.
 std::vector<std::string> serving_targets(const Config& config, int major, int minor)
 {
-    int device = major * 10 + minor;
     std::vector<std::string> targets;
-    for (int m = minor; m >= 0; --m) targets.push_back("sm_" + std::to_string(major) + std::to_string(m));
+    auto add = [&](const std::string& target) {
+        if (std::find(targets.begin(), targets.end(), target) == targets.end()) targets.push_back(target);
+    };
+    for (const auto& target : cuda_targets(config)) add(target);
+    for (int m = minor; m >= 0; --m) add("sm_" + std::to_string(major) + std::to_string(m));
     std::set<int> ptx = {75, 80, 86, 87, 88, 89, 90, 100, 103, 110, 120, 121};
     for (const auto& arch : config.architectures) ptx.insert(parse_target(arch).number);
     for (auto n = ptx.rbegin(); n != ptx.rend(); ++n)
-        if (*n <= device && *n > 0) targets.push_back("compute_" + std::to_string(*n));
+        if (*n > 0) add("compute_" + std::to_string(*n));
     return targets;
 }
 

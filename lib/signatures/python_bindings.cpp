@@ -1,5 +1,7 @@
 #include "signatures/python_bindings.hpp"
 
+#include "source/python_text.hpp"
+
 #include <cctype>
 #include <optional>
 #include <string>
@@ -194,6 +196,8 @@ bool python_module_binds(std::string_view source, std::string_view name)
                                                     static_cast<unsigned char>(c) >= 0x80);
     if (!identifier) return false;  // `my-kern`, `2d`: no statement can bind it
     // Nearly every kernel module starts a line with `def <name>(`: no need to lex it.
+    PythonText text(source);  // a BOM, a coding line, CRLF: as Python reads it
+    source = text.text();
     std::string def = "def " + std::string(name) + "(";
     for (std::size_t at = source.find(def); at != std::string_view::npos; at = source.find(def, at + 1))
         if (at == 0 || source[at - 1] == '\n') return true;

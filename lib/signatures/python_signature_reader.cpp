@@ -3,6 +3,7 @@
 
 #include "signatures/python_bindings.hpp"
 #include "source/python_lexer.hpp"
+#include "source/python_text.hpp"
 
 #include <optional>
 
@@ -212,7 +213,8 @@ SignatureRead read_stub(const std::vector<PythonToken>& tokens, std::string_view
 
 SignatureRead read_python_signature(std::string_view source, std::string_view name, PythonDefinition which)
 {
-    std::vector<PythonToken> tokens = signatures::lex_python(source);
+    signatures::PythonText text(source);  // a BOM, a coding line, CRLF: as Python reads it
+    std::vector<PythonToken> tokens = signatures::lex_python(text.text());
     if (which == PythonDefinition::first) return read_stub(tokens, name);
     return read_module(tokens, name);
 }

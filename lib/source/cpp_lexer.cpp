@@ -229,6 +229,10 @@ private:
         while (at_ < text_.size() && text_[at_] != quote && text_[at_] != '\n') at_ += text_[at_] == '\\' ? 2 : 1;
         if (at_ < text_.size() && text_[at_] == quote) ++at_;
         if (at_ > text_.size()) at_ = text_.size();
+        // A directive's string keeps its spelling: `#define H "mh.cuh"` names
+        // the header an `#include H` reads.
+        if (in_directive_ && quote == '"' && start + 1 < at_ && text_[start] == '"' && text_[at_ - 1] == '"')
+            return emit(CppToken::Kind::literal, std::string_view(text_).substr(start, at_ - start), start);
         emit(CppToken::Kind::literal, quote == '"' ? "\"\"" : "''", start);
     }
 

@@ -18,7 +18,8 @@ struct CppToken {
     enum class Kind {
         identifier,     ///< also keywords
         number,         ///< a pp-number: 12, 0x1f, 1'000, 1.5e-3f
-        literal,        ///< a string or character literal; `text` is `""` or `''`
+        literal,        ///< a string or character literal; `text` is `""` or `''`, but an unprefixed
+                        ///< string in a directive keeps its spelling (`"mh.cuh"`)
         punctuator,     ///< `::`, `...`, `->`, `##`, or one character
         directive,      ///< `#name` at the start of a line; `text` is the name ("define", "if", ...)
         directive_end,  ///< the end of a directive's line

@@ -133,13 +133,23 @@ void CppPreprocessor::define(const std::vector<CppToken>& body)
 // count from this line on. Its groups are its own (an unbalanced `#if` in it
 // ends with it), and it never reaches the sink: the declarations read are
 // the file's.
-void CppPreprocessor::include(const std::vector<CppToken>& body)
+void CppPreprocessor::include(const std::vector<CppToken>& written)
 {
-    if (!includes_ || body.empty() || body[0].kind != Kind::header_name || include_stack_.size() >= max_include_depth)
-        return;
+    // `#include H` with `#define H "mh.cuh"`: the name the macro stands for
+    // (the include scanner follows the same definitions).
+    const std::vector<CppToken>* body = &written;
+    for (int hops = 0; hops < 16 && body->size() == 1 && (*body)[0].kind == Kind::identifier; ++hops) {
+        auto macro = object_macros_.find((*body)[0].text);
+        if (macro == object_macros_.end()) break;
+        body = &macro->second.body;
+    }
+    std::string name = body->size() == 1 ? (*body)[0].text : "";
+    bool header_name = body->size() == 1 && ((*body)[0].kind == Kind::header_name ||
+                                        ((*body)[0].kind == Kind::literal && name.size() > 2 && name[0] == '"'));
+    if (!includes_ || !header_name || include_stack_.size() >= max_include_depth) return;
     std::size_t depth = include_stack_.size(), groups = groups_.size();
     try {
-        auto header = includes_->open(body[0].text, in_header() ? include_stack_.back() : std::filesystem::path());
+        auto header = includes_->open(name, in_header() ? include_stack_.back() : std::filesystem::path());
         if (header && std::find(include_stack_.begin(), include_stack_.end(), header->path) == include_stack_.end()) {
             auto tokens = header->directives
                               ? header->directives

@@ -70,7 +70,7 @@ private:
     void directive(const std::string& name, const std::vector<CppToken>& body);
     void conditional(const std::string& name, const std::vector<CppToken>& body);
     void define(const std::vector<CppToken>& body);
-    void include(const std::vector<CppToken>& body);
+    void include(const std::vector<CppToken>& written);
     void run_tokens(const std::vector<CppToken>& tokens);
     bool in_header() const { return !include_stack_.empty(); }
     Truth evaluate(const std::string& name, const std::vector<CppToken>& body) const;

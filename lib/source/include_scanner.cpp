@@ -7,6 +7,7 @@
 #include "util/file_util.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 #include <unordered_map>
 
@@ -50,6 +51,29 @@ std::string spelled(const std::vector<CppToken>& tokens, std::size_t begin, std:
     return text;
 }
 
+// A `#define` whose replacement can be an include operand: a string, a
+// `<...>` header name, or one identifier; nothing for other macros.
+std::optional<IncludeMacro> include_macro(const std::vector<CppToken>& tokens, std::size_t begin, std::size_t end)
+{
+    if (begin >= end || tokens[begin].kind != Kind::identifier) return std::nullopt;
+    std::size_t body = begin + 1;
+    if (body < end && tokens[body].text == "(" && tokens[body].glued) return std::nullopt;  // function-like
+    IncludeMacro macro{tokens[begin].text, tokens[begin].line, ""};
+    const CppToken* first = body < end ? &tokens[body] : nullptr;
+    if (body + 1 == end && first->kind == Kind::literal && first->text.size() > 2) macro.operand = first->text;
+    else if (body + 1 == end && first->kind == Kind::identifier) macro.operand = first->text;
+    else if (first && first->text == "<" && tokens[end - 1].text == ">" && end - body > 2)
+        macro.operand = "<" + spelled(tokens, body + 1, end - 1) + ">";
+    else return std::nullopt;
+    return macro;
+}
+
+bool is_identifier(const std::string& text)
+{
+    if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
+    return std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
 }  // namespace
 
 FileIncludes list_includes(const std::string& source)
@@ -83,6 +107,8 @@ FileIncludes list_includes(const std::vector<CppToken>& tokens)
             out.includes.push_back(std::move(include));
         } else if ((name == "include" || name == "include_next") && body < end) {
             out.computed.emplace_back(tokens[i].line, spelled(tokens, body, end));
+        } else if (name == "define") {
+            if (auto macro = include_macro(tokens, body, end)) out.macros.push_back(std::move(*macro));
         }
         i = end;
     }
@@ -144,13 +170,15 @@ IncludeScanner::IncludeScanner(std::function<std::optional<fs::path>()> late_dir
 
 namespace {
 
-constexpr const char* includes_question = "includes/1";
+constexpr const char* includes_question = "includes/2";
 
 json to_json(const FileIncludes& file)
 {
     json includes = json::array();
     for (const auto& i : file.includes) includes.push_back({i.name, i.quoted, i.line, i.guarded, i.next});
-    return {includes, file.computed};
+    json macros = json::array();
+    for (const auto& m : file.macros) macros.push_back({m.name, m.line, m.operand});
+    return {includes, file.computed, macros};
 }
 
 FileIncludes file_includes_of(const json& json)
@@ -160,6 +188,8 @@ FileIncludes file_includes_of(const json& json)
         file.includes.push_back({i.at(0).get<std::string>(), i.at(1).get<bool>(), i.at(2).get<int>(), i.at(3).get<bool>(),
                                  i.at(4).get<bool>()});
     file.computed = json.at(1).get<std::vector<std::pair<int, std::string>>>();
+    for (const auto& m : json.at(2))
+        file.macros.push_back({m.at(0).get<std::string>(), m.at(1).get<int>(), m.at(2).get<std::string>()});
     return file;
 }
 
@@ -273,6 +303,39 @@ std::string searched_folders(const fs::path& including_dir, bool quoted, const I
     return text;
 }
 
+using MacroOperands = std::map<std::string, std::set<std::string>>;
+
+// The header names (`"a.cuh"`, `<b.h>`) that `operand` stands for through
+// `macros`, every definition followed; nothing, with `why`, when it names
+// none for sure.
+std::optional<std::set<std::string>> header_names(const std::string& operand, const MacroOperands& macros, std::string& why)
+{
+    std::set<std::string> names, seen;
+    std::vector<std::string> work = {operand};
+    while (!work.empty()) {
+        std::string next = work.back();
+        work.pop_back();
+        if (next.front() == '"' || next.front() == '<') {
+            names.insert(next);
+            continue;
+        }
+        if (!is_identifier(next)) {
+            why = "'" + next + "' is no macro name (a function-like macro is not followed)";
+            return std::nullopt;
+        }
+        auto it = macros.find(next);
+        if (it == macros.end()) {
+            why = next + " is defined as a header name (\"name\" or <name>) in none of the files it includes or is "
+                         "included by";
+            return std::nullopt;
+        }
+        if (seen.insert(next).second) work.insert(work.end(), it->second.begin(), it->second.end());
+    }
+    if (names.empty()) why = operand + " expands to no header name";
+    if (names.empty()) return std::nullopt;
+    return names;
+}
+
 }  // namespace
 
 IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string& source, const IncludeSearch& search,
@@ -282,6 +345,23 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
     Lookup lookup(search);
     std::map<std::string, IncludedHeader> headers;
     std::set<std::string> unresolved, computed;
+    // Computed includes wait until the macros of every file read so far are
+    // known; each definition of a name found later is followed too.
+    struct ComputedInclude {
+        fs::path file;
+        std::size_t place;
+        std::string where;  ///< "label:line"
+        int line;
+        std::string operand;
+        std::set<std::string> followed;
+    };
+    std::vector<ComputedInclude> computed_includes;
+    MacroOperands macros;
+    auto learn = [&](const fs::path& file, std::size_t place, const std::string& label, const FileIncludes& includes) {
+        for (const auto& m : includes.macros) macros[m.name].insert(m.operand);
+        for (const auto& [line, operand] : includes.computed)
+            computed_includes.push_back({file, place, label + ":" + std::to_string(line), line, operand, {}});
+    };
     std::unordered_map<std::string, std::string> label_of_seen;  ///< native path -> key name
     FileIncludes main = includes_of(source, source_sha256);
     // Files still to read: the including file (for messages and the folder
@@ -313,8 +393,7 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
         std::string label = seen->second = lookup.label_of(r.path);
         const FileFacts& header = facts(r.path);
         headers[label] = IncludedHeader{label, r.path, header.sha256};
-        for (const auto& [line, operand] : header.includes.computed)
-            computed.insert(label + ":" + std::to_string(line) + ": #include " + operand);
+        learn(r.path, r.place, label, header.includes);
         pending.push_back({r.path, r.place, &header.includes});
         return {label, r.path};
     };
@@ -324,13 +403,41 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
         scan.pre_includes.push_back(label);
         scan.pre_include_files.push_back(file);
     }
-    for (const auto& [line, operand] : main.computed)
-        computed.insert(source_file.filename().string() + ":" + std::to_string(line) + ": #include " + operand);
+    learn(source_file, Resolution::none, source_file.filename().string(), main);
     pending.push_back({source_file, Resolution::none, &main});
-    while (!pending.empty()) {
-        Pending next = pending.back();
-        pending.pop_back();
-        for (const auto& include : next.includes->includes) visit(next.file, next.place, include);
+    auto read_pending = [&] {
+        while (!pending.empty()) {
+            Pending next = pending.back();
+            pending.pop_back();
+            for (const auto& include : next.includes->includes) visit(next.file, next.place, include);
+        }
+    };
+    read_pending();
+    for (bool grew = !computed_includes.empty(); grew;) {
+        grew = false;
+        for (std::size_t i = 0; i < computed_includes.size(); ++i) {  // visit may add more
+            std::string why;
+            auto names = header_names(computed_includes[i].operand, macros, why);
+            if (!names) continue;
+            for (const auto& name : *names) {
+                if (!computed_includes[i].followed.insert(name).second) continue;
+                grew = true;
+                IncludeDirective include{name.substr(1, name.size() - 2), name[0] == '"', computed_includes[i].line, false, false};
+                visit(computed_includes[i].file, computed_includes[i].place, include);
+            }
+        }
+        read_pending();
+    }
+    for (const auto& c : computed_includes) {
+        std::string why;
+        if (c.followed.empty() && !header_names(c.operand, macros, why))
+            throw SourceError(c.file.string() + ":" + std::to_string(c.line) + ": error: #include " + c.operand + ": " + why +
+                              ", so the scan cannot tell which header the compiler reads and the cache key would lack "
+                              "it; write the header's name in quotes, or #define " + c.operand +
+                              " \"name.cuh\" in this file or a header it includes (a -D option is not followed)");
+        std::string names;
+        for (const auto& name : c.followed) names += (names.empty() ? "" : ", ") + name;
+        computed.insert(c.where + ": #include " + c.operand + " -> " + names);
     }
     for (auto& [label, header] : headers) scan.headers.push_back(std::move(header));
     scan.absent = lookup.absent_labels();

@@ -10,7 +10,12 @@
 // folder. `#include_next` goes on after the folder that held the including file. Toolkit headers end the search and are not followed: the compiler's
 // identity covers them. An angle include found nowhere is a system header;
 // a quoted one found nowhere is an error (file:line and the folders searched)
-// unless a `__has_include` of the same name guards it. Directives are read
+// unless a `__has_include` of the same name guards it. A computed include
+// (`#include H`) is followed through the object-like macros the scanned files
+// define (`#define H "mh.cuh"`, `#define H <mh.cuh>`, chains of names; every
+// definition of the name, in any branch, is followed); one it cannot resolve
+// so (a function-like macro, a macro from the command line) fails the scan,
+// naming the file and line. Directives are read
 // with the project's C++ lexer (comments, strings and line continuations as
 // the compiler reads them); every `#if` branch is followed, so the key may
 // change more often than needed, never less.
@@ -46,7 +51,7 @@ struct IncludeScan {
     std::vector<std::string> pre_includes;  ///< key names of the forced includes, in order
     std::vector<std::filesystem::path> pre_include_files;  ///< what the compiler is given for them: the file found, or the name of a toolkit header
     std::vector<std::string> unresolved;  ///< `cunumpy/` includes found nowhere (cunumpy's folder unknown)
-    std::vector<std::string> computed;    ///< `file:line: #include MACRO` directives, which no scan can follow
+    std::vector<std::string> computed;    ///< `file:line: #include MACRO -> "name"`: computed includes and what they named
 };
 
 /// A search folder and the label its headers get in key names: headers in the
@@ -77,11 +82,22 @@ struct IncludeDirective {
     bool next = false;
 };
 
-/// The `#include` directives of a source and its computed includes
-/// (`#include MACRO`, as (line, operand)).
+/// A `#define` a computed include may go through.
+struct IncludeMacro {
+    std::string name;
+    int line = 0;
+    /// The replacement as an include operand: `"mh.cuh"`, `<mh.cuh>`, or one
+    /// identifier (another macro); empty for anything else (a function-like
+    /// macro, other text), which no include can be resolved through.
+    std::string operand;
+};
+
+/// The `#include` directives of a source, its computed includes
+/// (`#include MACRO`, as (line, operand)), and the macros those may use.
 struct FileIncludes {
     std::vector<IncludeDirective> includes;
     std::vector<std::pair<int, std::string>> computed;
+    std::vector<IncludeMacro> macros;  ///< each `#define` of a name or a header name, and each function-like one
 };
 
 /// Reads the include directives of `source`.
@@ -102,8 +118,9 @@ public:
 
     /// Scans `source` (the text of `source_file`), after the forced includes
     /// `pre_includes` (searched as quoted includes of the source). Throws
-    /// SourceError when a found header cannot be read, and when a quoted
-    /// include or a forced include is found nowhere.
+    /// SourceError when a found header cannot be read, when a quoted include
+    /// or a forced include is found nowhere, and when a computed include
+    /// cannot be resolved through the scanned files' macros.
     /// `source_sha256`, when known, is the digest of `source`.
     IncludeScan scan(const std::filesystem::path& source_file, const std::string& source,
                      const IncludeSearch& search, const std::vector<std::string>& pre_includes = {},

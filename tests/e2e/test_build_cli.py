@@ -286,14 +286,6 @@ def test_a_damaged_entry_is_rebuilt_in_place(run, example, tmp_path):
     assert "0 bad entries" in run("cache", "verify", "--cache-dir", cache, check=0).stdout
 
 
-def test_computed_includes_are_warned_about(run, example, tmp_path):
-    push = example / "particles" / "kernels" / "push" / "push_cuda.cu"
-    push.write_text(push.read_text().replace('#include "particles/kernels/common.cuh"',
-                                             '#define COMMON "particles/kernels/common.cuh"\n#include COMMON'))
-    result = run("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", example, check=0)
-    assert "push_cuda.cu:2: #include COMMON: an #include through a macro is not followed" in result.stderr
-
-
 def test_unreadable_sources_fail_alone(run, example, tmp_path):
     broken = example / "particles" / "kernels" / "common.cuh"
     broken.chmod(0)

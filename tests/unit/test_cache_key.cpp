@@ -159,12 +159,14 @@ TEST_CASE("list_includes skips comments and reads both forms")
     CHECK_FALSE(includes[1].quoted);
 }
 
-TEST_CASE("a computed include is recorded, since no scan can follow it")
+TEST_CASE("a computed include is recorded with the header it names, which is keyed")
 {
     KeyFixture f;
+    f.tree.write("src/sim/kernels/push/m.cuh", "// m\n");
     f.tree.write("src/sim/kernels/push/push_cuda.cu", "#define HDR \"m.cuh\"\n#include HDR\n__global__ void push() {}\n");
     auto inputs = f.inputs(f.tree.root());
-    CHECK(inputs["computed_includes"] == nlohmann::json::array({"push_cuda.cu:2: #include HDR"}));
+    CHECK(inputs["computed_includes"] == nlohmann::json::array({"push_cuda.cu:2: #include HDR -> \"m.cuh\""}));
+    CHECK(inputs["headers"].contains("<kernel>/m.cuh"));
     CHECK(list_includes("#include_next <x>\n# include <y>\n").computed.empty());
 }
 

@@ -155,6 +155,70 @@ TEST_SUITE("include_scanner")
                              SourceError);
     }
 
+    TEST_CASE("a computed include is followed through the object-like macros of the files scanned")
+    {
+        ScanFixture f;
+        f.tree.write("src/sim/kernels/push/mh.cuh", "// mh\n");
+        f.tree.write("inc/angle.cuh", "// angle\n");
+        f.tree.write("src/sim/names.cuh", "#define FROM_HEADER \"mh.cuh\"\n");
+        f.tree.write("inc/both_a.cuh", "// a\n");
+        f.tree.write("inc/both_b.cuh", "// b\n");
+        struct Spelling {
+            const char* what;
+            std::string source;
+            std::vector<std::string> headers;
+        };
+        std::vector<Spelling> spellings = {
+            {"a string", "#define H \"mh.cuh\"\n#include H\n", {"<kernel>/mh.cuh"}},
+            {"a header name", "#define H <angle.cuh>\n#include H\n", {"<I:0>/angle.cuh"}},
+            {"a chain of names", "#define H1 \"mh.cuh\"\n#define H2 H1\n#include H2\n", {"<kernel>/mh.cuh"}},
+            {"a macro of a header", "#include \"sim/names.cuh\"\n#include FROM_HEADER\n", {"<kernel>/mh.cuh", "sim/names.cuh"}},
+            {"one per branch", "#ifdef A\n#define H <both_a.cuh>\n#else\n#define H <both_b.cuh>\n#endif\n#include H\n",
+             {"<I:0>/both_a.cuh", "<I:0>/both_b.cuh"}},
+            {"include_next", "#define H <angle.cuh>\n#include_next H\n", {"<I:0>/angle.cuh"}},
+        };
+        for (const auto& s : spellings) {
+            CAPTURE(s.what);
+            IncludeScan scan = f.scan(s.source);
+            CHECK(names(scan) == s.headers);
+            REQUIRE(scan.computed.size() == 1);
+            CHECK(scan.computed[0].find(" -> ") != std::string::npos);
+        }
+    }
+
+    TEST_CASE("a computed include the scan cannot resolve fails it, naming the file and the line")
+    {
+        ScanFixture f;
+        struct Refusal {
+            const char* what;
+            std::string source;
+            std::string reason;
+        };
+        std::vector<Refusal> refusals = {
+            {"a macro from the command line", "\n#include NOWHERE\n", "NOWHERE is defined as a header name"},
+            {"a function-like macro", "#define MAKE(x) #x\n#include MAKE(mh.cuh)\n", "'MAKE(mh.cuh)' is no macro name"},
+            {"a macro of other text", "#define H 1 + 2\n\n#include H\n", "H is defined as a header name"},
+            {"a cycle", "#define A B\n#define B A\n#include A\n", "A expands to no header name"},
+        };
+        for (const auto& r : refusals) {
+            CAPTURE(r.what);
+            try {
+                f.scan(r.source);
+                FAIL("accepted");
+            } catch (const SourceError& e) {
+                std::string message = e.what();
+                CHECK(message.find("push_cuda.cu:") != std::string::npos);
+                CHECK(message.find(r.reason) != std::string::npos);
+                CHECK(message.find("write the header's name in quotes") != std::string::npos);
+            }
+        }
+        CHECK_THROWS_WITH_AS(f.scan("\n#include NOWHERE\n"), doctest::Contains("push_cuda.cu:2: error: #include NOWHERE"),
+                             SourceError);
+        f.tree.write("src/sim/kernels/push/bad.cuh", "\n\n#include ALSO_NOWHERE\n");
+        CHECK_THROWS_WITH_AS(f.scan("#include \"bad.cuh\"\n"), doctest::Contains("bad.cuh:3: error: #include ALSO_NOWHERE"),
+                             SourceError);
+    }
+
     TEST_CASE("directives are read as the compiler reads them")
     {
         auto includes = list_includes("#  include \\\n  \"spliced.cuh\"\n#include <a/b-c.h>\n"

@@ -61,6 +61,12 @@ TEST_CASE("one target: a cubin alone, or the PTX of its family")
     select_one_target(config, "compute_80", "--arch");
     CHECK(config.architectures == std::vector<std::string>{"sm_80"});
     CHECK(config.ptx);
+    // Arch- and family-specific PTX is not the plain PTX of sm_XX: it names itself.
+    for (std::string target : {"compute_90a", "compute_100f", "sm_100a", "sm_103f"}) {
+        select_one_target(config, target, "--arch");
+        CHECK(config.architectures == std::vector<std::string>{target});
+        CHECK_FALSE(config.ptx);
+    }
     CHECK_THROWS_WITH_AS(select_one_target(config, "gfx90a", "cache path: --arch"),
                          doctest::Contains("cache path: --arch gfx90a is not a target"), UsageError);
 }
