@@ -180,7 +180,10 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
         std::string cupy = report.cupy && !report.cupy->description().empty()
                                ? "\nCuPy's kernel cache: " + report.cupy->description() + "\n"
                                : "";
-        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy);
+        std::string headers;
+        for (const auto& h : report.struct_headers) headers += "\n" + finding_text(h, display_path);
+        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy +
+                        headers);
     }
     for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
     return failures.empty() ? 0 : 1;
