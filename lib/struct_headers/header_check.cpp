@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <optional>
+#include <utility>
 
 namespace ck {
 
@@ -54,8 +56,8 @@ for item in request["headers"]:
         result["error"] = lines[-1] if lines else type(error).__name__
     results.append(result)
 files = set()
-for loaded in list(sys.modules.values()):
-    path = getattr(loaded, "__file__", None)
+for name, loaded in list(sys.modules.items()):
+    path = getattr(loaded, "__file__", None) if name != "__main__" else None  # this script, in a scratch folder
     if path and path.endswith(".py") and os.path.isfile(path) and not os.path.realpath(path).startswith(stdlib):
         files.add(os.path.abspath(path))
 with open(sys.argv[2], "w") as f:
@@ -100,22 +102,24 @@ std::string regenerate_command(const Config& config, const fs::path& root, const
 struct Pending {
     fs::path header;
     std::string writer;
-    std::string key;  ///< the digest of what the passed answer is remembered under
+    std::optional<std::pair<std::string, std::string>> key;  ///< the header's digest and the question, when readable
 };
 
-// The digest the passed answer of `header` is remembered under: the header's
-// content, its writer, the Python and the root it runs from.
-std::string pass_key(SourceRecord& record, const Config& config, const fs::path& root, const fs::path& header,
-                     const std::string& writer)
+// The passed answer of `header` is remembered under the header's content
+// digest (the record keeps facts only about the content of files it
+// records), asking about its writer, the Python and the root it runs from.
+// Nothing when the header cannot be read: such a check never passes.
+std::optional<std::pair<std::string, std::string>> pass_key(SourceRecord& record, const Config& config,
+                                                            const fs::path& root, const fs::path& header,
+                                                            const std::string& writer)
 {
-    std::string content = "missing";
     try {
-        content = record.digest(header);
+        std::string question = std::string(passed_question) + " " +
+                               nlohmann::json{writer, config.python, root.string(), header.string()}.dump();
+        return std::make_pair(record.digest(header), question);
     } catch (const SourceError&) {
+        return std::nullopt;
     }
-    nlohmann::json inputs = {{"header", header.string()}, {"content", content}, {"writer", writer},
-                             {"python", config.python}, {"root", root.string()}};
-    return sha256_hex(inputs.dump());
 }
 
 // Whether the files a passed run loaded still have the digests they had.
@@ -180,7 +184,9 @@ StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& recor
     for (const auto& [header, writer] : config.struct_headers) {
         Pending item{header, writer, pass_key(record, config, root, header, writer)};
         try {
-            record.answer(item.key, passed_question, []() -> nlohmann::json { throw NotRemembered{}; }, still_holds);
+            if (!item.key) throw NotRemembered{};
+            record.answer(item.key->first, item.key->second, []() -> nlohmann::json { throw NotRemembered{}; },
+                          still_holds);
         } catch (const NotRemembered&) {
             pending.push_back(std::move(item));
         }
@@ -209,7 +215,9 @@ StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& recor
                                   : "differs from what " + pending[i].writer + " writes";
             finding.diff = result.value("diff", "");
         } else {
-            record.answer(pending[i].key, passed_question, [&] { return nlohmann::json{{"files", files}}; }, still_holds);
+            if (pending[i].key)
+                record.answer(pending[i].key->first, pending[i].key->second,
+                              [&] { return nlohmann::json{{"files", files}}; }, still_holds);
             continue;
         }
         check.findings.push_back(std::move(finding));
