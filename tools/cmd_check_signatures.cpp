@@ -10,6 +10,7 @@
 #include "compilers/python_probe.hpp"
 #include "package/kernel_walker.hpp"
 #include "status/signature_report.hpp"
+#include "struct_headers/header_check.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -207,7 +208,8 @@ std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, Termina
 // as `build` of that tree would read it: in a monorepo the packages'
 // suffixes may differ.
 std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::vector<fs::path>& paths,
-                                          bool& warnings_as_errors, std::vector<std::string>& walk_warnings)
+                                          bool& warnings_as_errors, std::vector<std::string>& walk_warnings,
+                                          std::vector<StructHeaderFinding>& header_findings)
 {
     warnings_as_errors = flags.warnings_as_errors;
     std::map<fs::path, std::vector<fs::path>> by_config;
@@ -228,6 +230,7 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
         signatures::HeaderCache headers;
         for (auto& checked : check_signatures(kernels, config, version, &headers, &record))
             results.push_back(std::move(checked));
+        for (auto& finding : check_struct_headers(config, record).findings) header_findings.push_back(std::move(finding));
         record.save();
     }
     return results;
@@ -242,22 +245,31 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
     }
     bool warnings_as_errors = false;
     std::vector<std::string> walk_warnings;
-    std::vector<KernelSignatures> results = check_paths(flags, paths, warnings_as_errors, walk_warnings);
+    std::vector<StructHeaderFinding> headers;
+    std::vector<KernelSignatures> results = check_paths(flags, paths, warnings_as_errors, walk_warnings, headers);
     if (flags.format != "github")
         for (const auto& warning : walk_warnings) spdlog::warn("{}", warning);
     int code = exit_code(results, warnings_as_errors);
     if (code == 0 && warnings_as_errors && !walk_warnings.empty()) code = exit_mismatch;
+    if (code == 0 && !headers.empty()) code = exit_mismatch;
     if (flags.format == "json") {
         nlohmann::json report = to_json(results, display_path);
         for (auto& warning : walk_warnings) report["walk_warnings"].push_back(displayed_warning(warning));
         if (walk_warnings.empty()) report["walk_warnings"] = nlohmann::json::array();
         report["summary"]["warnings"] = report["summary"]["warnings"].get<std::size_t>() + walk_warnings.size();
+        report["struct_headers"] = to_json(headers, display_path);
         report["ok"] = code == 0;  // as the exit status says, --warnings-as-errors included
         terminal.result(report.dump(2) + "\n");
     } else if (flags.format == "github") {
-        terminal.result(github_walk_warnings(walk_warnings) + github_report(results));
+        std::string annotations;
+        for (const auto& h : headers)
+            annotations += "::error file=" + github_escape(report_path(h.header, true), true) + "::" +
+                           github_escape(h.problem + "\n" + h.diff + "regenerate it: " + h.regenerate, false) + "\n";
+        terminal.result(github_walk_warnings(walk_warnings) + github_report(results) + annotations);
     } else {
-        terminal.result(text_report(results, terminal));
+        std::string header_text;
+        for (const auto& h : headers) header_text += finding_text(h, display_path);
+        terminal.result(text_report(results, terminal) + header_text);
         terminal.note(summary(results, walk_warnings.size()));
     }
     return code;

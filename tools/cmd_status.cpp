@@ -183,7 +183,10 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
                                : "";
         CudaToolkit toolkit = find_cuda_toolkit(request.config);
         std::string cuda = request.cuda ? "\nCUDA toolkit: " + toolkit.root.string() + " (found by " + toolkit.found_by + ")\n" : "";
-        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy + cuda);
+        std::string headers;
+        for (const auto& h : report.struct_headers) headers += "\n" + finding_text(h, display_path);
+        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy +
+                        cuda + headers);
     }
     for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
     return failures.empty() ? 0 : 1;

@@ -61,6 +61,13 @@ struct Config {
     /// warnings-as-errors: `check-signatures` exits 1 on warnings too (a
     /// declaration cunumpy's own reader cannot read), as `--warnings-as-errors`
     bool warnings_as_errors = false;
+    /// struct-headers: each committed struct header (absolute) and the
+    /// Python callable that writes it, "module:function" (the function takes
+    /// the path to write, as cunumpy's write_cuda_header). check-signatures
+    /// and status regenerate each into a temporary file and compare; build
+    /// and status lay out the structs they define to check every cubin's
+    /// parameters.
+    std::map<std::filesystem::path, std::string> struct_headers;
 
     /// The pyproject.toml the values came from; empty when none was found.
     std::filesystem::path source_file;

@@ -12,6 +12,8 @@
 #include "cache/cache_stats.hpp"
 #include "compilers/compiler_scratch.hpp"
 #include "scheduler/job_graph.hpp"
+#include "struct_headers/cubin_layout_check.hpp"
+#include "struct_headers/struct_layouts.hpp"
 #include "util/job_pool.hpp"
 #include "util/elapsed.hpp"
 #include "util/subprocess.hpp"
@@ -65,6 +67,24 @@ private:
     };
 
     const Config& config() const { return plan_.request.config; }
+
+    // Every built cubin against what the runtime packs (the struct headers
+    // are read once a build, at the first compile).
+    void check_layouts(std::vector<CompiledCudaJob>& outputs, const KernelSource& kernel)
+    {
+        std::call_once(structs_read_, [&] {
+            try {
+                structs_ = configured_struct_layouts(config());
+            } catch (const Error& error) {
+                structs_error_ = error.what();
+            }
+        });
+        if (!structs_error_.empty()) {
+            for (auto& output : outputs) fail_compiled(output, structs_error_, structs_error_);
+            return;
+        }
+        check_parameter_layouts(outputs, runtime_layout(kernel, config(), structs_));
+    }
 
     // Hits and compiles per cache root, for `cache info`: a hit is a job
     // that found its entry, a miss one that compiled (built or failed).
@@ -188,6 +208,7 @@ private:
             auto outputs = compile_cuda_jobs(to_compile, *first.context->compiler);
             if (first.context->planner)
                 refuse_if_inputs_changed(outputs, inputs_changed_since(*first.context->planner, *to_compile.front()));
+            check_layouts(outputs, *first.job.kernel);
             for (std::size_t i = 0; i < outputs.size(); ++i) {
                 outputs[i].result.reason = reasons[i];
                 compiled.push_back(std::move(outputs[i]));
@@ -329,7 +350,10 @@ private:
     std::vector<std::vector<const CudaMiss*>> cuda_groups_;  ///< one graph job each, after the host misses
     LockTiming lock_timing_ = LockTiming::from_environment();
     GoneHolders gone_holders_;
-    std::set<std::string> published_elsewhere_keys_;  ///< misses another builder published meanwhile
+    std::set<std::string> published_elsewhere_keys_;
+    std::once_flag structs_read_;
+    StructLayouts structs_;
+    std::string structs_error_;  ///< misses another builder published meanwhile
     std::mutex mutex_;
 };
 

@@ -3,6 +3,7 @@
 #include "compilers/artifact_check.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "explain/input_change.hpp"
+#include "struct_headers/cubin_layout_check.hpp"
 #include "util/elapsed.hpp"
 
 #include <algorithm>
@@ -111,6 +112,29 @@ void check_compiled(CompiledCudaJob& compiled)
 }
 
 }  // namespace
+
+void fail_compiled(CompiledCudaJob& compiled, const std::string& failure, const std::string& log_line)
+{
+    compiled.failure = failure;
+    compiled.result.state = JobState::failed;
+    compiled.result.log = with_line(compiled.result.log, log_line);
+}
+
+void check_parameter_layouts(std::vector<CompiledCudaJob>& targets, const KernelLayout& layout)
+{
+    for (auto& compiled : targets) {
+        if (compiled.result.state != JobState::built) continue;
+        const CudaJob& job = *compiled.job;
+        std::string what = job.artifact_file() + " of " + job.kernel->cuda_file->string();
+        try {
+            check_cubin_layout(compiled.output.artifact, job.target, compiled.output.entry_symbol, what, layout);
+        } catch (const ArtifactCheckError& error) {
+            fail_compiled(compiled, std::string("check '") + to_string(error.check()) + "' failed", error.what());
+        } catch (const Error& error) {
+            fail_compiled(compiled, error.what(), error.what());
+        }
+    }
+}
 
 CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compiler)
 {

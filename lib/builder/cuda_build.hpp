@@ -5,6 +5,7 @@
 #include "builder/build.hpp"
 #include "cuda_job/cuda_job.hpp"
 #include "cuda_job/cuda_planner.hpp"
+#include "struct_headers/cubin_layout_check.hpp"
 
 #include <string>
 #include <vector>
@@ -36,6 +37,14 @@ void refuse_if_inputs_changed(std::vector<CompiledCudaJob>& targets, const std::
 /// Compiles `job` and checks the artifact. A compile error, a failed check or
 /// a toolchain error is a failed result with the log, never an exception.
 CompiledCudaJob compile_cuda_job(const CudaJob& job, const CudaCompiler& compiler);
+
+/// Fails `compiled` with `failure` (in a few words) and `log_line` added to its log.
+void fail_compiled(CompiledCudaJob& compiled, const std::string& failure, const std::string& log_line);
+
+/// Compares each built cubin of `targets` (one kernel's) with the layout the
+/// runtime packs (check_cubin_layout): a cubin that disagrees, or whose
+/// layout cannot be read, fails as a failed artifact check does.
+void check_parameter_layouts(std::vector<CompiledCudaJob>& targets, const KernelLayout& layout);
 
 /// Splits `jobs` (targets of one kernel) into the groups that
 /// compile_cuda_jobs compiles in one compiler run: the compiler's

@@ -200,6 +200,7 @@ const char* to_string(ArtifactCheck check)
     case ArtifactCheck::ptx_target: return "ptx target";
     case ArtifactCheck::ptx_entry: return "ptx entry";
     case ArtifactCheck::ptx_externs: return "ptx externs";
+    case ArtifactCheck::parameter_layout: return "parameter layout";
     }
     return "?";
 }

@@ -1,6 +1,7 @@
-// Reading a cubin's ELF header and symbol table: what the artifact checks and
-// the entry-symbol search need, and nothing else (no relocations, no sections
-// by name). Bytes are untrusted: every offset is bounds-checked.
+// Reading a cubin's ELF header, symbol table and sections by name: what the
+// artifact checks, the entry-symbol search and the parameter layout
+// (cubin_parameters.hpp) need, and nothing else (no relocations). Bytes are
+// untrusted: every offset is bounds-checked.
 #pragma once
 
 #include <cstdint>
@@ -32,6 +33,16 @@ std::optional<CudaElfHeader> read_elf_header(const std::string& elf);
 /// Every symbol of every SHT_SYMTAB section, in order. Empty when the bytes
 /// are not ELF64; a table that runs past the end is read up to there.
 std::vector<ElfSymbol> read_elf_symbols(const std::string& elf);
+
+/// A section's bytes, found by name in the section-name string table.
+struct ElfSection {
+    std::string bytes;
+    bool truncated = false;  ///< the header says it runs past the file's end: `bytes` holds what is there
+};
+
+/// The section named `name`: nothing when the bytes are not ELF64 or no
+/// section has that name (the first one wins when several do).
+std::optional<ElfSection> read_elf_section(const std::string& elf, const std::string& name);
 
 /// The SASS architecture a cubin header names, as the number of `sm_<number>`
 /// (80, 90, 100, 120). The field moved in CUDA 13 (LLVM's BinaryFormat/ELF.h,

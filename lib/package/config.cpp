@@ -210,6 +210,22 @@ const std::map<std::string, KeyHandler>& key_handlers()
              }
          }},
         {"warnings-as-errors", [](Config& c, const KeyContext& k) { c.warnings_as_errors = k.boolean(); }},
+        {"struct-headers",
+         [](Config& c, const KeyContext& k) {
+             static const std::regex writer(R"([A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)");
+             const toml::table* table = k.node.as_table();
+             if (!table)
+                 k.fail("expected a table of header paths to the Python callables that write them, e.g. "
+                        "{ \"pkg/args.cuh\" = \"pkg.cuda_arguments:write_args_header\" }");
+             for (const auto& [header, node] : *table) {
+                 KeyContext entry{k.file, k.key, node};
+                 std::string callable = entry.string();
+                 if (!std::regex_match(callable, writer))
+                     entry.fail(std::string(header.str()) + ": '" + callable +
+                                "' is not \"module:callable\" (a dotted module name, a colon, a function name)");
+                 c.struct_headers[k.resolve(std::string(header.str()))] = callable;
+             }
+         }},
         {"in-place-modules",
          [](Config& c, const KeyContext& k) {
              for (const auto& file : k.strings()) {
@@ -294,7 +310,7 @@ Config load_config_file(const fs::path& pyproject)
             context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, verbatim-options, "
                          "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
                          "check-name-length, cuda-root, language, openmp, in-place, in-place-modules, umask, template-args, "
-                         "warnings-as-errors (see cunumpy-kernels(5))");
+                         "warnings-as-errors, struct-headers (see cunumpy-kernels(5))");
         }
         handler->second(config, context);
     }

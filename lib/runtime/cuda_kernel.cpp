@@ -1,7 +1,7 @@
 #include "runtime/cuda_kernel.hpp"
 
+#include "compilers/cubin_parameters.hpp"
 #include "cunumpy_kernels/error.hpp"
-
 #include "runtime/artifact_cache.hpp"
 #include "runtime/cache_images.hpp"
 #include "runtime/default_launch_shape.hpp"
@@ -91,36 +91,54 @@ void CudaKernel::throw_signature_error() const
     throw SourceError(signature_error_);
 }
 
-void CudaKernel::read_function_facts(Loaded& loaded, const std::string& entry_symbol)
+namespace {
+
+// The module's parameter layout: the driver's (cuFuncGetParamInfo, CUDA
+// 12.4+), else the cubin's own records (cubin_parameters.hpp); nothing when
+// neither can tell (a PTX image on an older driver).
+std::optional<std::vector<CubinParameter>> module_parameters(CudaDriver& driver, CUfunction function,
+                                                             const ModuleImage& image, const std::string& context)
+{
+    std::vector<CubinParameter> found;
+    for (std::size_t index = 0;; ++index) {
+        std::size_t offset = 0, size = 0;
+        CUresult result = driver.function_param_info(function, index, &offset, &size);
+        if (result == CUDA_ERROR_NOT_SUPPORTED) break;
+        if (result != CUDA_SUCCESS) return found;
+        found.push_back({index, offset, size});
+    }
+    return read_cubin_parameters(image.bytes, image.entry_symbol, context + ": " + image.info.target);
+}
+
+}  // namespace
+
+void CudaKernel::read_function_facts(Loaded& loaded, const ModuleImage& image)
 {
     CudaDriver& driver = GpuAccess::driver(*gpu_);
     loaded.limits.max_threads_per_block = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     loaded.limits.static_shared = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
     loaded.dynamic_shared = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 
-    // The driver's parameter layout, when it can tell (CUDA 12.4+): it checks
-    // the signature reader and gives the size of every struct.
+    // The layout checks the signature reader and gives the size of every struct.
     const auto& parameters = packer().parameters();
     loaded.struct_sizes.assign(parameters.size(), 0);
-    std::size_t count = 0;
-    for (;; ++count) {
-        std::size_t offset = 0, size = 0;
-        CUresult result = driver.function_param_info(loaded.function, count, &offset, &size);
-        if (result == CUDA_ERROR_NOT_SUPPORTED) return;
-        if (result != CUDA_SUCCESS) break;
-        if (count >= parameters.size()) continue;
-        const KernelParameter& p = parameters[count];
-        if (p.kind == ParameterKind::structure) loaded.struct_sizes[count] = size;
+    const std::string& entry_symbol = image.entry_symbol;
+    auto layout = module_parameters(driver, loaded.function, image, loaded.context);
+    if (!layout) return;
+    if (layout->size() != parameters.size())
+        throw ArtifactError(loaded.context + ": the module's entry " + entry_symbol + " takes " +
+                            std::to_string(layout->size()) + " parameters, the declaration in " + cuda_file_.string() +
+                            " " + std::to_string(parameters.size()) + "; rebuild the kernel (cunumpy-kernels build)");
+    for (std::size_t i = 0; i < parameters.size(); ++i) {
+        const KernelParameter& p = parameters[i];
+        std::size_t size = (*layout)[i].size;
+        if (p.kind == ParameterKind::structure) loaded.struct_sizes[i] = size;
         else if (p.packed_size() != size)
-            throw ArtifactError(loaded.context + ": " + describe_parameter(p, count) + " takes " + std::to_string(size) +
+            throw ArtifactError(loaded.context + ": " + describe_parameter(p, i) + " takes " + std::to_string(size) +
                                 " bytes in the module's entry " + entry_symbol + ", not the " +
                                 std::to_string(p.packed_size()) + " its declaration in " + cuda_file_.string() +
                                 " gives; rebuild the kernel (cunumpy-kernels build)");
     }
-    if (count != parameters.size())
-        throw ArtifactError(loaded.context + ": the module's entry " + entry_symbol + " takes " + std::to_string(count) +
-                            " parameters, the declaration in " + cuda_file_.string() + " " +
-                            std::to_string(parameters.size()) + "; rebuild the kernel (cunumpy-kernels build)");
 }
 
 std::optional<std::unique_ptr<CudaKernel::Loaded>> CudaKernel::try_image(const CurrentContext& current,
@@ -143,7 +161,7 @@ std::optional<std::unique_ptr<CudaKernel::Loaded>> CudaKernel::try_image(const C
         return std::nullopt;
     }
     try {
-        read_function_facts(*loaded, image.entry_symbol);
+        read_function_facts(*loaded, image);
     } catch (...) {
         driver.module_unload(loaded->module);
         throw;

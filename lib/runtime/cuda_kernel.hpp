@@ -101,7 +101,7 @@ private:
     std::unique_ptr<Loaded> load_built(const CurrentContext& current, const std::vector<std::string>& report);
     std::optional<std::unique_ptr<Loaded>> try_image(const CurrentContext& current, ModuleImage& image,
                                                      std::string& problem);
-    void read_function_facts(Loaded& loaded, const std::string& entry_symbol);
+    void read_function_facts(Loaded& loaded, const ModuleImage& image);
     void opt_in_shared(Loaded& loaded, std::size_t shared_mem);
 
     std::string name_;

@@ -150,7 +150,10 @@ bool parse_view(const std::string& ctype, KernelParameter& parameter)
     return true;
 }
 
-KernelParameter type_parameter(const std::string& name, const std::vector<CppToken>& tokens, const std::string& where)
+}  // namespace
+
+KernelParameter type_kernel_parameter(const std::string& name, const std::vector<CppToken>& tokens,
+                                      const std::string& where)
 {
     TypeReading type;
     KernelParameter parameter;
@@ -186,6 +189,8 @@ KernelParameter type_parameter(const std::string& name, const std::vector<CppTok
     parameter.kind = ParameterKind::structure;
     return parameter;
 }
+
+namespace {
 
 using Substitutions = std::map<std::string, std::vector<CppToken>>;
 
@@ -226,7 +231,7 @@ std::vector<KernelParameter> type_parameters(const signatures::CudaDeclaration& 
     std::vector<KernelParameter> parameters;
     const auto& list = declaration.parameters;
     for (std::size_t i = 0; i < list.names.size(); ++i)
-        parameters.push_back(type_parameter(list.names[i], substituted(list.types[i], map), where));
+        parameters.push_back(type_kernel_parameter(list.names[i], substituted(list.types[i], map), where));
     return parameters;
 }
 

@@ -10,7 +10,8 @@
 // cunumpy's Array<N>D<T> and CArray<N>D<T> views, and structs by value; a
 // declaration it cannot type is an error at the first CUDA call. The
 // parameter count and sizes are checked against the loaded module
-// (cuFuncGetParamInfo).
+// (cuFuncGetParamInfo, or the cubin's own records on older drivers:
+// compilers/cubin_parameters.hpp).
 #pragma once
 
 #include "cunumpy_kernels/arguments.hpp"
@@ -43,6 +44,12 @@ struct KernelParameter {
     /// Bytes the parameter takes in the launch (for structs: 0, the driver knows).
     std::size_t packed_size() const;
 };
+
+/// Types one parameter (or a struct's field) from the tokens of its type
+/// without its name. Throws SourceError "<where>: ..." for a type that cannot
+/// be checked, as read_global_signature does.
+KernelParameter type_kernel_parameter(const std::string& name, const std::vector<signatures::CppToken>& type,
+                                      const std::string& where);
 
 /// "argument 3 (double dt)", "argument 0 (double* x)": how errors name it.
 std::string describe_parameter(const KernelParameter& parameter, std::size_t index);

@@ -4,7 +4,9 @@
 //
 // Reads sources and the cache only: it starts no compiler and no Python (see
 // BuildRequest::start_tools), so it runs where neither exists; except that
-// asking for CuPy's cache (StatusRequest::cupy) starts the Python with CuPy.
+// asking for CuPy's cache (StatusRequest::cupy) starts the Python with CuPy,
+// and configured struct headers (Config::struct_headers) start the tree's
+// Python when one changed or a module its writer imports did.
 #pragma once
 
 #include "builder/build.hpp"
@@ -12,6 +14,7 @@
 #include "cunumpy_kernels/config.hpp"
 #include "cunumpy_kernels/package.hpp"
 #include "signatures/signatures.hpp"
+#include "struct_headers/header_check.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -81,11 +84,15 @@ struct StatusReport {
     std::vector<std::string> warnings;  ///< from walking the trees and locating caches
     std::vector<ModuleStatus> modules;  ///< in place (Config::in_place) only: the other modules built, by name
     std::optional<CupyInstallation> cupy;  ///< StatusRequest::cupy: which CuPy looked, or why none could
+    /// The configured struct headers that are not what their writers write
+    /// (check_struct_headers; the writers' Python runs unless a header passed
+    /// before with the same inputs), or that could not be checked.
+    std::vector<StructHeaderFinding> struct_headers;
 
     std::string summary(std::size_t max_missing = 10) const;  ///< porting_summary of the kernels
     bool all_ported() const;        ///< every kernel has a CUDA version
     bool all_built() const;         ///< every artifact (of kernels and modules) is built (unknown and foreign count as not built)
-    bool signatures_agree() const;  ///< no mismatch, nothing unreadable
+    bool signatures_agree() const;  ///< no mismatch, nothing unreadable, every struct header current
 };
 
 /// Reads the trees and the cache. Throws UsageError for bad paths, ConfigError
@@ -96,7 +103,7 @@ StatusReport read_status(const StatusRequest& request);
 struct StatusGates {
     bool require_cuda = false;      ///< every kernel ported
     bool require_built = false;     ///< every artifact present and current
-    bool check_signatures = false;  ///< every kernel's versions agree
+    bool check_signatures = false;  ///< every kernel's versions agree and every struct header is current
 };
 
 /// One message per failed gate, naming the kernels (or artifacts) that fail it.

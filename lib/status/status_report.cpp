@@ -6,6 +6,10 @@
 #include "cupy_cache/cupy_fill.hpp"
 #include "cupy_cache/cupy_cache.hpp"
 #include "package/porting_summary.hpp"
+#include "struct_headers/cubin_layout_check.hpp"
+#include "struct_headers/struct_layouts.hpp"
+#include "util/file_util.hpp"
+#include "cunumpy_kernels/error.hpp"
 #include "util/text.hpp"
 
 #include <algorithm>
@@ -112,6 +116,41 @@ private:
     std::map<std::string, EntryStore> stores_;
 };
 
+// A built cubin that lays out the parameters otherwise than the runtime
+// packs them is no usable artifact: status reports it failed, with why.
+class LayoutChecker {
+public:
+    LayoutChecker(const Config& config) : config_(config) {}
+
+    void check(const KernelSource& kernel, const JobResult& job, ArtifactStatus& status)
+    {
+        if (status.state != ArtifactState::built || status.kind != "cuda" || job.artifacts.empty() ||
+            status.target.rfind("sm_", 0) != 0)
+            return;
+        try {
+            if (!structs_) structs_ = configured_struct_layouts(config_);
+            if (!layout_ || layout_->kernel != kernel.name || module_ != kernel.module) {
+                layout_ = runtime_layout(kernel, config_, *structs_);
+                module_ = kernel.module;
+            }
+            std::string where = (job.entry / "manifest.json").string();
+            Manifest manifest = Manifest::without_inputs(util::read_file(job.entry / "manifest.json"), where);
+            std::string what = job.artifacts.front().filename().string() + " of " + kernel.cuda_file->string();
+            check_cubin_layout(util::read_file(job.artifacts.front()), status.target, manifest.entry_symbol, what,
+                               *layout_, false);
+        } catch (const Error& error) {
+            status.state = ArtifactState::failed;
+            status.reason = error.what();
+        }
+    }
+
+private:
+    const Config& config_;
+    std::optional<StructLayouts> structs_;
+    std::optional<KernelLayout> layout_;
+    std::string module_;
+};
+
 std::string kernel_list(const std::vector<std::string>& names, std::size_t max = 10)
 {
     std::string text;
@@ -174,11 +213,26 @@ bool has_errors(const KernelSignatures& signatures)
     });
 }
 
+// A Python that cannot run the writers leaves every header unchecked: each
+// is a finding, as status reports what it cannot know rather than failing.
+std::vector<StructHeaderFinding> struct_header_findings(const Config& config, SourceRecord& record)
+{
+    try {
+        return check_struct_headers(config, record).findings;
+    } catch (const ToolchainError& error) {
+        std::vector<StructHeaderFinding> findings;
+        for (const auto& [header, writer] : config.struct_headers)
+            findings.push_back({header, writer, std::string("cannot be checked: ") + error.what(), "", ""});
+        return findings;
+    }
+}
+
 }  // namespace
 
 bool StatusReport::signatures_agree() const
 {
-    return std::none_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) { return has_errors(k.signatures); });
+    return struct_headers.empty() &&
+           std::none_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) { return has_errors(k.signatures); });
 }
 
 StatusReport read_status(const StatusRequest& request)
@@ -204,6 +258,7 @@ StatusReport read_status(const StatusRequest& request)
     std::multimap<std::string, const JobResult*> jobs;
     for (const auto& job : build.jobs) jobs.emplace(job.module, &job);
     CacheReader cache(request.config, planned);
+    LayoutChecker layouts(request.config);
     report.warnings = build.warnings;
     std::string first_cache_name;
     signatures::HeaderCache headers;
@@ -214,7 +269,10 @@ StatusReport read_status(const StatusRequest& request)
         std::string cache_name = cache_name_of(request.config, kernel.top_package);
         if (first_cache_name.empty() && pyccel_can_build(kernel.name)) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);
-        for (auto it = begin; it != end; ++it) status.artifacts.push_back(cache.artifact(cache_name, *it->second));
+        for (auto it = begin; it != end; ++it) {
+            status.artifacts.push_back(cache.artifact(cache_name, *it->second));
+            layouts.check(kernel, *it->second, status.artifacts.back());
+        }
         if (!cupy_unavailable.empty() && kernel.cuda_file)
             for (const auto& architecture : cupy_architectures(request.config.architectures))
                 status.artifacts.push_back({"cupy", "sm_" + architecture, ArtifactState::unknown, cupy_unavailable, ""});
@@ -228,6 +286,7 @@ StatusReport read_status(const StatusRequest& request)
         std::string name = first_cache_name.empty() ? cache_name_of(request.config, top) : first_cache_name;
         report.modules.push_back({job.module, cache.artifact(name, job)});
     }
+    report.struct_headers = struct_header_findings(request.config, *record);
     record->save();
     return report;
 }
@@ -257,6 +316,10 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
                            " not built for the current configuration (run `cunumpy-kernels build`" +
                            (foreign ? "; another tool's in-place builds: `build --in-place --replace-foreign`" : "") +
                            "): " + kernel_list(unbuilt));
+    if (gates.check_signatures && !report.struct_headers.empty())
+        failures.push_back("--check-signatures: " +
+                           util::counted(report.struct_headers.size(), "struct header is", "struct headers are") +
+                           " not what their writers write (`cunumpy-kernels check-signatures` shows the diff)");
     if (gates.check_signatures && !disagreeing.empty())
         failures.push_back("--check-signatures: " + util::counted(disagreeing.size(), "kernel takes", "kernels take") +
                            " different parameters or cannot be read: " + kernel_list(disagreeing) +
@@ -303,6 +366,7 @@ nlohmann::json to_json(const StatusReport& report, const std::function<std::stri
             {"modules", modules},
             {"warnings", report.warnings}};
     if (report.cupy) result["cupy"] = to_json(*report.cupy);
+    result["struct_headers"] = to_json(report.struct_headers, display);
     return result;
 }
 

@@ -121,6 +121,33 @@ TEST_CASE("template-args maps kernels to their template arguments; a bad value n
     CHECK(error_of("template-args = { scale = [\"Pair<int\"] }").find("is not a C++ template argument") != std::string::npos);
 }
 
+TEST_CASE("struct-headers maps header paths, made absolute, to module:function writers; a bad value names the header")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels.struct-headers]\n"
+                                 "\"pkg/args.cuh\" = \"pkg.cuda_arguments:write_args_header\"\n"
+                                 "\"pkg/more.cuh\" = \"pkg.sub.mod:Writers.write\"\n");
+    Config config = load_config(tree.root());
+    CHECK(config.struct_headers.size() == 2);
+    CHECK(config.struct_headers.at(tree / "pkg/args.cuh") == "pkg.cuda_arguments:write_args_header");
+    CHECK(config.struct_headers.at(tree / "pkg/more.cuh") == "pkg.sub.mod:Writers.write");
+    auto error_of = [&](const std::string& line) -> std::string {
+        tree.write("pyproject.toml", "[tool.cunumpy-kernels]\n" + line + "\n");
+        try {
+            load_config(tree.root());
+        } catch (const ConfigError& error) {
+            return error.what();
+        }
+        return "";
+    };
+    CHECK(error_of("struct-headers = [\"a.cuh\"]").find("struct-headers: expected a table of header paths") !=
+          std::string::npos);
+    CHECK(error_of("struct-headers = { \"a.cuh\" = 3 }").find("expected a string") != std::string::npos);
+    for (const char* writer : {"write_header", "pkg.mod:", ":write", "pkg mod:write", "pkg.mod:write()"})
+        CHECK(error_of(std::string("struct-headers = { \"a.cuh\" = \"") + writer + "\" }")
+                  .find(std::string("a.cuh: '") + writer + "' is not \"module:callable\"") != std::string::npos);
+}
+
 TEST_CASE("umask is three octal digits; in-place and in-place-modules are read")
 {
     test::TempTree tree;

@@ -1,0 +1,56 @@
+// The parameter layout the runtime packs for a kernel, from its declaration,
+// and its comparison with the layout a cubin records (cubin_parameters.hpp).
+// The driver copies each argument into the parameter bank at the cubin's
+// offset, taking the cubin's size: an argument of another size, or a struct
+// whose fields the compiled kernel lays out otherwise, is read at the wrong
+// bytes without any error. `build` and `status` compare every cubin; the
+// runtime compares at load when the driver cannot say (cuFuncGetParamInfo).
+#pragma once
+
+#include "compilers/cubin_parameters.hpp"
+#include "runtime/kernel_signature.hpp"
+
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ck {
+
+/// A struct's size and alignment as C lays it out (and numpy's aligned dtype,
+/// which cunumpy's CudaStruct packs with).
+struct StructLayout {
+    std::size_t size = 0;
+    std::size_t alignment = 1;
+};
+
+/// Struct layouts by struct name.
+using StructLayouts = std::map<std::string, StructLayout>;
+
+/// The layout of fields typed as kernel parameters are (the types a
+/// CudaStruct takes): each at the next offset its alignment allows, the
+/// size rounded up to the largest alignment. Nothing when a field is itself
+/// a struct not in `structs`.
+std::optional<StructLayout> struct_layout(const std::vector<KernelParameter>& fields, const StructLayouts& structs = {});
+
+/// A parameter as the runtime packs it: nothing known for a struct not in
+/// the layouts given, nor for every parameter after one (its offset).
+struct PackedParameter {
+    std::optional<std::size_t> offset;
+    std::optional<std::size_t> size;
+};
+
+/// The layout of `parameters` as a C compiler lays out a parameter list:
+/// scalars aligned to their size, pointers and array views to 8, structs
+/// to theirs (`structs`).
+std::vector<PackedParameter> packed_layout(const std::vector<KernelParameter>& parameters,
+                                           const StructLayouts& structs = {});
+
+/// "" when `cubin` has the parameters of `packed`, each at its offset and of
+/// its size, where known; else a message naming `kernel`, the parameter and
+/// both layouts, and what to do.
+std::string layout_mismatch(const std::string& kernel, const std::vector<KernelParameter>& parameters,
+                            const std::vector<PackedParameter>& packed, const std::vector<CubinParameter>& cubin);
+
+}  // namespace ck

@@ -1,0 +1,203 @@
+"""The struct ABI checked without a GPU: committed struct headers against the Python
+that writes them (check-signatures, status), and every built cubin's parameter layout
+against what the runtime packs (build, status)."""
+
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+from conftest import PYTHON, jobs_by_state
+
+WRITER = '''
+from cunumpy.arguments import CudaStruct, write_cuda_header
+
+FIELDS = [("x", "double*"), ("n", "long long"), ("scale", "float")]
+
+
+def write_args_header(path):
+    return write_cuda_header(path, [CudaStruct("Args", FIELDS)], guard="SIM_ARGS_CUH")
+
+
+def broken_writer(path):
+    raise ValueError("field 'y' has no C type")
+'''
+
+KERNEL_WITH_HEADER = '''#include "../../args.cuh"
+extern "C" __global__ void push(Args a, double dt)
+{ if (threadIdx.x < a.n) a.x[threadIdx.x] += dt * a.scale; }
+'''
+
+# The struct the kernel compiles is its own copy, which has drifted from the header.
+KERNEL_WITH_OWN_COPY = '''struct Args { double* x; long long n; float scale; double extra; };
+extern "C" __global__ void push(Args a, double dt)
+{ if (threadIdx.x < a.n) a.x[threadIdx.x] += dt * a.scale + a.extra; }
+'''
+
+
+def struct_tree(root: Path, kernel: str, writer: str = "sim.cuda_arguments:write_args_header", python=PYTHON) -> Path:
+    """A src/ layout: package `sim` with its struct header src/sim/args.cuh, written by
+    `sim.cuda_arguments`, and one kernel `push` taking the struct by value."""
+    folder = root / "src" / "sim" / "kernels" / "push"
+    folder.mkdir(parents=True)
+    for package in (root / "src" / "sim", root / "src" / "sim" / "kernels"):
+        (package / "__init__.py").write_text("")
+    (root / "src" / "sim" / "cuda_arguments.py").write_text(WRITER)
+    (folder / "push_kernels.py").write_text("def push(a: 'Args', dt: float):\n    pass\n")
+    (folder / "push_cuda.cu").write_text(kernel)
+    (root / "pyproject.toml").write_text(textwrap.dedent(f'''
+        [tool.cunumpy-kernels]
+        python = "{python}"
+        arch = ["sm_90"]
+        ptx = false
+
+        [tool.cunumpy-kernels.struct-headers]
+        "src/sim/args.cuh" = "{writer}"
+    '''))
+    write_header(root)
+    return root / "src"
+
+
+def write_header(root: Path):
+    subprocess.run([PYTHON, "-c", "from sim.cuda_arguments import write_args_header; write_args_header('sim/args.cuh')"],
+                   cwd=root / "src", check=True)
+
+
+def header_findings(run, tree, check=None):
+    report, result = run.json("status", "--only", "cuda", "--cache-dir", tree.parent / "cache", tree)
+    if check is not None:
+        assert result.returncode == check, result.stderr
+    return report["struct_headers"]
+
+
+def check_signatures(run, tree):
+    return run("check-signatures", tree)
+
+
+def test_a_header_its_writer_writes_passes_check_signatures_and_status(run, tmp_path):
+    tree = struct_tree(tmp_path, KERNEL_WITH_HEADER)
+    result = check_signatures(run, tree)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert header_findings(run, tree) == []
+
+
+def test_a_cuda_struct_edited_in_python_fails_with_a_diff_and_the_command_that_regenerates(run, tmp_path):
+    tree = struct_tree(tmp_path, KERNEL_WITH_HEADER)
+    module = tree / "sim" / "cuda_arguments.py"
+    edits = {
+        "a field's type": ('("n", "long long")', '("n", "int")', ["-    long long n;", "+    int n;"]),
+        "the order": ('("x", "double*"), ("n", "long long")', '("n", "long long"), ("x", "double*")',
+                      ["-    long long n;", "+    long long n;"]),  # difflib keeps x and moves n
+        "a new field": ('("scale", "float")]', '("scale", "float"), ("count", "int")]', ["+    int count;"]),
+    }
+    for what, (old, new, lines) in edits.items():
+        module.write_text(WRITER.replace(old, new))
+        result = check_signatures(run, tree)
+        assert result.returncode == 1, (what, result.stdout, result.stderr)
+        assert "args.cuh: error: differs from what sim.cuda_arguments:write_args_header writes" in result.stdout, what
+        assert "--- sim/args.cuh (committed)" in result.stdout and "+++ sim/args.cuh (as" in result.stdout
+        for line in lines:
+            assert line in result.stdout.splitlines(), (what, line, result.stdout)
+        assert "regenerate it: cd " + str(tree) + " && " in result.stdout
+        assert "from sim.cuda_arguments import write_args_header; write_args_header(\"sim/args.cuh\")" in result.stdout
+        findings = header_findings(run, tree)
+        assert [f["problem"] for f in findings] == ["differs from what sim.cuda_arguments:write_args_header writes"]
+    status = run("status", "--only", "cuda", "--check-signatures", "--cache-dir", tmp_path / "cache", tree)
+    assert status.returncode == 1
+    assert "1 struct header is not what their writers write" in status.stderr + status.stdout
+    assert "+    int count;" in status.stdout
+
+
+def test_a_header_edited_by_hand_or_missing_fails(run, tmp_path):
+    tree = struct_tree(tmp_path, KERNEL_WITH_HEADER)
+    header = tree / "sim" / "args.cuh"
+    header.write_text(header.read_text().replace("float scale;", "double scale;"))
+    result = check_signatures(run, tree)
+    assert result.returncode == 1
+    assert "-    double scale;" in result.stdout.splitlines() and "+    float scale;" in result.stdout.splitlines()
+    header.unlink()
+    result = check_signatures(run, tree)
+    assert result.returncode == 1
+    assert "args.cuh: error: does not exist; sim.cuda_arguments:write_args_header writes it" in result.stdout
+
+
+def test_a_writer_that_raises_is_reported_with_its_last_traceback_line(run, tmp_path):
+    for writer, message in [
+        ("sim.cuda_arguments:broken_writer", "raised ValueError: field 'y' has no C type"),
+        ("sim.cuda_arguments:no_such_writer",
+         "raised AttributeError: module 'sim.cuda_arguments' has no attribute 'no_such_writer'"),
+        ("sim.no_such_module:write", "raised ModuleNotFoundError: No module named 'sim.no_such_module'"),
+    ]:
+        root = tmp_path / writer.replace(":", "_")
+        tree = struct_tree(root, KERNEL_WITH_HEADER, writer=writer)
+        result = check_signatures(run, tree)
+        assert result.returncode == 1, result.stdout
+        assert f"args.cuh: error: its writer {writer} {message}" in result.stdout, result.stdout
+
+
+def test_a_warm_check_starts_no_python_until_a_module_the_writer_imports_changes(run, tmp_path):
+    log = tmp_path / "python.log"
+    wrapper = tmp_path / "python"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {PYTHON} "$@"\n')
+    wrapper.chmod(0o755)
+    tree = struct_tree(tmp_path / "t", KERNEL_WITH_HEADER, python=wrapper)
+    # The records of source digests live where a build has been: check-signatures' in the home
+    # folder's cache, status's in its cache root. Neither command creates them.
+    (run.home / ".cache" / "cunumpy-kernels").mkdir(parents=True)
+    (tree.parent / "cache").mkdir()
+    def runs():  # the writers' runs; the Python may also be asked cunumpy's version
+        return sum("write_headers.py" in line for line in log.read_text().splitlines()) if log.exists() else 0
+
+    assert check_signatures(run, tree).returncode == 0
+    first = runs()
+    assert first >= 1
+    assert check_signatures(run, tree).returncode == 0
+    assert runs() == first  # warm: nothing changed
+    assert header_findings(run, tree) == []  # status's own record: one run, then warm
+    assert header_findings(run, tree) == []
+    assert runs() == first + 1
+    first += 1
+    time.sleep(2.1)  # past the record's racy margin, so that the edit is seen by its times
+    module = tree / "sim" / "cuda_arguments.py"
+    module.write_text(WRITER + "\n# a comment\n")
+    assert check_signatures(run, tree).returncode == 0
+    assert runs() == first + 1
+    module.write_text(WRITER.replace('"float"', '"double"'))
+    assert check_signatures(run, tree).returncode == 1
+    assert runs() == first + 2
+
+
+def test_build_and_status_pass_cubins_that_lay_the_struct_out_as_the_header_does(run, tmp_path):
+    tree = struct_tree(tmp_path, KERNEL_WITH_HEADER)
+    report, result = run.json("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tree)
+    assert result.returncode == 0, [job["log"] for job in report["jobs"]]
+    assert len(jobs_by_state(report, "built")) == 1
+    status, _ = run.json("status", "--only", "cuda", "--cache-dir", tmp_path / "cache", tree)
+    assert [a["state"] for k in status["kernels"] for a in k["artifacts"]] == ["built"]
+
+
+def test_a_cubin_whose_struct_differs_from_the_configured_header_fails_build_naming_both_layouts(run, tmp_path):
+    tree = struct_tree(tmp_path, KERNEL_WITH_OWN_COPY)
+    report, result = run.json("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tree)
+    assert result.returncode == 1
+    [job] = report["jobs"]
+    assert job["state"] == "failed"
+    assert "push.sm_90.cubin of " in job["log"]
+    assert "check 'parameter layout' failed: kernel 'push': argument 0 (Args a): the cubin has offset 0, 32 bytes, " \
+           "the runtime packs offset 0, 24 bytes" in job["log"], job["log"]
+    assert not list((tmp_path / "cache").glob("cuda/*/*/*.cubin"))  # nothing published
+
+
+def test_status_fails_a_cached_cubin_once_the_header_it_was_not_built_from_changes(run, tmp_path):
+    tree = struct_tree(tmp_path, KERNEL_WITH_HEADER.replace('#include "../../args.cuh"\n',
+                                                            "struct Args { double* x; long long n; float scale; };\n"))
+    report, result = run.json("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tree)
+    assert result.returncode == 0, [job["log"] for job in report["jobs"]]
+    module = tree / "sim" / "cuda_arguments.py"
+    module.write_text(WRITER.replace('("scale", "float")]', '("scale", "float"), ("extra", "double")]'))
+    write_header(tmp_path)
+    status, result = run.json("status", "--only", "cuda", "--require-built", "--cache-dir", tmp_path / "cache", tree)
+    assert result.returncode == 1
+    [artifact] = [a for k in status["kernels"] for a in k["artifacts"]]
+    assert artifact["state"] == "failed"
+    assert "the cubin has offset 0, 24 bytes, the runtime packs offset 0, 32 bytes" in artifact["reason"], artifact
