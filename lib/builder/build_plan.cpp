@@ -87,7 +87,7 @@ private:
         if (location.fallback) probes_also = location.preferred / ".probes";
         auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
                                                                    ToolProbe(location.root / ".probes", probes_also), nullptr,
-                                                                   nullptr, std::nullopt, read_only, "", false, {}, 0, {}});
+                                                                   nullptr, nullptr, std::nullopt, read_only, "", false, {}, 0, {}});
         context->probe.defer_writes();
         // Like cunumpy, builds already in the unwritable preferred root are used.
         if (location.fallback) context->also_read.emplace(location.preferred);
@@ -134,7 +134,7 @@ private:
                 *flag = !dir;
                 return dir;
             };
-        if (!identity) return;
+        if (!identity) return keep_a_reader(context, resolver);
         std::optional<std::string> host;
         try {
             host = context.compiler->host_compiler_identity(
@@ -142,18 +142,26 @@ private:
         } catch (const ToolchainError& error) {
             if (may_start_tools()) throw;
             context.unknown = error.what();
-            return;
+            return keep_a_reader(context, resolver);
         }
         if (!host) {
             context.unknown = "no record of the version of nvcc's host compiler in " +
                               (context.location.root / ".probes").string() +
                               " (status starts no compiler): run `cunumpy-kernels build` once";
-            return;
+            return keep_a_reader(context, resolver);
         }
         context.planner = std::make_unique<CudaPlanner>(config(), with_host_compiler(*identity, *host), resolver,
                                                         compiler_facts(*context.compiler));
         context.planner->use_record(plan_.record.get());
         warn_about_compiler_inputs(*context.planner, context.compiler->environment());
+    }
+
+    // Keys need the compiler's identity; reading the sources does not, and a
+    // header not found is a failure whatever the key would be.
+    void keep_a_reader(CacheContext& context, const CunumpyDirResolver& resolver)
+    {
+        if (context.compiler)
+            context.reader = std::make_unique<CudaPlanner>(config(), "", resolver, compiler_facts(*context.compiler));
     }
 
     // Once per build: what the key takes on trust or what the build ignores.
@@ -198,9 +206,11 @@ private:
 
         void run()
         {
-            if (!context->planner) return;
             try {
-                jobs = context->planner->plan(*kernel);
+                if (context->planner)
+                    jobs = context->planner->plan(*kernel);
+                else if (context->reader)
+                    context->reader->read_kernel(*kernel);
             } catch (const SourceError& e) {
                 unreadable = e.what();
             } catch (...) {
@@ -240,14 +250,14 @@ private:
             const KernelSource& kernel = *planning.kernel;
             CacheContext& context = *planning.context;
             plan_.warnings.insert(plan_.warnings.end(), planning.warnings.begin(), planning.warnings.end());
-            if (!context.planner) {
-                for (const auto& target : cuda_targets(config()))
-                    plan_.cuda_misses.push_back(CudaMiss{unplanned_job(kernel, target), &context, context.unknown});
-                continue;
-            }
             if (planning.error) std::rethrow_exception(planning.error);
             if (planning.unreadable) {
                 fail_unreadable(kernel, *planning.unreadable);
+                continue;
+            }
+            if (!context.planner) {
+                for (const auto& target : cuda_targets(config()))
+                    plan_.cuda_misses.push_back(CudaMiss{unplanned_job(kernel, target), &context, context.unknown});
                 continue;
             }
             std::vector<CudaJob>& jobs = planning.jobs;

@@ -48,6 +48,9 @@ struct CacheContext {
     ToolProbe probe;
     std::unique_ptr<CudaCompiler> compiler;
     std::unique_ptr<CudaPlanner> planner;  ///< null when the compiler's identity is unknown (see `unknown`)
+    /// When `planner` is null: reads sources only, so a kernel whose source
+    /// or header cannot be read is known failed though its keys are unknown.
+    std::unique_ptr<CudaPlanner> reader;
     std::optional<EntryStore> also_read;   ///< the unwritable preferred root, still searched for hits
     std::string read_only;                 ///< why nothing can be published here, when so
     std::string unknown;                   ///< why keys cannot be computed without starting a tool
