@@ -127,14 +127,16 @@ private:
             context.unknown = "no record of the " + to_string(config().compiler) + " version in " +
                               (context.location.root / ".probes").string() +
                               " (status starts no compiler): run `cunumpy-kernels build` once";
-        CunumpyDirResolver resolver = cunumpy_dir_resolver(config(), context.probe, may_start_tools());
+        CunumpyDirResolver recorded = cunumpy_dir_resolver(config(), context.probe, may_start_tools());
+        CunumpyDirResolver resolver = recorded;
         if (!may_start_tools())
-            resolver = [resolver, flag = &context.cunumpy_dir_unknown]() {
-                auto dir = resolver();
+            resolver = [recorded, flag = &context.cunumpy_dir_unknown]() {
+                auto dir = recorded();
                 *flag = !dir;
                 return dir;
             };
-        if (!identity) return keep_a_reader(context, resolver);
+        // The reader leaves the flag alone: the compiler's identity, not cunumpy's folder, is what is unknown.
+        if (!identity) return keep_a_reader(context, recorded);
         std::optional<std::string> host;
         try {
             host = context.compiler->host_compiler_identity(
@@ -142,13 +144,13 @@ private:
         } catch (const ToolchainError& error) {
             if (may_start_tools()) throw;
             context.unknown = error.what();
-            return keep_a_reader(context, resolver);
+            return keep_a_reader(context, recorded);
         }
         if (!host) {
             context.unknown = "no record of the version of nvcc's host compiler in " +
                               (context.location.root / ".probes").string() +
                               " (status starts no compiler): run `cunumpy-kernels build` once";
-            return keep_a_reader(context, resolver);
+            return keep_a_reader(context, recorded);
         }
         context.planner = std::make_unique<CudaPlanner>(config(), with_host_compiler(*identity, *host), resolver,
                                                         compiler_facts(*context.compiler));
