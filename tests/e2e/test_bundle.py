@@ -204,7 +204,7 @@ def test_opening_a_bundle_touches_one_file_and_nothing_of_the_tree_or_cache(run,
     assert [line for line in lines if tree in line or cache in line or "pyproject.toml" in line] == []
     on_bundle = [line for line in lines if f'"{bundle}"' in line]
     assert len(on_bundle) == 1 and "openat(" in on_bundle[0], on_bundle
-    assert len([line for line in lines if 'read(' in line and '"cunumpy-kernels-bundle 1 ' in line]) == 1
+    assert len([line for line in lines if 'read(' in line and '"cunumpy-kernels-bundle 2 ' in line]) == 1
     assert len([line for line in lines if "execve(" in line]) == 1  # the app itself: no process started
 
 
