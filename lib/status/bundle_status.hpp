@@ -30,7 +30,9 @@ struct BundleArtifactStatus {
     std::string state;
     std::string bundle_key;  ///< stored in the bundle
     std::string key;         ///< of the tree now; empty when unknown
-    std::string reason;      ///< changed: the first input that differs; unknown: what is not known; corrupt: "<file>#<kernel>@<target>: <what>"
+    /// changed: the first input that differs; unknown: what is not known;
+    /// corrupt: "<file>#<kernel>@<target>: <what>" (check_bundle_artifact)
+    std::string reason;
 };
 
 /// One kernel of the bundle or of the tree.

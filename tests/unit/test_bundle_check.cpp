@@ -143,7 +143,9 @@ TEST_CASE_FIXTURE(Fixture, "a whole record moved to another kernel, entry and ke
         artifact_of(catalog, "push", "sm_90") = artifact_of(catalog, "scale", "sm_90");
     });
     CHECK(fault("push", "sm_90") == "the header files entry 'scale' under kernel 'push', whose entry it is not");
-    rewrite([](BundleCatalog& catalog, const std::string&) { artifact_of(catalog, "push", "sm_80").inputs["kernel"] = "scale"; });
+    rewrite([](BundleCatalog& catalog, const std::string&) {
+        artifact_of(catalog, "push", "sm_80").inputs["kernel"] = "scale";
+    });
     CHECK(fault("push", "sm_80") == "the header files kernel 'scale''s artifact (its key inputs) under kernel 'push'");
 }
 
@@ -164,7 +166,9 @@ TEST_CASE_FIXTURE(Fixture, "a cubin relabelled with another target fails the arc
 
 TEST_CASE_FIXTURE(Fixture, "the same key inputs under another target are caught when the bytes would pass")
 {
-    rewrite([](BundleCatalog& catalog, const std::string&) { artifact_of(catalog, "push", "sm_90").inputs["target"] = "sm_80"; });
+    rewrite([](BundleCatalog& catalog, const std::string&) {
+        artifact_of(catalog, "push", "sm_90").inputs["target"] = "sm_80";
+    });
     CHECK(fault("push", "sm_90") == "the header files the artifact of sm_80 (its key inputs) under sm_90");
 }
 
