@@ -25,6 +25,7 @@ std::string report_text(const BundleStatus& status, const Terminal& terminal)
                        (targets.empty() ? "no target" : targets) + "): ";
     if (status.current()) return head + terminal.green("current") + ", " + counted(status.kernels.size(), "kernel") + "\n";
     std::string text = head + terminal.yellow("stale") + "\n";
+    if (!status.toolkit_change.empty()) text += "  toolkit: " + status.toolkit_change + "\n";
     for (const auto& k : status.kernels) {
         if (k.state == "current") continue;
         std::string detail = k.state == "changed" || k.state == "unknown" || k.state == "corrupt" ? ": " + artifacts_text(k) : "";
@@ -43,12 +44,16 @@ int run_status_bundle(const std::filesystem::path& bundle, const TreeOptions& tr
         targets.apply(config);
         return config;
     };
-    BundleStatus status = read_bundle_status(bundle, tree.path_list(), config_at);
+    BundleStatus status = read_bundle_status(bundle, tree.path_list(), config_at, tree.cache_dir.has_value());
     for (const auto& warning : status.warnings) spdlog::warn("{}", warning);
     std::string failure;
     if (!status.modules("corrupt").empty())
         failure = "the bundle " + display_path(bundle) + " is damaged: copy it again from where it was made, or make "
                   "it again (cunumpy-kernels bundle)";
+    else if (!status.current() && !status.toolkit_change.empty())
+        failure = "the bundle " + display_path(bundle) + " was made with another CUDA toolkit: give status --cuda-root " +
+                  status.toolkit.root + " to compare it with the tree, or run cunumpy-kernels build, then "
+                  "cunumpy-kernels bundle with this one";
     else if (!status.current())
         failure = "the bundle " + display_path(bundle) + " is stale: run cunumpy-kernels build, then cunumpy-kernels "
                   "bundle with the same options";

@@ -58,10 +58,15 @@ public:
     /// At a kernel's first CUDA load the best artifact for the device is
     /// taken as from the cache (its cubin, a compatible cubin of the same
     /// major and a lower minor, then the newest PTX not newer than the
-    /// device), its SHA-256 checked first: a mismatch is never loaded (the
-    /// next candidate is tried, with a warning). A bundle is never compiled
+    /// device), checked first as `build` checks what it publishes: its
+    /// SHA-256, then the cubin's architecture and entry symbol (the PTX's
+    /// .target and .entry), that the file is whole, and that the header
+    /// files it under its own kernel and target. One that fails is never
+    /// loaded (the next candidate is tried, with a warning naming
+    /// "<file>#<kernel>@<target>" and the check). A bundle is never compiled
     /// from: when nothing fits, the call throws ArtifactError naming the
-    /// bundle, the kernel, the device and the targets the bundle holds.
+    /// bundle, the kernel, the device and the targets the bundle holds, or
+    /// each artifact refused and that the bundle must be made again.
     /// load_info() says how = "bundle cubin" (or "bundle compatible cubin",
     /// "bundle ptx"), and artifact = "<file>#<kernel>@<target>".
     ///
@@ -69,8 +74,9 @@ public:
     /// --bundle FILE` says whether it is stale.
     ///
     /// Throws ArtifactError naming `file` when it cannot be read, is not a
-    /// bundle, was written in another format version, or is truncated or
-    /// corrupt (its header checksum differs).
+    /// bundle, was written in a format version this library does not read
+    /// (it reads 1 and 2), or is truncated or corrupt (its header checksum
+    /// differs).
     static KernelCatalog from_bundle(const std::filesystem::path& file, CatalogOptions options = {});
 
     KernelCatalog(KernelCatalog&&) noexcept;

@@ -1,6 +1,8 @@
 #include "bundle/bundle_writer.hpp"
 
 #include "builder/build_plan.hpp"
+#include "compilers/artifact_check.hpp"
+#include "compilers/cuda_compiler.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cuda_job/cuda_job.hpp"
 #include "runtime/bundle_format.hpp"
@@ -10,10 +12,12 @@
 #include "util/utc_time.hpp"
 
 #include <map>
+#include <set>
 
 namespace ck {
 
 namespace fs = std::filesystem;
+using nlohmann::json;
 
 namespace {
 
@@ -42,6 +46,8 @@ public:
 
     /// Every artifact the cache lacks, one line each; empty when all were found.
     const std::vector<std::string>& missing() const { return missing_; }
+    /// The cache roots the artifacts came from.
+    const std::set<fs::path>& roots() const { return roots_; }
     BundleCatalog& catalog() { return catalog_; }
     const std::string& data() const { return data_; }
 
@@ -69,14 +75,54 @@ private:
             throw ArtifactError(file.string() + ": checksum mismatch (manifest sha256 " + record.sha256 + ", file " +
                                 artifact.sha256 + "); nothing was bundled: run cunumpy-kernels cache verify --fix, "
                                 "then cunumpy-kernels build");
+        check_loadable(bytes, file, job.target, manifest->entry_symbol);
         kernel.artifacts.push_back(std::move(artifact));
+        roots_.insert(root_of_entry(job.entry));
+    }
+
+    // The checks `build` ran before publishing, run again on what the cache
+    // holds now: a rank would refuse (check_bundle_artifact) what fails them.
+    static void check_loadable(const std::string& bytes, const fs::path& file, const std::string& target,
+                               const std::string& entry_symbol)
+    {
+        try {
+            check_artifact(bytes, ArtifactExpectation{file.string(), target, entry_symbol});
+        } catch (const ArtifactCheckError& error) {
+            throw ArtifactError(file.string() + " for " + target + ": check '" + to_string(error.check()) +
+                                "' failed: " + error.finding() + "; nothing was bundled: run cunumpy-kernels cache "
+                                "verify --fix, then cunumpy-kernels build");
+        }
     }
 
     const Config& config_;
     BundleCatalog catalog_;
     std::string data_;
     std::vector<std::string> missing_;
+    std::set<fs::path> roots_;
 };
+
+// The compiler identity the artifacts' keys hold (one compiler per bundle).
+std::string keyed_compiler(const BundleCatalog& catalog)
+{
+    for (const auto& kernel : catalog.kernels)
+        for (const auto& artifact : kernel.artifacts)
+            if (artifact.inputs.is_object() && artifact.inputs.value("compiler", json()).is_string())
+                return artifact.inputs["compiler"].get<std::string>();
+    return {};
+}
+
+// Where the keys were computed, for `status --bundle`: the one cache root
+// the artifacts came from (else the one build was pointed at), and the
+// toolkit with the compiler identity every key holds.
+void record_origin(BundleCatalog& catalog, const std::set<fs::path>& roots, const Config& config)
+{
+    if (roots.size() == 1) catalog.cache_root = util::absolute_normal(*roots.begin()).string();
+    else if (roots.empty() && config.cache_dir) catalog.cache_root = util::absolute_normal(*config.cache_dir).string();
+    CudaToolkit toolkit = find_cuda_toolkit(config);
+    catalog.toolkit.root = util::absolute_normal(toolkit.root).string();
+    catalog.toolkit.found_by = toolkit.found_by;
+    catalog.toolkit.compiler = keyed_compiler(catalog);
+}
 
 BuildRequest planning_request(const BundleRequest& request)
 {
@@ -165,6 +211,7 @@ BundleSummary write_bundle(const BundleRequest& request)
     catalog.options = request.config.options;
     catalog.python = request.config.python;
     if (request.config.cunumpy_include_dir) catalog.cunumpy_include_dir = request.config.cunumpy_include_dir->string();
+    record_origin(catalog, assembler.roots(), request.config);
     std::string bytes = encode_bundle(catalog, assembler.data());
     publish(request.output, bytes);
     summary.output = request.output;

@@ -33,13 +33,15 @@ struct BundleSummary {
 
 /// Plans the tree as `build --dry-run` would (no compiler and no Python is
 /// started), takes every artifact of every ported kernel and target from the
-/// cache, checks each against its manifest's SHA-256, and publishes the
-/// bundle atomically (a temporary file beside `output`, renamed over it).
+/// cache, checks each against its manifest's SHA-256 and with the load checks
+/// `build` ran (check_artifact), records the cache root and the toolkit the
+/// keys were computed with, and publishes the bundle atomically (a temporary
+/// file beside `output`, renamed over it).
 ///
 /// Throws ArtifactError naming each kernel and target whose current artifact
 /// the cache lacks (stale, missing, failed, or its key unknown), saying to run
 /// `cunumpy-kernels build` with the same options, and naming an artifact
-/// whose bytes differ from its manifest; UsageError and ConfigError as build;
+/// whose bytes differ from its manifest or fail a load check; UsageError and ConfigError as build;
 /// SourceError when a source cannot be read; CacheError when `output` cannot
 /// be written (nothing is replaced then).
 BundleSummary write_bundle(const BundleRequest& request);

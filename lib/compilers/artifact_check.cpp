@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <utility>
 #include <vector>
 
 namespace ck {
@@ -30,8 +31,9 @@ const char* const option_advice =
 [[noreturn]] void fail(ArtifactCheck check, const ArtifactExpectation& expected, const std::string& finding,
                        const std::string& advice)
 {
-    throw ArtifactCheckError(check, expected.name + " for " + expected.target + ": check '" + to_string(check) +
-                                        "' failed: " + finding + "; " + advice);
+    throw ArtifactCheckError(check, finding,
+                             expected.name + " for " + expected.target + ": check '" + to_string(check) +
+                                 "' failed: " + finding + "; " + advice);
 }
 
 // `sm_90a` -> {90, "a"}; `compute_100f` -> {100, "f"}.
@@ -120,6 +122,21 @@ std::string without_comments(const std::string& ptx)
     return text;
 }
 
+// The `{` and `}` of a PTX text outside its string literals (`.file 1
+// "/a{b}/k.cu"` in a debug build names any path).
+std::pair<std::size_t, std::size_t> brace_counts(const std::string& ptx)
+{
+    std::size_t opened = 0, closed = 0;
+    bool quoted = false;
+    for (char c : ptx) {
+        if (c == '"') quoted = !quoted;
+        else if (c == '\n') quoted = false;  // PTX strings never span lines
+        else if (!quoted && c == '{') ++opened;
+        else if (!quoted && c == '}') ++closed;
+    }
+    return {opened, closed};
+}
+
 bool is_name_char(char c)
 {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
@@ -193,10 +210,12 @@ const char* to_string(ArtifactCheck check)
 {
     switch (check) {
     case ArtifactCheck::cuda_elf: return "cuda elf";
+    case ArtifactCheck::complete: return "complete";
     case ArtifactCheck::executable: return "executable";
     case ArtifactCheck::architecture: return "architecture";
     case ArtifactCheck::entry: return "entry";
     case ArtifactCheck::undefined_symbols: return "undefined symbols";
+    case ArtifactCheck::ptx_complete: return "ptx complete";
     case ArtifactCheck::ptx_target: return "ptx target";
     case ArtifactCheck::ptx_entry: return "ptx entry";
     case ArtifactCheck::ptx_externs: return "ptx externs";
@@ -213,6 +232,11 @@ void check_cubin(const std::string& cubin, const ArtifactExpectation& expected)
              header ? "an ELF file for machine " + std::to_string(header->machine) + ", not CUDA (190)"
                     : "not an ELF64 file",
              "a compiler option changed the output kind: remove it");
+    if (std::uint64_t extent = elf_extent(cubin); extent > cubin.size())
+        fail(ArtifactCheck::complete, expected,
+             "the file is " + std::to_string(cubin.size()) + " bytes, but its ELF headers describe " +
+                 std::to_string(extent) + ": it was cut short",
+             "build it again: a compiler that is interrupted or runs out of disk leaves a partial file");
     if (header->type != ET_EXEC)
         fail(ArtifactCheck::executable, expected,
              header->type == ET_REL ? "the cubin is relocatable (ELF type ET_REL), as -rdc=true or -dc make it, and "
@@ -227,6 +251,12 @@ void check_cubin(const std::string& cubin, const ArtifactExpectation& expected)
 void check_ptx(const std::string& ptx, const ArtifactExpectation& expected)
 {
     std::string text = without_comments(ptx);
+    auto [opened, closed] = brace_counts(text);
+    if (opened != closed)
+        fail(ArtifactCheck::ptx_complete, expected,
+             "the PTX opens " + std::to_string(opened) + " braces and closes " + std::to_string(closed) +
+                 ": it was cut short",
+             "build it again: a compiler that is interrupted or runs out of disk leaves a partial file");
     TargetName target = parse_target(expected.target);
     std::string wanted = "sm_" + std::to_string(target.number) + target.suffix;
     std::string found = ptx_target(text);

@@ -2,6 +2,8 @@
 
 #include <elf.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 namespace ck {
@@ -65,6 +67,25 @@ std::vector<ElfSymbol> read_elf_symbols(const std::string& elf)
         }
     }
     return symbols;
+}
+
+std::uint64_t elf_extent(const std::string& elf)
+{
+    auto header = elf64_header(elf);
+    if (!header) return 0;
+    // 64-bit sums of 64-bit fields of untrusted bytes: capped, never wrapped.
+    auto end_of = [](std::uint64_t offset, std::uint64_t size) {
+        return size > UINT64_MAX - offset ? UINT64_MAX : offset + size;
+    };
+    std::uint64_t section_table = end_of(header->e_shoff, std::uint64_t(header->e_shnum) * header->e_shentsize);
+    std::uint64_t extent = std::max<std::uint64_t>(sizeof(Elf64_Ehdr), section_table);
+    extent = std::max(extent, end_of(header->e_phoff, std::uint64_t(header->e_phnum) * header->e_phentsize));
+    for (unsigned i = 0; i < header->e_shnum; ++i) {
+        Elf64_Shdr section{};
+        if (!read_at(elf, header->e_shoff + std::size_t(i) * header->e_shentsize, section)) break;
+        if (section.sh_type != SHT_NOBITS) extent = std::max(extent, end_of(section.sh_offset, section.sh_size));
+    }
+    return extent;
 }
 
 std::optional<ElfSection> read_elf_section(const std::string& elf, const std::string& name)

@@ -34,6 +34,13 @@ std::optional<CudaElfHeader> read_elf_header(const std::string& elf);
 /// are not ELF64; a table that runs past the end is read up to there.
 std::vector<ElfSymbol> read_elf_symbols(const std::string& elf);
 
+/// How many bytes the ELF's own headers say it spans: the end of its
+/// section header table, of its program header table and of every section
+/// with bytes in the file (not SHT_NOBITS), whichever is last. Larger than
+/// `elf.size()` when the file was cut short; 0 when the bytes are not ELF64.
+/// Section headers past the end of the file are not read.
+std::uint64_t elf_extent(const std::string& elf);
+
 /// A section's bytes, found by name in the section-name string table.
 struct ElfSection {
     std::string bytes;

@@ -456,8 +456,9 @@ ModuleImage ArtifactCache::build(const KernelSource& kernel, int cc_major, int c
     try {
         check_cuda_output(job, output);
     } catch (const ArtifactCheckError& error) {
-        throw ArtifactCheckError(error.check(), "kernel '" + kernel.name + "': NVRTC built an artifact that cannot be "
-                                                "loaded, and it was not published: " + error.what());
+        throw ArtifactCheckError(error.check(), error.finding(),
+                                 "kernel '" + kernel.name + "': NVRTC built an artifact that cannot be loaded, and it "
+                                 "was not published: " + error.what());
     }
     ++load_misses_;
     ModuleImage image;

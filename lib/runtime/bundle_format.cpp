@@ -83,9 +83,11 @@ json header_json(const BundleCatalog& c, std::size_t data_size)
 {
     json kernels = json::array();
     for (const auto& k : c.kernels) kernels.push_back(kernel_json(k));
+    json toolkit = {{"root", c.toolkit.root}, {"found_by", c.toolkit.found_by}, {"compiler", c.toolkit.compiler}};
     return {{"tool", c.tool},         {"created", c.created},   {"paths", c.paths},     {"targets", c.targets},
             {"compiler", c.compiler}, {"options", c.options},   {"python", c.python},
-            {"cunumpy_include_dir", c.cunumpy_include_dir},     {"data_size", data_size}, {"kernels", kernels}};
+            {"cunumpy_include_dir", c.cunumpy_include_dir},     {"cache_root", c.cache_root},
+            {"toolkit", toolkit},     {"data_size", data_size}, {"kernels", kernels}};
 }
 
 BundleCatalog catalog_of(const json& j)
@@ -99,6 +101,12 @@ BundleCatalog catalog_of(const json& j)
     c.options = j.at("options").get<std::vector<std::string>>();
     c.python = j.value("python", "");
     c.cunumpy_include_dir = j.value("cunumpy_include_dir", "");
+    c.cache_root = j.value("cache_root", "");  // format 1 has neither
+    if (j.contains("toolkit")) {
+        const json& toolkit = j.at("toolkit");
+        c.toolkit = {toolkit.at("root").get<std::string>(), toolkit.at("found_by").get<std::string>(),
+                     toolkit.at("compiler").get<std::string>()};
+    }
     for (const auto& k : j.at("kernels")) c.kernels.push_back(kernel_of(k));
     return c;
 }
@@ -173,10 +181,12 @@ Bundle decode_bundle(std::string bytes, const std::filesystem::path& file)
     std::vector<std::string> words = magic_words(bytes, file);
     if (words.size() != 4 || !all_digits(words[1], 6) || !all_digits(words[2], 12) || words[3].size() != 64)
         refuse(file, "corrupt magic line; make the bundle again (cunumpy-kernels bundle)");
-    if (std::stoi(words[1]) != bundle_format_version)
-        refuse(file, "bundle format version " + words[1] + ", but this library reads version " +
-                         std::to_string(bundle_format_version) + ": make the bundle again with the cunumpy-kernels "
-                         "tool of this library (cunumpy-kernels bundle)");
+    int version = std::stoi(words[1]);
+    if (version < bundle_oldest_format_version || version > bundle_format_version)
+        refuse(file, "bundle format version " + words[1] + ", but this library reads versions " +
+                         std::to_string(bundle_oldest_format_version) + " to " + std::to_string(bundle_format_version) +
+                         ": make the bundle again with the cunumpy-kernels tool of this library (cunumpy-kernels "
+                         "bundle)");
     std::size_t header_start = bytes.find('\n') + 1;
     std::uint64_t header_size = std::stoull(words[2]);
     if (header_size > bytes.size() - header_start)

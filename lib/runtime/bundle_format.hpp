@@ -3,25 +3,32 @@
 // open and one read (`cunumpy-kernels bundle` writes it,
 // KernelCatalog::from_bundle reads it).
 //
-// Format version 1, byte for byte:
+// Format version 2, byte for byte:
 //
-//   cunumpy-kernels-bundle 1 <H> <S>\n     the magic line: ASCII, H and S below
+//   cunumpy-kernels-bundle 2 <H> <S>\n     the magic line: ASCII, H and S below
 //   <H bytes of JSON>                      the header, UTF-8, whose SHA-256 is S (64 hex digits)
 //   <artifact bytes>                       every artifact's bytes, concatenated
 //
 // H is the header's length in decimal. The header is one JSON object:
 // {"tool", "created", "paths", "targets", "compiler", "options", "python",
-// "cunumpy_include_dir" (these two may be absent),
+// "cunumpy_include_dir" (these two may be absent), "cache_root",
+// "toolkit": {"root", "found_by", "compiler"},
 // "data_size", "kernels": [{"name", "module", "folder", "cuda_path", "cuda",
 // "parameters": [{"name", "ctype", "kind", "element", "view_ndim"}] | null,
 // "signature_error", "artifacts": [{"target", "key", "entry_symbol",
 // "offset", "size", "sha256", "inputs"}]}]}. An artifact's `offset` counts
 // from the first byte after the header; the file ends exactly `data_size`
 // bytes after the header. `key` and `inputs` are the cache entry's, so
-// `status --bundle` can say which input changed. A reader refuses another
-// magic word or version, a header whose SHA-256 differs, and a file longer
-// or shorter than the header says; each artifact's SHA-256 is checked when it
-// is loaded.
+// `status --bundle` can say which input changed; `cache_root` and `toolkit`
+// say where the keys were computed, so `status --bundle` computes them there
+// again or names what differs. A reader refuses another magic word or
+// version, a header whose SHA-256 differs, and a file longer or shorter than
+// the header says; each artifact is checked when it is loaded
+// (runtime/bundle_check.hpp).
+//
+// Version 1 is version 2 without `cache_root` and `toolkit`; it still reads
+// (both empty), and `status --bundle` then needs the --cache-dir it was made
+// with and cannot name its toolkit.
 #pragma once
 
 #include "runtime/kernel_signature.hpp"
@@ -38,7 +45,9 @@
 namespace ck {
 
 inline constexpr const char* bundle_magic = "cunumpy-kernels-bundle";
-inline constexpr int bundle_format_version = 1;
+inline constexpr int bundle_format_version = 2;
+/// The oldest version a reader still takes (1: no cache root or toolkit).
+inline constexpr int bundle_oldest_format_version = 1;
 
 /// One cubin or PTX of a kernel, as the bundle records it.
 struct BundleArtifact {
@@ -63,6 +72,13 @@ struct BundleKernel {
     std::vector<BundleArtifact> artifacts;
 };
 
+/// The CUDA toolkit the bundle's keys were computed with.
+struct BundleToolkit {
+    std::string root;      ///< its folder, absolute
+    std::string found_by;  ///< "$CUDA_PATH", "cuda-root", "the default", ... (find_cuda_toolkit)
+    std::string compiler;  ///< the compiler's identity in the keys ("nvrtc 13.0 (...)"); "" without artifacts
+};
+
 /// The header: what the bundle holds and how it was made.
 struct BundleCatalog {
     std::string tool;                  ///< "cunumpy-kernels 0.1.0"
@@ -73,6 +89,8 @@ struct BundleCatalog {
     std::vector<std::string> options;  ///< the keyed compiler options
     std::string python;                ///< the interpreter that found cunumpy's headers
     std::string cunumpy_include_dir;   ///< cunumpy's header folder when given; "" when found through `python`
+    std::string cache_root;            ///< the cache the artifacts came from; "" when several, or format 1
+    BundleToolkit toolkit;             ///< all empty in format 1
     std::vector<BundleKernel> kernels; ///< sorted by module
 };
 
@@ -98,8 +116,9 @@ void add_artifact_bytes(BundleArtifact& artifact, std::string_view bytes, std::s
 std::string encode_bundle(const BundleCatalog& catalog, std::string_view data);
 
 /// Parses the content of `file`. Throws ArtifactError naming `file` when it
-/// is not a bundle, is of another format version (say which, and to make it
-/// again), its header is corrupt (checksum, JSON, a field missing or
+/// is not a bundle, is of a format version it does not read (older than
+/// bundle_oldest_format_version or newer than bundle_format_version: it says
+/// which, and to make it again with `cunumpy-kernels bundle`), its header is corrupt (checksum, JSON, a field missing or
 /// mistyped), or it is truncated or longer than the header says. Artifact
 /// checksums are not checked here.
 Bundle decode_bundle(std::string bytes, const std::filesystem::path& file);

@@ -1,8 +1,8 @@
 #include "runtime/bundle_images.hpp"
 
 #include "cunumpy_kernels/error.hpp"
+#include "runtime/bundle_check.hpp"
 #include "runtime/target_ranking.hpp"
-#include "util/sha256.hpp"
 #include "util/text.hpp"
 
 namespace ck {
@@ -38,29 +38,34 @@ std::string BundleImages::holder() const
 std::optional<ModuleImage> BundleImages::build(int cc_major, int cc_minor, std::string& why_not)
 {
     std::string arch = "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
+    if (corrupt_seen_) {
+        why_not = "The bundle " + bundle_->file.string() + " is corrupt (above) and is never compiled from at run time: "
+                  "make it again (cunumpy-kernels build, then cunumpy-kernels bundle with the same flags), or copy it "
+                  "again if the copy was damaged";
+        return std::nullopt;
+    }
     why_not = "A bundle is never compiled from at run time (no NVRTC build): build and bundle a target this device "
               "runs (cunumpy-kernels build --arch " + arch + " ..., then cunumpy-kernels bundle with the same flags), "
               "or open the catalog with KernelCatalog::from_package";
     return std::nullopt;
 }
 
-ModuleImage BundleImages::read(const BundleArtifact& artifact, const std::string& how) const
+ModuleImage BundleImages::read(const BundleArtifact& artifact, const std::string& how)
 {
-    std::string name = bundle_->artifact_name(kernel(), artifact);
-    std::string_view bytes = bundle_->artifact_bytes(artifact);
-    std::string digest = sha256_hex(bytes);
-    if (bytes.size() != artifact.size || digest != artifact.sha256)
-        throw ArtifactError(name + ": checksum mismatch (recorded sha256 " + artifact.sha256 + ", bytes " + digest +
-                            "); the bundle is corrupt and this artifact was not loaded: copy the bundle again or make "
-                            "it again (cunumpy-kernels bundle)");
+    try {
+        check_bundle_artifact(*bundle_, kernel(), artifact);
+    } catch (const ArtifactError&) {
+        corrupt_seen_ = true;
+        throw;
+    }
     ModuleImage image;
-    image.bytes = std::string(bytes);
+    image.bytes = std::string(bundle_->artifact_bytes(artifact));
     if (!parse_target(artifact.target).cubin) image.bytes.push_back('\0');  // PTX is loaded as a C string
     image.entry_symbol = artifact.entry_symbol.empty() ? kernel().name : artifact.entry_symbol;
     image.info.how = "bundle " + how;
     image.info.target = artifact.target;
     image.info.key = artifact.key;
-    image.info.artifact = name;
+    image.info.artifact = bundle_->artifact_name(kernel(), artifact);
     return image;
 }
 

@@ -1,6 +1,7 @@
 // A kernel's images from a bundle file (KernelCatalog::from_bundle): ranked
-// as the cache ranks its entries (rank_targets), each checked against its
-// recorded SHA-256 before its bytes are handed to the driver. A bundle never
+// as the cache ranks its entries (rank_targets), each checked as `build`
+// checks what it publishes (check_bundle_artifact: SHA-256, entry symbol,
+// architecture) before its bytes are handed to the driver. A bundle never
 // builds: when nothing fits the device, the error says which targets it holds.
 #pragma once
 
@@ -19,18 +20,21 @@ public:
     std::vector<ImageCandidate> candidates(int cc_major, int cc_minor, std::vector<std::string>& report) override;
     std::string kind() const override { return "the bundle"; }
     std::string holder() const override;
-    /// Always nullopt: a bundle is never compiled from at run time.
+    /// Always nullopt: a bundle is never compiled from at run time. `why_not`
+    /// says to make the bundle again once read() refused an artifact.
     std::optional<ModuleImage> build(int cc_major, int cc_minor, std::string& why_not) override;
 
     /// The checked image of `artifact`, loaded as `how` ("cubin", "ptx", ...).
-    /// Throws ArtifactError when its size or SHA-256 differ from the record.
-    ModuleImage read(const BundleArtifact& artifact, const std::string& how) const;
+    /// Throws ArtifactError as check_bundle_artifact (naming the bundle, the
+    /// kernel, the target, what is wrong and what to do).
+    ModuleImage read(const BundleArtifact& artifact, const std::string& how);
 
 private:
     const BundleKernel& kernel() const { return bundle_->catalog.kernels[kernel_]; }
 
     std::shared_ptr<const Bundle> bundle_;
     std::size_t kernel_;
+    bool corrupt_seen_ = false;  ///< read() refused an artifact (ImageSource calls are serialised per kernel)
 };
 
 }  // namespace ck

@@ -1,10 +1,11 @@
 #include "status/bundle_status.hpp"
 
 #include "builder/build_plan.hpp"
+#include "compilers/cuda_compiler.hpp"
 #include "explain/input_change.hpp"
+#include "runtime/bundle_check.hpp"
 #include "runtime/bundle_format.hpp"
 #include "util/file_util.hpp"
-#include "util/sha256.hpp"
 
 #include <algorithm>
 #include <map>
@@ -113,17 +114,53 @@ void use_bundle_settings(const BundleCatalog& catalog, Config& config)
 }
 
 // A bundle whose bytes were damaged since it was written (a bad copy to
-// node-local storage) is stale whatever the tree says: the ranks would skip
-// those artifacts.
+// node-local storage), or whose header files an artifact under the wrong
+// kernel or target, is stale whatever the tree says: the ranks would refuse
+// those artifacts (the same check_bundle_artifact).
 std::optional<BundleKernelStatus> corrupt_artifacts(const Bundle& bundle, const BundleKernel& stored)
 {
     BundleKernelStatus status{stored.module, stored.name, "corrupt", "", {}};
     for (const auto& artifact : stored.artifacts)
-        if (sha256_hex(bundle.artifact_bytes(artifact)) != artifact.sha256)
+        if (auto fault = find_bundle_artifact_fault(bundle, stored, artifact))
             status.artifacts.push_back({artifact.target, "corrupt", artifact.key, "",
-                                        "checksum mismatch in " + bundle.artifact_name(stored, artifact)});
+                                        bundle.artifact_name(stored, artifact) + ": " + fault->what});
     if (status.artifacts.empty()) return std::nullopt;
     return status;
+}
+
+// The keys are computed in the cache the bundle was made from, unless the
+// command line names another: its tool records (the compiler's identity)
+// are there, and a default cache elsewhere would make every key unknown.
+void use_bundle_cache(const BundleCatalog& catalog, bool cache_dir_given, Config& config,
+                      std::vector<std::string>& warnings)
+{
+    if (cache_dir_given || catalog.cache_root.empty()) return;
+    std::error_code error;
+    if (fs::is_directory(catalog.cache_root, error)) {
+        config.cache_dir = fs::path(catalog.cache_root);
+        return;
+    }
+    warnings.push_back("the bundle was made from the cache " + catalog.cache_root + ", which is not here: pass "
+                       "--cache-dir with the cache `cunumpy-kernels build` filled");
+}
+
+// "" when the toolkit found now is the bundle's (or the bundle does not say,
+// format 1); else a sentence naming both.
+std::string toolkit_change(const BundleToolkit& made, const CudaToolkit& now)
+{
+    if (made.root.empty() || util::absolute_normal(now.root) == fs::path(made.root)) return {};
+    return "the bundle was made with " + (made.compiler.empty() ? "" : made.compiler + " of ") + "the CUDA toolkit " +
+           made.root + " (found by " + made.found_by + "); status finds " + util::absolute_normal(now.root).string() +
+           " (found by " + now.found_by + ")";
+}
+
+// Keys that cannot be computed with another toolkit (its compiler never
+// probed in this cache) say so, instead of asking for a build.
+void blame_the_toolkit(BundleStatus& status, const std::string& made_root)
+{
+    for (auto& kernel : status.kernels)
+        for (auto& artifact : kernel.artifacts)
+            if (artifact.state == "unknown") artifact.reason = "the toolkit is not the bundle's " + made_root;
 }
 
 std::vector<fs::path> bundled_paths(const Bundle& bundle)
@@ -146,14 +183,26 @@ std::vector<std::string> BundleStatus::modules(const std::string& state) const
     return found;
 }
 
-BundleStatus read_bundle_status(const fs::path& file, std::vector<fs::path> paths, const ConfigAt& config_at)
+BundleStatus read_bundle_status(const fs::path& file, std::vector<fs::path> paths, const ConfigAt& config_at,
+                                bool cache_dir_given)
 {
     Bundle bundle = read_bundle(file);
     if (paths.empty()) paths = bundled_paths(bundle);
     Config config = config_at(paths.empty() ? fs::current_path() : paths.front());
     use_bundle_settings(bundle.catalog, config);
+    std::vector<std::string> warnings;
+    use_bundle_cache(bundle.catalog, cache_dir_given, config, warnings);
     TreeKeys keys = tree_keys(paths, config);
-    BundleStatus status{file, bundle.catalog.created, bundle.catalog.targets, {}, keys.warnings};
+    BundleStatus status;
+    status.bundle = file;
+    status.created = bundle.catalog.created;
+    status.targets = bundle.catalog.targets;
+    status.warnings = warnings;
+    status.warnings.insert(status.warnings.end(), keys.warnings.begin(), keys.warnings.end());
+    status.cache_root = config.cache_dir ? util::absolute_normal(*config.cache_dir) : fs::path();
+    status.toolkit = bundle.catalog.toolkit;
+    status.toolkit_now = find_cuda_toolkit(config);
+    status.toolkit_change = toolkit_change(status.toolkit, status.toolkit_now);
     for (const auto& stored : bundle.catalog.kernels) {
         if (auto corrupt = corrupt_artifacts(bundle, stored)) {
             status.kernels.push_back(std::move(*corrupt));
@@ -171,6 +220,7 @@ BundleStatus read_bundle_status(const fs::path& file, std::vector<fs::path> path
     for (const auto& [name, kernel] : keys.kernels) status.kernels.push_back({kernel.module, name, "added", "", {}});
     std::sort(status.kernels.begin(), status.kernels.end(),
               [](const BundleKernelStatus& a, const BundleKernelStatus& b) { return a.module < b.module; });
+    if (!status.toolkit_change.empty()) blame_the_toolkit(status, status.toolkit.root);
     return status;
 }
 
@@ -185,7 +235,13 @@ json to_json(const BundleStatus& status, const std::function<std::string(const f
         kernels.push_back({{"module", k.module}, {"name", k.name}, {"state", k.state}, {"reason", k.reason},
                            {"artifacts", artifacts}});
     }
+    json toolkit = {{"bundle", {{"root", status.toolkit.root}, {"found_by", status.toolkit.found_by},
+                                {"compiler", status.toolkit.compiler}}},
+                    {"now", {{"root", status.toolkit_now.root.string()}, {"found_by", status.toolkit_now.found_by}}},
+                    {"change", status.toolkit_change}};
     return {{"bundle", display(status.bundle)}, {"created", status.created},  {"targets", status.targets},
+            {"cache_root", status.cache_root.empty() ? std::string() : display(status.cache_root)},
+            {"toolkit", toolkit},
             {"current", status.current()},      {"changed", status.modules("changed")},
             {"added", status.modules("added")}, {"removed", status.modules("removed")},
             {"unknown", status.modules("unknown")}, {"corrupt", status.modules("corrupt")},

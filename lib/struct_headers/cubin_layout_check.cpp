@@ -18,7 +18,7 @@ void check_cubin_layout(const std::string& cubin, const std::string& target, con
 {
     if (target.rfind("compute_", 0) == 0 || !expected.parameters) return;
     auto fail = [&](const std::string& message) {
-        throw ArtifactCheckError(ArtifactCheck::parameter_layout,
+        throw ArtifactCheckError(ArtifactCheck::parameter_layout, message,
                                  what + " for " + target + ": check 'parameter layout' failed: " + message);
     };
     auto found = read_cubin_parameters(cubin, entry_symbol, what);

@@ -1,9 +1,11 @@
 """Bundles: `cunumpy-kernels bundle` writes one file from the cache `build`
 filled; a rank (tests/e2e/bundle_app.cpp, over the fake libcuda.so.1) opens
 the catalog from it with KernelCatalog::from_bundle and launches, reading
-nothing of the tree or the cache; `status --bundle` says when it is stale.
+nothing of the tree or the cache; `status --bundle` says when it is stale,
+and both refuse an artifact that fails build's load checks.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -39,6 +41,33 @@ def run_app(run, bundle, prefix=(), env=None):
     return subprocess.run([*prefix, APP, str(bundle)], env=env, capture_output=True, text=True, timeout=120)
 
 
+def read_header(path):
+    """The bundle's JSON header and its artifact bytes (doc/bundle.md, "The bundle format")."""
+    data = path.read_bytes()
+    end = data.index(b"\n")
+    header_size = int(data[:end].split(b" ")[2])
+    return json.loads(data[end + 1:end + 1 + header_size]), data[end + 1 + header_size:]
+
+
+def rewrite_header(path, edit, version=2):
+    """Edits the bundle's header with edit(header, artifact_bytes) and writes it back with every checksum
+    recomputed, as a writer with a bug (or a hand edit) would: only the load checks can tell."""
+    header, blob = read_header(path)
+    edit(header, blob)
+    text = json.dumps(header).encode()
+    digest = hashlib.sha256(text).hexdigest()
+    path.write_bytes(b"cunumpy-kernels-bundle %d %d %s\n" % (version, len(text), digest.encode()) + text + blob)
+
+
+def artifact(header, kernel, target):
+    return next(a for k in header["kernels"] if k["name"] == kernel for a in k["artifacts"] if a["target"] == target)
+
+
+def point_at(record, other):
+    """Makes `record` name the bytes of `other`: offset, size and checksum."""
+    record.update(offset=other["offset"], size=other["size"], sha256=other["sha256"])
+
+
 def flip_byte(path, from_end):
     data = bytearray(path.read_bytes())
     data[len(data) - from_end] ^= 0x5A
@@ -51,7 +80,7 @@ def test_a_rank_opens_the_bundle_and_launches_with_the_tree_and_cache_gone(run, 
     assert report["kernels"] == 3 and report["with_cuda"] == 2
     assert report["targets"] == ["sm_80", "sm_90", "compute_90"]
     assert report["artifacts"] == 6
-    assert bundle.read_bytes().startswith(b"cunumpy-kernels-bundle 1 ")
+    assert bundle.read_bytes().startswith(b"cunumpy-kernels-bundle 2 ")
     (tmp_path / "particles").rename(tmp_path / "moved")
     (tmp_path / "cache").rename(tmp_path / "cache-moved")
     result = run_app(run, bundle)
@@ -132,7 +161,7 @@ def test_a_corrupt_byte_is_an_artifact_error_at_load_never_a_crash(run, example,
     run("bundle", "--output", bundle, "--arch", "sm_90", "--no-ptx", *built, example, check=0)
     flip_byte(bundle, 100)  # inside the last artifact: push's sm_90 cubin
     status = run("status", "--bundle", bundle, *built, example, check=1)
-    assert f"corrupt particles.kernels.push: sm_90: corrupt (checksum mismatch in {bundle}#push@sm_90)" in status.stdout
+    assert f"corrupt particles.kernels.push: sm_90: corrupt ({bundle}#push@sm_90: checksum mismatch (" in status.stdout
     result = run_app(run, bundle)
     assert result.returncode == 3, result.stderr
     assert "ArtifactError: kernel 'push': nothing in the bundle fits CUDA device 0" in result.stderr
@@ -175,5 +204,133 @@ def test_opening_a_bundle_touches_one_file_and_nothing_of_the_tree_or_cache(run,
     assert [line for line in lines if tree in line or cache in line or "pyproject.toml" in line] == []
     on_bundle = [line for line in lines if f'"{bundle}"' in line]
     assert len(on_bundle) == 1 and "openat(" in on_bundle[0], on_bundle
-    assert len([line for line in lines if 'read(' in line and '"cunumpy-kernels-bundle 1 ' in line]) == 1
+    assert len([line for line in lines if 'read(' in line and '"cunumpy-kernels-bundle 2 ' in line]) == 1
     assert len([line for line in lines if "execve(" in line]) == 1  # the app itself: no process started
+
+
+def swap_kernels(header, blob):
+    for target in ("sm_80", "sm_90", "compute_90"):
+        push, deposit = artifact(header, "push", target), artifact(header, "deposit", target)
+        saved = dict(push)
+        point_at(push, deposit)
+        point_at(deposit, saved)
+
+
+def relabel_architectures(header, blob):
+    sm_80, sm_90 = artifact(header, "push", "sm_80"), artifact(header, "push", "sm_90")
+    sm_80["target"], sm_90["target"] = "sm_90", "sm_80"
+
+
+def cut_short(header, blob):
+    cubin = artifact(header, "push", "sm_90")
+    cubin["size"] -= 200
+    cubin["sha256"] = hashlib.sha256(blob[cubin["offset"]:cubin["offset"] + cubin["size"]]).hexdigest()
+
+
+def ptx_of_another_entry(header, blob):
+    point_at(artifact(header, "push", "compute_90"), artifact(header, "deposit", "compute_90"))
+
+
+@pytest.mark.parametrize("edit,target,finding", [
+    (swap_kernels, "sm_90", "check 'entry' failed: the cubin defines no function '"),
+    (relabel_architectures, "sm_90", "check 'architecture' failed: the cubin is for sm_80"),
+    (cut_short, "sm_90", "check 'complete' failed: the file is "),
+    (ptx_of_another_entry, "compute_90", "check 'ptx entry' failed: the PTX has no .entry "),
+])
+def test_a_header_that_misfiles_artifacts_is_corrupt_for_status_and_never_loaded(run, example, built, tmp_path, edit,
+                                                                                  target, finding):
+    bundle = tmp_path / "kernels.ckb"
+    run("bundle", "--output", bundle, *built, example, check=0)
+    rewrite_header(bundle, edit)
+    result = run("status", "--bundle", bundle, check=1)
+    assert "corrupt particles.kernels.push: " in result.stdout, result.stdout
+    assert f"{target}: corrupt ({bundle}#push@{target}: {finding}" in result.stdout, result.stdout
+    assert f"the bundle {bundle} is damaged" in result.stderr
+    status, _ = run.json("status", "--bundle", bundle, check=1)
+    assert "particles.kernels.push" in status["corrupt"] and not status["ok"]
+
+    app = run_app(run, bundle)
+    if edit is swap_kernels:  # every target of push misfiled: nothing loads, and the error says what to do
+        assert app.returncode == 3, app.stderr
+        assert "ArtifactError: kernel 'push': nothing in the bundle fits CUDA device 0" in app.stderr
+        assert f"{bundle}#push@sm_90: {finding}" in app.stderr
+        assert "make the bundle again (cunumpy-kernels build, then cunumpy-kernels bundle" in app.stderr
+    else:  # another target of push serves; the refused one was never handed to the driver
+        assert app.returncode == 0, app.stderr
+        push = next(line for line in app.stdout.splitlines() if line.startswith("loaded push"))
+        assert f"target={target}" not in push
+
+
+def test_status_bundle_computes_keys_in_the_cache_it_was_made_from(run, example, built, tmp_path):
+    bundle = tmp_path / "kernels.ckb"
+    run("bundle", "--output", bundle, *built, example, check=0)
+    result = run("status", "--bundle", bundle, check=0)  # no --cache-dir: the bundle's
+    assert ": current, 3 kernels" in result.stdout
+    status, _ = run.json("status", "--bundle", bundle, check=0)
+    assert status["cache_root"] == str(tmp_path / "cache")
+    other = tmp_path / "other-cache"
+    other.mkdir()
+    status, _ = run.json("status", "--bundle", bundle, "--cache-dir", other, check=1)  # given: that cache, never built
+    assert status["unknown"] and status["cache_root"] == str(other)
+    (tmp_path / "cache").rename(tmp_path / "cache-moved")
+    result = run("status", "--bundle", bundle, check=1)
+    assert f"made from the cache {tmp_path / 'cache'}, which is not here: pass --cache-dir" in result.stderr
+
+
+def test_a_version_1_bundle_still_opens_and_status_needs_its_cache_dir(run, example, built, tmp_path):
+    bundle = tmp_path / "kernels.ckb"
+    run("bundle", "--output", bundle, *built, example, check=0)
+    rewrite_header(bundle, lambda header, blob: [header.pop("cache_root"), header.pop("toolkit")], version=1)
+    result = run_app(run, bundle)
+    assert result.returncode == 0, result.stderr
+    assert "how=bundle cubin target=sm_90" in result.stdout
+    assert ": current, 3 kernels" in run("status", "--bundle", bundle, *built, check=0).stdout
+    rewrite_header(bundle, lambda header, blob: None, version=3)
+    result = run_app(run, bundle)
+    assert result.returncode == 3
+    assert "bundle format version 3, but this library reads versions 1 to 2" in result.stderr
+    assert "(cunumpy-kernels bundle)" in result.stderr
+
+
+def linked_toolkit(tmp_path, real_root):
+    """Another toolkit folder: the same files, its libraries under another real path (hard links), so that
+    the cache holds no record of its NVRTC, as after installing another toolkit."""
+    root = tmp_path / "other-toolkit"
+    root.mkdir()
+    for entry in Path(real_root).resolve().iterdir():
+        if entry.name not in ("lib", "lib64"):
+            (root / entry.name).symlink_to(entry)
+    (root / "lib").mkdir()
+    (root / "lib64").symlink_to("lib")
+    for entry in (Path(real_root) / "lib64").resolve().iterdir():
+        if entry.is_symlink():  # libnvrtc.so.13 -> libnvrtc.so.13.0.48: resolved in the new folder
+            (root / "lib" / entry.name).symlink_to(os.readlink(entry))
+            continue
+        if entry.is_dir():
+            (root / "lib" / entry.name).symlink_to(entry)
+            continue
+        try:
+            os.link(entry, root / "lib" / entry.name)
+        except OSError:  # another file system
+            shutil.copy2(entry, root / "lib" / entry.name)
+    return root
+
+
+@pytest.mark.parametrize("choose", ["--cuda-root", "CUDA_PATH"])
+def test_status_bundle_with_another_toolkit_names_both(run, example, built, tmp_path, choose):
+    bundle = tmp_path / "kernels.ckb"
+    run("bundle", "--output", bundle, *built, example, check=0)
+    made = read_header(bundle)[0]["toolkit"]
+    assert made["compiler"].startswith("nvrtc ")
+    other = linked_toolkit(tmp_path, made["root"])
+    flags, env = ([choose, other], None) if choose == "--cuda-root" else ([], {"CUDA_PATH": str(other)})
+    result = run("status", "--bundle", bundle, *flags, env=env, check=1)
+    found_by = "cuda-root" if choose == "--cuda-root" else "$CUDA_PATH"
+    assert (f"toolkit: the bundle was made with {made['compiler']} of the CUDA toolkit {made['root']} "
+            f"(found by {made['found_by']}); status finds {other} (found by {found_by})") in result.stdout, result.stdout
+    assert f"unknown (the toolkit is not the bundle's {made['root']})" in result.stdout
+    assert "build` once" not in result.stdout + result.stderr
+    assert f"was made with another CUDA toolkit: give status --cuda-root {made['root']}" in result.stderr
+    status, _ = run.json("status", "--bundle", bundle, *flags, env=env, check=1)
+    assert status["toolkit"]["now"] == {"root": str(other), "found_by": found_by}
+    assert status["toolkit"]["bundle"] == made

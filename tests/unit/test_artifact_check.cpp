@@ -187,6 +187,46 @@ TEST_SUITE("artifact_check")
                   .find("check 'ptx externs' failed: unresolved .extern .func helper") != std::string::npos);
     }
 
+    TEST_CASE("a cubin cut short fails 'complete' wherever the cut falls, and names both sizes")
+    {
+        std::string whole = craft({});
+        CHECK(elf_extent(whole) == whole.size());
+        CHECK(elf_extent(whole + "payload") == whole.size());
+        CHECK(elf_extent("not elf") == 0);
+        for (std::size_t cut : {std::size_t(1), sizeof(Elf64_Shdr), whole.size() - sizeof(Elf64_Ehdr)}) {
+            CAPTURE(cut);
+            std::string shorter = whole.substr(0, whole.size() - cut);
+            CHECK(failed_check(check_cubin, shorter, push_sm_90) == ArtifactCheck::complete);
+            CHECK(failure_message(check_cubin, shorter, push_sm_90)
+                      .find("the file is " + std::to_string(shorter.size()) + " bytes, but its ELF headers describe " +
+                            std::to_string(whole.size())) != std::string::npos);
+        }
+        auto nvrtc = nvrtc_compile(kernel, "sm_90");
+        CHECK(failed_check(check_cubin, nvrtc.artifact.substr(0, nvrtc.artifact.size() / 2), {"push", "sm_90", "push"}) ==
+              ArtifactCheck::complete);
+    }
+
+    TEST_CASE("PTX cut short fails 'ptx complete'; braces in comments and strings do not count")
+    {
+        CHECK(ptx_check(good_ptx.substr(0, good_ptx.rfind('}'))) == ArtifactCheck::ptx_complete);
+        CHECK(ptx_check(good_ptx.substr(0, good_ptx.find("ret;"))) == ArtifactCheck::ptx_complete);
+        CHECK(ptx_check(good_ptx + "// {\n/* { */\n.file 1 \"/home/a{b/push_cuda.cu\"\n") == std::nullopt);
+        auto nvrtc = nvrtc_compile(kernel, "compute_90");
+        CHECK(ptx_check(nvrtc.artifact.substr(0, nvrtc.artifact.rfind('}'))) == ArtifactCheck::ptx_complete);
+    }
+
+    TEST_CASE("an error carries its finding apart from the compile advice, for readers that advise otherwise")
+    {
+        try {
+            check_cubin(craft({.flags = 0x06005004}), push_sm_90);
+            FAIL("accepted an sm_80 cubin for sm_90");
+        } catch (const ArtifactCheckError& error) {
+            CHECK(error.finding().rfind("the cubin is for sm_80", 0) == 0);
+            CHECK(error.finding().find("--arch") == std::string::npos);
+            CHECK(std::string(error.what()).find(error.finding()) != std::string::npos);
+        }
+    }
+
     TEST_CASE("what NVRTC builds for the target passes; what options change fails")
     {
         for (const std::string target : {"sm_80", "sm_90", "sm_90a", "sm_100", "sm_120", "compute_90"}) {

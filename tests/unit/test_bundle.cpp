@@ -10,6 +10,7 @@
 #include "runtime/target_ranking.hpp"
 #include "status/bundle_status.hpp"
 #include "util/file_util.hpp"
+#include "util/sha256.hpp"
 
 #include "runtime_package.hpp"
 
@@ -34,6 +35,8 @@ BundleCatalog two_kernel_catalog(std::string& data)
     catalog.targets = {"sm_90", "compute_90"};
     catalog.compiler = "nvrtc";
     catalog.options = {"-DX=1"};
+    catalog.cache_root = "/cache";
+    catalog.toolkit = {"/opt/cuda-13.0", "$CUDA_PATH", "nvrtc 13.0"};
     KernelParameter x{"x", "double*", ParameterKind::pointer, ElementType::float64, 0};
     KernelParameter a{"a", "Array2D<float>", ParameterKind::array_view, ElementType::float32, 2};
     KernelParameter n{"n", "long long", ParameterKind::scalar, ElementType::int64, 0};
@@ -105,6 +108,10 @@ TEST_CASE("a bundle's header and artifacts read back as they were written")
     CHECK(bundle.catalog.tool == written.tool);
     CHECK(bundle.catalog.targets == written.targets);
     CHECK(bundle.catalog.options == written.options);
+    CHECK(bundle.catalog.cache_root == "/cache");
+    CHECK(bundle.catalog.toolkit.root == "/opt/cuda-13.0");
+    CHECK(bundle.catalog.toolkit.found_by == "$CUDA_PATH");
+    CHECK(bundle.catalog.toolkit.compiler == "nvrtc 13.0");
     REQUIRE(bundle.catalog.kernels.size() == 2);
     const BundleKernel& push = bundle.catalog.kernels[0];
     CHECK(push.cuda);
@@ -137,9 +144,13 @@ TEST_CASE("a file that is not a bundle, of another version, truncated or corrupt
     };
     CHECK(refused("ELF\n" + good).find("/x/kernels.ckb: not a cunumpy-kernels bundle") == 0);
     CHECK(refused("").find("not a cunumpy-kernels bundle") != std::string::npos);
-    std::string v2 = good;
-    v2.replace(v2.find(" 1 "), 3, " 2 ");
-    CHECK(refused(v2).find("bundle format version 2, but this library reads version 1") != std::string::npos);
+    for (std::string version : {"0", "3"}) {
+        std::string other = good;
+        other.replace(other.find(" 2 "), 3, " " + version + " ");
+        CHECK(refused(other).find("bundle format version " + version + ", but") != std::string::npos);
+        CHECK(refused(other).find("but this library reads versions 1 to 2: make the bundle again") != std::string::npos);
+        CHECK(refused(other).find("(cunumpy-kernels bundle)") != std::string::npos);
+    }
     CHECK(refused(good.substr(0, good.size() - 1)).find("truncated: 33 bytes of artifacts expected, 32 present") !=
           std::string::npos);
     CHECK(refused(good.substr(0, good.find('\n') + 10)).find("truncated: the header needs") != std::string::npos);
@@ -151,6 +162,25 @@ TEST_CASE("a file that is not a bundle, of another version, truncated or corrupt
     bad_line.replace(bad_line.find(' ', 23), 1, "x");
     CHECK(refused(bad_line).find("corrupt magic line") != std::string::npos);
     CHECK(refused(good) == "accepted");
+}
+
+TEST_CASE("a format 1 bundle still reads: no cache root and no toolkit")
+{
+    std::string data;
+    BundleCatalog catalog = two_kernel_catalog(data);
+    std::string encoded = encode_bundle(catalog, data);
+    std::size_t start = encoded.find('\n') + 1;
+    nlohmann::json header = nlohmann::json::parse(encoded.substr(start, encoded.size() - data.size() - start));
+    header.erase("cache_root");
+    header.erase("toolkit");
+    std::string text = header.dump();
+    Bundle bundle = decode_bundle("cunumpy-kernels-bundle 1 " + std::to_string(text.size()) + " " + sha256_hex(text) +
+                                      "\n" + text + data,
+                                  "/x/old.ckb");
+    CHECK(bundle.catalog.cache_root == "");
+    CHECK(bundle.catalog.toolkit.root == "");
+    CHECK(bundle.catalog.kernels.size() == 2);
+    CHECK(bundle.artifact_bytes(bundle.catalog.kernels[0].artifacts[0]) == "bytes of sm_90");
 }
 
 TEST_CASE("every truncation and every flipped byte of the header is refused; flipped artifact bytes wait for the load")
@@ -301,6 +331,50 @@ TEST_CASE_FIXTURE(Fixture, "status --bundle: current, then the kernel whose sour
     CHECK(push.artifacts[0].reason.find("push_cuda.cu changed") != std::string::npos);
     std::filesystem::remove_all(package.tree / "src/sim/kernels/sort");
     CHECK(read_bundle_status(file, {}, config_at).modules("removed") == std::vector<std::string>{"sim.kernels.sort"});
+}
+
+TEST_CASE_FIXTURE(Fixture, "a bundle records its cache and toolkit; status computes keys in that cache unless told")
+{
+    auto file = bundle({"sm_90"}, false);
+    Bundle written = read_bundle(file);
+    CHECK(written.catalog.cache_root == package.cache().string());
+    CHECK(written.catalog.toolkit.root == util::absolute_normal(cuda_root_of(package.config)).string());
+    CHECK(written.catalog.toolkit.compiler.rfind("nvrtc ", 0) == 0);
+    Config elsewhere = package.config;
+    elsewhere.cache_dir = package.tree / "empty-cache";  // as a status without --cache-dir resolves another cache
+    auto config_at = [&](const std::filesystem::path&) { return elsewhere; };
+    BundleStatus status = read_bundle_status(file, {}, config_at);
+    CHECK(status.current());
+    CHECK(status.cache_root == package.cache());
+    CHECK(status.toolkit_change == "");
+    status = read_bundle_status(file, {}, config_at, true);  // --cache-dir given: that cache, never probed
+    CHECK(status.modules("unknown") == std::vector<std::string>{"sim.kernels.push", "sim.kernels.scale"});
+    std::filesystem::rename(package.cache(), package.tree / "moved-cache");
+    status = read_bundle_status(file, {}, config_at);
+    REQUIRE_FALSE(status.warnings.empty());
+    CHECK(status.warnings[0].find("made from the cache " + package.cache().string() + ", which is not here") !=
+          std::string::npos);
+}
+
+TEST_CASE_FIXTURE(Fixture, "with another toolkit, status --bundle names both instead of asking for a build")
+{
+    auto file = bundle({"sm_90"}, false);
+    std::string made_with = read_bundle(file).catalog.toolkit.root;
+    Config other = package.config;
+    other.cuda_root = package.tree / "other-toolkit";
+    std::filesystem::create_directories(other.cuda_root / "lib64");
+    auto config_at = [&](const std::filesystem::path&) { return other; };
+    BundleStatus status = read_bundle_status(file, {}, config_at);
+    CHECK_FALSE(status.current());
+    CHECK(status.toolkit_change.find("the CUDA toolkit " + made_with + " (found by ") != std::string::npos);
+    CHECK(status.toolkit_change.find("status finds " + other.cuda_root.string() + " (found by cuda-root)") !=
+          std::string::npos);
+    CHECK(status.toolkit_change.find("the bundle was made with nvrtc ") == 0);
+    for (const auto& kernel : status.kernels)
+        for (const auto& artifact : kernel.artifacts) {
+            CHECK(artifact.state == "unknown");
+            CHECK(artifact.reason == "the toolkit is not the bundle's " + made_with);
+        }
 }
 
 TEST_SUITE_END();
