@@ -118,9 +118,15 @@ private:
 
 // A built cubin that lays out the parameters otherwise than the runtime
 // packs them is no usable artifact: status reports it failed, with why.
+//
+// The entry's key covers the kernel's source, every header it includes and
+// its template arguments, so with the same struct layouts a key's outcome
+// is the one the record keeps for it: a warm status reads no kernel's headers
+// again (it read every header of every kernel, which doubled a warm status
+// over Struphy's tree).
 class LayoutChecker {
 public:
-    LayoutChecker(const Config& config) : config_(config) {}
+    LayoutChecker(const Config& config, SourceRecord& record) : config_(config), record_(record) {}
 
     void check(const KernelSource& kernel, const JobResult& job, ArtifactStatus& status)
     {
@@ -129,15 +135,16 @@ public:
             return;
         try {
             if (!structs_) structs_ = configured_struct_layouts(config_);
-            if (!layout_ || layout_->kernel != kernel.name || module_ != kernel.module) {
-                layout_ = runtime_layout(kernel, config_, *structs_);
-                module_ = kernel.module;
-            }
-            std::string where = (job.entry / "manifest.json").string();
-            Manifest manifest = Manifest::without_inputs(util::read_file(job.entry / "manifest.json"), where);
-            std::string what = job.artifacts.front().filename().string() + " of " + kernel.cuda_file->string();
-            check_cubin_layout(util::read_file(job.artifacts.front()), status.target, manifest.entry_symbol, what,
-                               *layout_, false);
+            // Kept under the source's digest: the record keeps facts of the files it holds.
+            std::string problem = job.key.empty() ? layout_problem(kernel, job, status.target)
+                                                  : record_.answer(record_.digest(*kernel.cuda_file),
+                                                                   question(job.key, status.target), [&] {
+                                                                       return nlohmann::json(
+                                                                           layout_problem(kernel, job, status.target));
+                                                                   }).get<std::string>();
+            if (problem.empty()) return;
+            status.state = ArtifactState::failed;
+            status.reason = problem;
         } catch (const Error& error) {
             status.state = ArtifactState::failed;
             status.reason = error.what();
@@ -145,7 +152,35 @@ public:
     }
 
 private:
+    // What the outcome depends on: the entry's key, its target and the structs' layouts.
+    std::string question(const std::string& key, const std::string& target) const
+    {
+        nlohmann::json structs = nlohmann::json::object();
+        for (const auto& [name, layout] : *structs_) structs[name] = {layout.size, layout.alignment};
+        return nlohmann::json::array({"cubin-layout/1", key, target, structs}).dump();
+    }
+
+    // "" when the cubin lays its parameters out as the runtime packs them; else why not.
+    std::string layout_problem(const KernelSource& kernel, const JobResult& job, const std::string& target)
+    {
+        try {
+            if (!layout_ || layout_->kernel != kernel.name || module_ != kernel.module) {
+                layout_ = runtime_layout(kernel, config_, *structs_);
+                module_ = kernel.module;
+            }
+            std::string where = (job.entry / "manifest.json").string();
+            Manifest manifest = Manifest::without_inputs(util::read_file(job.entry / "manifest.json"), where);
+            std::string what = job.artifacts.front().filename().string() + " of " + kernel.cuda_file->string();
+            check_cubin_layout(util::read_file(job.artifacts.front()), target, manifest.entry_symbol, what, *layout_,
+                               false);
+            return "";
+        } catch (const ArtifactError& error) {
+            return error.what();
+        }
+    }
+
     const Config& config_;
+    SourceRecord& record_;
     std::optional<StructLayouts> structs_;
     std::optional<KernelLayout> layout_;
     std::string module_;
@@ -258,7 +293,7 @@ StatusReport read_status(const StatusRequest& request)
     std::multimap<std::string, const JobResult*> jobs;
     for (const auto& job : build.jobs) jobs.emplace(job.module, &job);
     CacheReader cache(request.config, planned);
-    LayoutChecker layouts(request.config);
+    LayoutChecker layouts(request.config, *record);
     report.warnings = build.warnings;
     std::string first_cache_name;
     signatures::HeaderCache headers;
