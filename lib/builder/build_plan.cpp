@@ -8,7 +8,6 @@
 #include "package/kernel_walker.hpp"
 #include "util/side_thread.hpp"
 
-
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -16,8 +15,8 @@ namespace fs = std::filesystem;
 BuildPlan BuildPlanner::plan()
 {
     plan_.record = std::make_shared<SourceRecord>(source_record_file(config()));
-    plan_.kernels = find_kernels(request().paths, config(), [this](const std::string& w) { plan_.warnings.push_back(w); },
-                                 plan_.record.get());
+    plan_.kernels = find_kernels(
+        request().paths, config(), [this](const std::string& w) { plan_.warnings.push_back(w); }, plan_.record.get());
     if (plan_.kernels.empty())
         plan_.warnings.push_back("no kernels found: a kernel is a folder <name> holding <name>" + config().host_suffix +
                                  ".py (see --host-suffix)");
@@ -45,10 +44,7 @@ BuildPlan BuildPlanner::plan()
     return std::move(plan_);
 }
 
-BuildPlan plan_build(const BuildRequest& request)
-{
-    return BuildPlanner(request).plan();
-}
+BuildPlan plan_build(const BuildRequest& request) { return BuildPlanner(request).plan(); }
 
 void apply_planned_writes(BuildPlan& plan)
 {
@@ -88,17 +84,20 @@ JobResult would_build(const BuildPlan& plan, const CudaMiss& miss)
     result.reason = miss.reason;
     if (miss.context->cunumpy_dir_unknown) {
         result.key.clear();
-        result.reason = "no record of where " + plan.request.config.python + " finds cunumpy's CUDA headers (status starts "
-                        "no Python): give status the --python that `cunumpy-kernels build` got, or run build once with this "
-                        "one, or pass --cunumpy-include-dir";
+        result.reason =
+            "no record of where " + plan.request.config.python +
+            " finds cunumpy's CUDA headers (status starts "
+            "no Python): give status the --python that `cunumpy-kernels build` got, or run build once with this "
+            "one, or pass --cunumpy-include-dir";
     }
     return result;
 }
 
 JobResult would_build(const BuildPlan& plan, const HostMiss& miss)
 {
-    JobResult result = plan.request.config.in_place ? in_place_base_result(miss.context->host.plan, miss.module)
-                                         : host_base_result(miss.context->host.plan, miss.module, miss.context->store);
+    JobResult result = plan.request.config.in_place
+                           ? in_place_base_result(miss.context->host.plan, miss.module)
+                           : host_base_result(miss.context->host.plan, miss.module, miss.context->store);
     result.state = JobState::would_build;
     result.reason = miss.reason;
     return result;

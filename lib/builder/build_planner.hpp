@@ -79,7 +79,7 @@ private:
     struct CudaPlanning {
         const KernelSource* kernel = nullptr;
         CacheContext* context = nullptr;
-        std::vector<std::string> warnings;      ///< what setting its root up warned, added in the plan's order
+        std::vector<std::string> warnings;  ///< what setting its root up warned, added in the plan's order
         std::vector<CudaJob> jobs;
         std::optional<std::string> unreadable;  ///< the source or a header cannot be read
         std::exception_ptr error;               ///< anything else planning threw, rethrown where it would have been
@@ -165,7 +165,7 @@ private:
     // An in-place module: current (our record names its key), foreign and
     // kept (another tool built it, newer than its sources), or a miss.
     struct InPlaceVerdict {
-        JobResult hit;       // state hit, when not a miss
+        JobResult hit;  // state hit, when not a miss
         bool miss = false;
         std::string reason;  // of a miss
     };

@@ -2,8 +2,6 @@
 // (PlannedWrites), and the hits it serves counted and checked.
 #include "builder/build_planner.hpp"
 
-
-
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -25,9 +23,19 @@ CacheContext& BuildPlanner::context_named(const std::string& name)
     // The preferred root's tool answers hold for the fallback too (the same tools).
     std::optional<fs::path> probes_also;
     if (location.fallback) probes_also = location.preferred / ".probes";
-    auto context = std::make_unique<CacheContext>(CacheContext{location, EntryStore(location.root),
-                                                               ToolProbe(location.root / ".probes", probes_also), nullptr,
-                                                               nullptr, nullptr, std::nullopt, read_only, "", false, {}, 0, {}});
+    auto context = std::make_unique<CacheContext>(CacheContext{location,
+                                                               EntryStore(location.root),
+                                                               ToolProbe(location.root / ".probes", probes_also),
+                                                               nullptr,
+                                                               nullptr,
+                                                               nullptr,
+                                                               std::nullopt,
+                                                               read_only,
+                                                               "",
+                                                               false,
+                                                               {},
+                                                               0,
+                                                               {}});
     context->probe.defer_writes();
     // Like cunumpy, builds already in the unwritable preferred root are used.
     if (location.fallback) context->also_read.emplace(location.preferred);
@@ -60,13 +68,14 @@ std::vector<std::string> BuildPlanner::take_warnings_since(std::size_t count)
     return taken;
 }
 
-bool BuildPlanner::refuse_writable_entry(CacheContext& context, const JobResult& hit, const std::vector<std::string>& files)
+bool BuildPlanner::refuse_writable_entry(CacheContext& context, const JobResult& hit,
+                                         const std::vector<std::string>& files)
 {
     return refuse_writable_entry(context, context.store, hit, files);
 }
 
 bool BuildPlanner::refuse_writable_entry(CacheContext& context, const EntryStore& store, const JobResult& hit,
-    const std::vector<std::string>& files)
+                                         const std::vector<std::string>& files)
 {
     std::vector<fs::path> paths(files.begin(), files.end());
     paths.emplace_back("manifest.json");  // it names the artifacts and their checksums
@@ -79,8 +88,8 @@ bool BuildPlanner::refuse_writable_entry(CacheContext& context, const EntryStore
     return true;
 }
 
-void BuildPlanner::count_hit(CacheContext& context, const std::string& kind, const std::string& module, const std::string& target,
-    const std::string& key)
+void BuildPlanner::count_hit(CacheContext& context, const std::string& kind, const std::string& module,
+                             const std::string& target, const std::string& key)
 {
     ++context.hits;
     if (may_write(context)) plan_.writes.hits.push_back({&context, kind, module, target, key, ""});

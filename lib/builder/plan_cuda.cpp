@@ -6,7 +6,6 @@
 #include "explain/input_change.hpp"
 #include "util/subprocess.hpp"
 
-
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -44,8 +43,8 @@ void BuildPlanner::plan_with_tools(CacheContext& context)
     if (!identity) return keep_a_reader(context, recorded);
     std::optional<std::string> host;
     try {
-        host = context.compiler->host_compiler_identity(
-            host_compiler_option(config(), context.compiler->environment()), may_start_tools());
+        host = context.compiler->host_compiler_identity(host_compiler_option(config(), context.compiler->environment()),
+                                                        may_start_tools());
     } catch (const ToolchainError& error) {
         if (may_start_tools()) throw;
         context.unknown = error.what();
@@ -74,14 +73,16 @@ void BuildPlanner::warn_about_compiler_inputs(const CudaPlanner& planner, const 
     if (compiler_warned_) return;
     compiler_warned_ = true;
     for (const auto& option : planner.verbatim_options())
-        plan_.warnings.push_back("compiler option " + option + " is passed verbatim to " + to_string(config().compiler) +
+        plan_.warnings.push_back("compiler option " + option + " is passed verbatim to " +
+                                 to_string(config().compiler) +
                                  ": the cache key holds its spelling only; a file it reads or a folder it adds "
                                  "is not in the key");
     for (const auto& name : environment.refused)
         throw UsageError(name + " is set: " + to_string(config().compiler) +
                          " would read it behind the cache key's back, so builds refuse it; pass its include "
                          "folders or flags in the config key `options` ([tool.cunumpy-kernels] in pyproject.toml) "
-                         "or as --compiler-option (-isystem DIR, -I DIR, -Xptxas ...), and unset " + name);
+                         "or as --compiler-option (-isystem DIR, -I DIR, -Xptxas ...), and unset " +
+                         name);
 }
 
 std::vector<BuildPlanner::CudaPlanning> BuildPlanner::cuda_plannings()

@@ -2,8 +2,6 @@
 // and cunumpy's names for them.
 #include "builder/build_planner.hpp"
 
-
-
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -89,7 +87,8 @@ void BuildPlanner::add_host_plan(CacheContext& context, bool in_place)
         // A dry run that could ask the tools fails as the build would; status, which
         // asks none, lists the kernels with the reason instead.
         if (may_start_tools()) throw ToolchainError(host.setup.problem);
-        for (const KernelSource* kernel : host.kernels) plan_.decided.push_back(unplanned_host(*kernel, host.setup.problem));
+        for (const KernelSource* kernel : host.kernels)
+            plan_.decided.push_back(unplanned_host(*kernel, host.setup.problem));
         return;
     }
     if (in_place) return classify_in_place(context);
@@ -128,8 +127,10 @@ void BuildPlanner::classify_host(CacheContext& context, std::size_t index)
         if (refuse_writable_entry(context, hit, {host_artifact_file(module, tools.ext_suffix)})) return;
         count_hit(context, "host", host_label(module), "host", job.key);
         CunumpyNameHolder holder = check_cunumpy_name(plan, index, context.store, named);
-        if (!holder.problem.empty() && request().dry_run) hit.cunumpy_name_problem = name_advice(holder);
-        else if (!holder.problem.empty() && may_write(context)) warn_if_taken(context, index, holder);
+        if (!holder.problem.empty() && request().dry_run)
+            hit.cunumpy_name_problem = name_advice(holder);
+        else if (!holder.problem.empty() && may_write(context))
+            warn_if_taken(context, index, holder);
         if (!holder.problem.empty() && may_write(context)) repoint_cunumpy_entry(context, index);
         plan_.decided.push_back(std::move(hit));
         return;
@@ -161,27 +162,26 @@ void BuildPlanner::warn_if_taken(const CacheContext& context, std::size_t index,
     const HostModule& module = context.host.plan.modules[index];
     plan_.warnings.push_back(holder.problem + "; building " + module.name +
                              " re-points it, and cunumpy then loads that build for " + holder.other_module +
-                             " too: make the texts of " + module.file.string() + " and " +
-                             holder.other_module + " differ (a comment naming the package is enough)");
+                             " too: make the texts of " + module.file.string() + " and " + holder.other_module +
+                             " differ (a comment naming the package is enough)");
 }
 
 void BuildPlanner::repoint_cunumpy_entry(CacheContext& context, std::size_t index)
 {
     const HostPlan& plan = context.host.plan;
-    fs::path entry =
-        host_build_folder(context.store, plan.jobs[index].key, plan.modules[index]).lexically_relative(
-            context.store.root());
+    fs::path entry = host_build_folder(context.store, plan.jobs[index].key, plan.modules[index])
+                         .lexically_relative(context.store.root());
     plan_.writes.cunumpy_names.push_back({&context, plan.jobs[index].cunumpy_name, entry});
 }
 
 JobResult BuildPlanner::cunumpy_hit(const HostPlan& plan, std::size_t index, const CacheContext& context,
-    const CunumpyEntry& named)
+                                    const CunumpyEntry& named)
 {
     JobResult result = host_base_result(plan, index, context.store);
     result.state = JobState::hit;
     result.entry = named.path;
-    result.artifacts = {named.path / (plan.modules[index].relative.stem().string() +
-                                      context.host.setup.tools.ext_suffix)};
+    result.artifacts = {named.path /
+                        (plan.modules[index].relative.stem().string() + context.host.setup.tools.ext_suffix)};
     result.reason = "built by cunumpy's PyccelCache";
     return result;
 }

@@ -6,7 +6,6 @@
 #include "host/pyccel_workspace.hpp"
 #include "util/text.hpp"
 
-
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -46,8 +45,8 @@ void BuildPlanner::classify_in_place(CacheContext& context)
         if (!verdicts[i].miss) continue;
         for (std::size_t imported : plan.jobs[i].closure) {
             if (verdicts[imported].miss || verdicts[imported].hit.foreign.empty()) continue;
-            verdicts[imported] = {{}, true, "built by another tool, and " + plan.modules[i].name +
-                                                ", which imports it, is rebuilt"};
+            verdicts[imported] = {
+                {}, true, "built by another tool, and " + plan.modules[i].name + ", which imports it, is rebuilt"};
         }
     }
     std::size_t kept = 0;
@@ -88,25 +87,31 @@ BuildPlanner::InPlaceVerdict BuildPlanner::in_place_verdict(CacheContext& contex
     std::vector<fs::path> sources = {module.file};
     for (std::size_t imported : job.closure) sources.push_back(plan.modules[imported].file);
     const std::string& ext_suffix = context.host.setup.tools.ext_suffix;
-    InPlaceState state = read_in_place_state(module.file.parent_path(), module_stem(module), ext_suffix, job.key, sources);
+    InPlaceState state =
+        read_in_place_state(module.file.parent_path(), module_stem(module), ext_suffix, job.key, sources);
     verdict.hit.state = JobState::hit;
     verdict.hit.artifacts = {module.file.parent_path() / (module_stem(module) + ext_suffix)};
     using Kind = InPlaceState::Kind;
     if (state.kind == Kind::current) return verdict;
     if (state.kind == Kind::foreign && !state.older_than_sources && !request().replace_foreign) {
-        verdict.hit.foreign = "built by another tool (no record of ours beside it), newer than its sources; kept "
-                              "(`build --in-place --replace-foreign` rebuilds it)";
+        verdict.hit.foreign =
+            "built by another tool (no record of ours beside it), newer than its sources; kept "
+            "(`build --in-place --replace-foreign` rebuilds it)";
         return verdict;
     }
     verdict.miss = true;
-    if (state.kind == Kind::missing) verdict.reason = "no entry";
-    else if (state.kind == Kind::incomplete) verdict.reason = state.missing_file + " of its build is missing";
+    if (state.kind == Kind::missing)
+        verdict.reason = "no entry";
+    else if (state.kind == Kind::incomplete)
+        verdict.reason = state.missing_file + " of its build is missing";
     else if (state.kind == Kind::foreign)
         verdict.reason = state.older_than_sources
                              ? "built by another tool (no record of ours beside it), older than its sources"
                              : "built by another tool (no record of ours beside it; --replace-foreign)";
-    else if (state.record->key.empty()) verdict.reason = "an earlier in-place build was interrupted";
-    else verdict.reason = explain_in_place_change(module, job);
+    else if (state.record->key.empty())
+        verdict.reason = "an earlier in-place build was interrupted";
+    else
+        verdict.reason = explain_in_place_change(module, job);
     if (verdict.reason.empty()) verdict.reason = "built with another key";
     return verdict;
 }

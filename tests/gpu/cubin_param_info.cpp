@@ -87,7 +87,8 @@ int main(int argc, char** argv)
             if (file.size() < 6 || file.substr(file.size() - 6) != ".cubin") continue;
             std::string cubin = read_file(item.path().parent_path() / file);
             std::string entry = manifest["entry_symbol"];
-            std::string kernel = manifest["module"].get<std::string>() + " [" + artifact["target"].get<std::string>() + "]";
+            std::string kernel =
+                manifest["module"].get<std::string>() + " [" + artifact["target"].get<std::string>() + "]";
             auto read = ck::read_cubin_parameters(cubin, entry, file);
             CUmodule module;
             CUfunction function;
