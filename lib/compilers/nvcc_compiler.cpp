@@ -61,6 +61,24 @@ bool is_within(const fs::path& path, const fs::path& dir)
     return !rel.empty() && *rel.begin() != "..";
 }
 
+// nvcc reads its own toolkit's headers wherever that toolkit is, which the
+// folder above the nvcc in PATH need not say: a site's wrapper script there
+// (`exec /usr/local/cuda-13.0/bin/nvcc "$@"`) runs another toolkit's nvcc. A
+// folder `include` holding cuda_runtime_api.h is a toolkit's, and what lies
+// under it (crt/, cccl/) is covered by the compiler's identity, as the named
+// toolkit's headers are. `known` remembers each folder's answer.
+bool in_a_toolkit_include(const fs::path& path, std::map<fs::path, bool>& known)
+{
+    std::error_code error;
+    for (fs::path dir = path.parent_path(); dir.has_relative_path(); dir = dir.parent_path()) {
+        if (dir.filename() != "include") continue;
+        auto [it, added] = known.emplace(dir, false);
+        if (added) it->second = fs::is_regular_file(dir / "cuda_runtime_api.h", error);
+        if (it->second) return true;
+    }
+    return false;
+}
+
 // The key names of what nvcc read; throws nothing: a file the key lacks is
 // named in `missing`.
 std::vector<std::string> compare_with_key(const std::vector<std::string>& read, const fs::path& source,
@@ -76,8 +94,10 @@ std::vector<std::string> compare_with_key(const std::vector<std::string>& read, 
     for (const auto& dir : toolkit_dirs) toolkit.push_back(fs::weakly_canonical(dir, error));
     std::map<fs::path, std::string> key_files;
     for (const auto& [file, name] : headers) key_files[fs::weakly_canonical(file, error)] = name;
+    std::map<fs::path, bool> toolkit_folders;
     auto in_toolkit = [&](const fs::path& path) {
-        return std::any_of(toolkit.begin(), toolkit.end(), [&](const fs::path& dir) { return is_within(path, dir); });
+        return std::any_of(toolkit.begin(), toolkit.end(), [&](const fs::path& dir) { return is_within(path, dir); }) ||
+               in_a_toolkit_include(path, toolkit_folders);
     };
     for (const auto& file : read) {
         fs::path path = fs::weakly_canonical(fs::absolute(file, error), error);

@@ -392,6 +392,29 @@ def test_the_toolkit_is_found_as_cupy_finds_it_and_named(run, tree, tmp_path, fo
         assert "(found by $CUDA_PATH)" in out
 
 
+@pytest.mark.parametrize("headers", ["none", "a copy"])
+def test_an_nvcc_in_path_that_wraps_another_toolkits_reads_that_toolkits_headers(run, tree, tmp_path, headers):
+    # A site's wrapper script in PATH (`exec /opt/cuda-13.0/bin/nvcc "$@"`): the folder
+    # above it is no toolkit, or holds a copy of one's headers (/usr/local/include on
+    # some machines). nvcc reads its own toolkit's headers: no "scanner bug".
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
+    root = tmp_path / "site"
+    (root / "bin").mkdir(parents=True)
+    (root / "bin" / "nvcc").write_text(f'#!/bin/sh\nexec {real_root.resolve()}/bin/nvcc "$@"\n')
+    (root / "bin" / "nvcc").chmod(0o755)
+    shutil.copy(real_root / "bin" / "nvcc.profile", root / "bin" / "nvcc.profile")
+    if headers == "a copy":
+        shutil.copytree(real_root / "include", root / "include", symlinks=True)
+    else:
+        (root / "include").mkdir()
+    env = {"CUDA_PATH": "", "CUDA_HOME": "", "PATH": f"{root / 'bin'}:{run.env['PATH']}"}
+    build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}")
+    result = build(env=env, check=None)
+    assert "scanner bug" not in result.stdout + result.stderr, result.stderr
+    assert result.returncode == 0 and "1 built" in summary(result), result.stdout + result.stderr
+    assert build.reason(env=env) == "(cached)"
+
+
 def fake_toolkit(tmp_path):
     """A toolkit whose nvcc runs the real one, with an nvcc.profile of its own."""
     real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda"))
