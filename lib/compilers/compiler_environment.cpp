@@ -72,6 +72,11 @@ CompilerEnvironment nvcc_environment(const std::string& profile, const Environme
     env.inherited = run_variables();
     env.inherited.push_back("NVCC_CCBIN");
     std::vector<std::string> intended = host_include_variables;
+    // The variables every toolkit's nvcc.profile extends, refused too when the
+    // profile beside the nvcc in PATH is not the one that runs (a site's
+    // wrapper script), or is missing.
+    for (const char* name : {"INCLUDES", "SYSTEM_INCLUDES", "LIBRARIES", "CUDAFE_FLAGS", "PTXAS_FLAGS"})
+        add_unique(intended, name);
     for (const auto& name : profile_extended_variables(profile))
         if (!needed_by_nvcc(name)) add_unique(intended, name);
     for (const auto& name : intended)

@@ -413,6 +413,11 @@ def test_an_nvcc_in_path_that_wraps_another_toolkits_reads_that_toolkits_headers
     assert "scanner bug" not in result.stdout + result.stderr, result.stderr
     assert result.returncode == 0 and "1 built" in summary(result), result.stdout + result.stderr
     assert build.reason(env=env) == "(cached)"
+    # The wrapper's folder has no nvcc.profile of the toolkit that runs: the
+    # variables every profile extends are refused all the same.
+    for variable in ("INCLUDES", "PTXAS_FLAGS"):
+        refused = build(env={**env, variable: "-O0"}, check=None)
+        assert refused.returncode == 2 and f"{variable} is set" in refused.stderr, refused.stderr
 
 
 def fake_toolkit(tmp_path):
