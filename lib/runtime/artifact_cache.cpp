@@ -40,9 +40,8 @@ std::vector<std::string> serving_targets(const Config& config, int major, int mi
 
 std::unique_ptr<ToolProbe> probe_of(const CacheLocation& location)
 {
-    return std::make_unique<ToolProbe>(location.root / ".probes", location.fallback
-                                                                      ? std::optional(location.preferred / ".probes")
-                                                                      : std::nullopt);
+    return std::make_unique<ToolProbe>(
+        location.root / ".probes", location.fallback ? std::optional(location.preferred / ".probes") : std::nullopt);
 }
 
 }  // namespace

@@ -27,17 +27,16 @@ bool same_inputs_but_compiler(nlohmann::json a, nlohmann::json b)
 // Whether two manifests agree on all that loading reads of them.
 bool same_for_loading(const Manifest& a, const Manifest& b)
 {
-    auto fields = [](const Manifest& m) { return std::tie(m.key, m.kind, m.module, m.kernel, m.entry_symbol, m.target); };
+    auto fields = [](const Manifest& m) {
+        return std::tie(m.key, m.kind, m.module, m.kernel, m.entry_symbol, m.target);
+    };
     auto artifact = [](const Artifact& x) { return std::tie(x.file, x.target, x.sha256, x.size); };
     return fields(a) == fields(b) &&
            std::equal(a.artifacts.begin(), a.artifacts.end(), b.artifacts.begin(), b.artifacts.end(),
                       [&](const Artifact& x, const Artifact& y) { return artifact(x) == artifact(y); });
 }
 
-std::string short_key(const std::string& key)
-{
-    return key.substr(0, 16);
-}
+std::string short_key(const std::string& key) { return key.substr(0, 16); }
 
 }  // namespace
 
@@ -76,7 +75,8 @@ EntryFound EntryLookup::find_by_key(const EntryStore& store, const CudaJob& job,
     if (!manifest) return found;
     if (check_kept && kept && found.read && found.read->seen == kept->seen &&
         !same_for_loading(found.read->manifest, kept->manifest))
-        throw ArtifactError(found.read->file.string() + ": the key record's reading of this manifest differs from "
+        throw ArtifactError(found.read->file.string() +
+                            ": the key record's reading of this manifest differs from "
                             "the file's (CUNUMPY_KERNELS_KEY_RECORD=check); please report it");
     if (kept && !found.read) ++manifests_from_record_;
     // Both are key inputs: an entry of another kernel or target here is a

@@ -94,8 +94,8 @@ KernelKeys::ReadKernel& KernelKeys::reading_of(const KernelSource& kernel)
     Config config = config_;
     config.architectures.clear();
     config.ptx = false;
-    auto planner = std::make_unique<CudaPlanner>(config, compiler_.identity, cunumpy_dir_resolver(config, probe_, false),
-                                                 compiler_.facts);
+    auto planner = std::make_unique<CudaPlanner>(config, compiler_.identity,
+                                                 cunumpy_dir_resolver(config, probe_, false), compiler_.facts);
     planner->use_record_for_includes(&includes_record_);
     planner->share_lexing(&lexed_);
     planner->use_declarations(&declarations_);
@@ -113,8 +113,10 @@ const CudaJob& KernelKeys::job(const KernelSource& kernel, const std::string& ta
     std::string question = recorded ? key_question(kernel, target, *reading.planner) : "";
     if (question == key_question_prefix(target)) question.clear();  // a kernel no question can name
     std::optional<KeptKey> kept = question.empty() || reading.planned ? std::nullopt : kept_key(question);
-    if (kept && kept->manifest) kept_manifests_.try_emplace(kept->key, std::move(*kept->manifest));
-    else if (kept && !read_only_) keys_to_keep_[name] = {question, std::nullopt, {}};  // the reading is added
+    if (kept && kept->manifest)
+        kept_manifests_.try_emplace(kept->key, std::move(*kept->manifest));
+    else if (kept && !read_only_)
+        keys_to_keep_[name] = {question, std::nullopt, {}};  // the reading is added
     if (kept && mode_ == KeyRecordMode::on) {
         // Only what a lookup asks of a job: a miss plans afresh (MissBuild).
         CudaJob job;

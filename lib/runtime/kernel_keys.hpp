@@ -104,8 +104,8 @@ public:
 private:
     /// A kernel's source as read once for the keys of all its targets.
     struct ReadKernel {
-        std::unique_ptr<CudaPlanner> planner;  ///< the one that read it, for the jobs of its targets
-        std::optional<PlannedKernel> planned;  ///< none while every key asked came from the key record
+        std::unique_ptr<CudaPlanner> planner;              ///< the one that read it, for the jobs of its targets
+        std::optional<PlannedKernel> planned;              ///< none while every key asked came from the key record
         std::chrono::system_clock::time_point planned_at;  ///< when its reading started
         std::optional<util::FileStat> source_seen;         ///< the source's stat just before it was read
     };
@@ -145,7 +145,8 @@ private:
     /// calls' include scans lexed, kept for the life of this object (a
     /// Struphy tree's are about 1 MB of text).
     signatures::LexedTexts lexed_;
-    signatures::DeclarationMemo declarations_{[this](const std::string& path) { return includes_record_.digest(path); }};
+    signatures::DeclarationMemo declarations_{
+        [this](const std::string& path) { return includes_record_.digest(path); }};
     std::map<std::string, ReadKernel> read_kernels_;  ///< by module and source
     std::map<std::string, CudaJob> jobs_;             ///< by module, source and target
     std::map<std::string, KeyToKeep> keys_to_keep_;   ///< by module, source and target

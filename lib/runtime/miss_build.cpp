@@ -16,8 +16,8 @@ namespace ck {
 
 namespace fs = std::filesystem;
 
-MissBuild::MissBuild(Config config, const CacheLocation& location, const ToolProbe& probe,
-                     const CudaCompiler& compiler, const EntryLookup& entries, bool read_only, WarningSink warn)
+MissBuild::MissBuild(Config config, const CacheLocation& location, const ToolProbe& probe, const CudaCompiler& compiler,
+                     const EntryLookup& entries, bool read_only, WarningSink warn)
     : config_(std::move(config)),
       location_(location),
       probe_(probe),
@@ -65,9 +65,9 @@ ModuleImage MissBuild::build(const KernelSource& kernel, int cc_major, int cc_mi
     const EntryStore& store = entries_.store();
     LockEvents events;
     events.broken = warn_;
-    auto build_lock = BuildLock::acquire(store.lock_file("cuda", job.key),
-                                         [&] { return store.find("cuda", job.key).has_value(); },
-                                         LockTiming::from_environment(), events);
+    auto build_lock = BuildLock::acquire(
+        store.lock_file("cuda", job.key), [&] { return store.find("cuda", job.key).has_value(); },
+        LockTiming::from_environment(), events);
     if (!build_lock)
         if (auto image = published_image(job)) return std::move(*image);
     return compile(job);
@@ -88,8 +88,10 @@ ModuleImage MissBuild::compile(const CudaJob& job)
         check_cuda_output(job, output);
     } catch (const ArtifactCheckError& error) {
         throw ArtifactCheckError(error.check(), error.finding(),
-                                 "kernel '" + kernel.name + "': NVRTC built an artifact that cannot be loaded, and it "
-                                 "was not published: " + error.what());
+                                 "kernel '" + kernel.name +
+                                     "': NVRTC built an artifact that cannot be loaded, and it "
+                                     "was not published: " +
+                                     error.what());
     }
     ++compiled_;
     ModuleImage image;
@@ -108,14 +110,16 @@ bool MissBuild::publish(const CudaJob& job, const CudaCompileOutput& output, dou
     try {
         CacheLocation writable = resolve_cache_location(location_.name, config_.cache_dir, true);
         if (writable.root != location_.root) {
-            if (warn_) warn_("cache " + location_.root.string() + " is not writable: kernel '" + job.kernel->name +
-                             "' built by NVRTC is kept in memory for this process");
+            if (warn_)
+                warn_("cache " + location_.root.string() + " is not writable: kernel '" + job.kernel->name +
+                      "' built by NVRTC is kept in memory for this process");
             return false;
         }
         artifact = commit_cuda_entry(entries_.store(), job, output, seconds);
         return true;
     } catch (const CacheError& error) {
-        if (warn_) warn_(std::string(error.what()) + ": kernel '" + job.kernel->name + "' built by NVRTC is kept in memory");
+        if (warn_)
+            warn_(std::string(error.what()) + ": kernel '" + job.kernel->name + "' built by NVRTC is kept in memory");
         return false;
     }
 }

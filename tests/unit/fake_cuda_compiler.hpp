@@ -35,9 +35,9 @@ public:
 
     /// What every compile returns: an sm_90 cubin whose entry is `push`.
     std::string cubin = craft({});
-    bool ok = true;                       ///< false: the source "does not compile", with `log`
+    bool ok = true;  ///< false: the source "does not compile", with `log`
     std::string log;
-    std::chrono::milliseconds delay{0};   ///< how long a compile takes
+    std::chrono::milliseconds delay{0};  ///< how long a compile takes
     mutable std::atomic<int> compiles{0};
 
 private:

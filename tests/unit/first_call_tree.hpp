@@ -61,10 +61,7 @@ struct FirstCallTree {
     }
 
     /// A planned job of `push` for `target`, as the runtime's first call plans it.
-    CudaJob planned_job(const std::string& target = "sm_90")
-    {
-        return keys(KeyRecordMode::off)->job(push, target);
-    }
+    CudaJob planned_job(const std::string& target = "sm_90") { return keys(KeyRecordMode::off)->job(push, target); }
 
     /// The fake compiler's output for `job`, as a build would get it.
     CudaCompileOutput output_for(const CudaJob& job) const { return compiler.compile(compile_request(job)); }

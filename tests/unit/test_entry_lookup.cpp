@@ -103,22 +103,26 @@ TEST_CASE_FIXTURE(PublishedEntry, "a damaged entry is refused with an ArtifactEr
     REQUIRE(candidate);
     std::string bytes = artifact_bytes();
     std::string expected;
-    SUBCASE("the artifact with one byte changed") {
+    SUBCASE("the artifact with one byte changed")
+    {
         bytes[bytes.size() / 2] ^= 0x5a;
         rewrite(artifact, bytes);
         expected = "checksum mismatch";
     }
-    SUBCASE("the artifact's SHA-256 in the manifest changed") {
+    SUBCASE("the artifact's SHA-256 in the manifest changed")
+    {
         edit_manifest([](nlohmann::json& manifest) { manifest["artifacts"][0]["sha256"] = std::string(64, 'a'); });
         candidate = lookup->find(job, nullptr, false).candidate;
         REQUIRE(candidate);
         expected = "checksum mismatch";
     }
-    SUBCASE("the artifact replaced after the lookup by one of the same size") {
+    SUBCASE("the artifact replaced after the lookup by one of the same size")
+    {
         rewrite(artifact, std::string(bytes.size(), '\0'));
         expected = "the entry is corrupt and was not loaded";
     }
-    SUBCASE("the entry's folder writable by others") {
+    SUBCASE("the entry's folder writable by others")
+    {
         fs::permissions(candidate->entry, fs::perms::others_write, fs::perm_options::add);
         expected = "chmod o-w " + candidate->entry.string();
     }
@@ -129,20 +133,24 @@ TEST_CASE_FIXTURE(PublishedEntry, "a damaged entry is refused with an ArtifactEr
 TEST_CASE_FIXTURE(PublishedEntry, "an entry the lookup cannot use is a problem that names it; the cache then throws")
 {
     std::string expected;
-    SUBCASE("a truncated artifact") {
+    SUBCASE("a truncated artifact")
+    {
         std::string bytes = artifact_bytes();
         rewrite(artifact, bytes.substr(0, bytes.size() / 2));
         expected = "is missing or truncated";
     }
-    SUBCASE("the artifact removed") {
+    SUBCASE("the artifact removed")
+    {
         fs::remove(artifact);
         expected = "is missing or truncated";
     }
-    SUBCASE("a manifest that does not parse") {
+    SUBCASE("a manifest that does not parse")
+    {
         rewrite(artifact.parent_path() / "manifest.json", "{ not a manifest");
         expected = "manifest.json";
     }
-    SUBCASE("another kernel's entry under this key") {
+    SUBCASE("another kernel's entry under this key")
+    {
         edit_manifest([](nlohmann::json& manifest) { manifest["kernel"] = "pull"; });
         expected = "holds kernel 'pull' for sm_90, not 'push' for sm_90";
     }
@@ -150,7 +158,8 @@ TEST_CASE_FIXTURE(PublishedEntry, "an entry the lookup cannot use is a problem t
     CHECK_FALSE(found.candidate);
     CHECK(found.problem.find(expected) != std::string::npos);
     // The cache in front of it raises it as an ArtifactError naming the target.
-    ArtifactCache cache(config, "sim", true, [](const std::string&) {}, std::make_unique<test::FakeCudaCompiler>());
+    ArtifactCache cache(
+        config, "sim", true, [](const std::string&) {}, std::make_unique<test::FakeCudaCompiler>());
     CHECK_THROWS_WITH_AS(cache.find(push, {"sm_90", "cubin"}), doctest::Contains("sm_90: unusable entry"),
                          ArtifactError);
 }

@@ -65,14 +65,14 @@ TEST_CASE_FIXTURE(FirstCallTree, "a kept key is not taken once a file its planni
     tree.write("src/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
     tree.write("src/sim/kernels/push/push_cuda.cu", std::string("#include \"sim/common.cuh\"\n") + test::push_cuda);
     std::string planned = plan_and_keep(*this);
-    SUBCASE("the source edited") {
-        tree.write("src/sim/kernels/push/push_cuda.cu", std::string("#include \"sim/common.cuh\"\n// edited\n") +
-                                                           test::push_cuda);
+    SUBCASE("the source edited")
+    {
+        tree.write("src/sim/kernels/push/push_cuda.cu",
+                   std::string("#include \"sim/common.cuh\"\n// edited\n") + test::push_cuda);
     }
-    SUBCASE("the header edited") {
-        tree.write("src/sim/common.cuh", "#define PUSH_SCALE 2.0 // edited\n");
-    }
-    SUBCASE("a header of that name made earlier in the search (the kernel's folder)") {
+    SUBCASE("the header edited") { tree.write("src/sim/common.cuh", "#define PUSH_SCALE 2.0 // edited\n"); }
+    SUBCASE("a header of that name made earlier in the search (the kernel's folder)")
+    {
         tree.write("src/sim/kernels/push/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
     }
     auto next = keys();
@@ -94,17 +94,21 @@ TEST_CASE_FIXTURE(FirstCallTree, "the key record's modes: off plans and keeps no
     CHECK(check->keys_from_record() == 1);
 }
 
-TEST_CASE_FIXTURE(FirstCallTree, "nothing is kept by a read-only cache, in mode off, or without the compiler's identity")
+TEST_CASE_FIXTURE(FirstCallTree,
+                  "nothing is kept by a read-only cache, in mode off, or without the compiler's identity")
 {
-    SUBCASE("read-only") {
+    SUBCASE("read-only")
+    {
         auto keys = this->keys(KeyRecordMode::on, true);
         keys->keep(keys->job(push, "sm_90"), nullptr, now());
     }
-    SUBCASE("off") {
+    SUBCASE("off")
+    {
         auto keys = this->keys(KeyRecordMode::off);
         keys->keep(keys->job(push, "sm_90"), nullptr, now());
     }
-    SUBCASE("no identity") {
+    SUBCASE("no identity")
+    {
         KernelKeys keys(config, KeyCompiler{}, *probe, location, KeyRecordMode::on, false, &cleared,
                         std::chrono::nanoseconds{0});
         CHECK_FALSE(keys.identity_known());

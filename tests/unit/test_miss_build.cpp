@@ -23,10 +23,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The entries of the cache's `cuda` folder.
-std::size_t entry_count(const FirstCallTree& t)
-{
-    return EntryStore(t.location.root).entry_dirs("cuda").size();
-}
+std::size_t entry_count(const FirstCallTree& t) { return EntryStore(t.location.root).entry_dirs("cuda").size(); }
 
 }  // namespace
 
@@ -58,7 +55,8 @@ TEST_CASE_FIXTURE(FirstCallTree, "a key built once is read, not compiled, by the
 {
     auto lookup = entries();
     ModuleImage first = miss_build(*lookup)->build(push, 9, 0);
-    SUBCASE("in the same process") {
+    SUBCASE("in the same process")
+    {
         auto build = miss_build(*lookup);
         build->build(push, 9, 0);
         ModuleImage again = build->build(push, 9, 0);
@@ -66,7 +64,8 @@ TEST_CASE_FIXTURE(FirstCallTree, "a key built once is read, not compiled, by the
         CHECK_FALSE(again.info.published);
         CHECK(again.info.how == "cubin");
     }
-    SUBCASE("in another process") {
+    SUBCASE("in another process")
+    {
         auto other = entries();
         ModuleImage again = miss_build(*other)->build(push, 9, 0);
         CHECK(again.info.artifact == first.info.artifact);
@@ -110,30 +109,36 @@ TEST_CASE_FIXTURE(FirstCallTree, "a build that fails publishes nothing and says 
 {
     std::string expected;
     bool check_failed = false;
-    SUBCASE("the source does not compile") {
+    SUBCASE("the source does not compile")
+    {
         compiler.ok = false;
         compiler.log = "push_cuda.cu:3: error: expected a ';'";
         expected = "NVRTC could not build";
     }
-    SUBCASE("a cubin of another architecture") {
+    SUBCASE("a cubin of another architecture")
+    {
         compiler.cubin = test::craft({.flags = 0x06005004});  // sm_80
         expected = "NVRTC built an artifact that cannot be loaded";
         check_failed = true;
     }
-    SUBCASE("a cubin without the kernel's entry") {
+    SUBCASE("a cubin without the kernel's entry")
+    {
         compiler.cubin = test::craft({.symbols = {{"pull"}}});
         expected = "push";
         check_failed = true;
     }
-    SUBCASE("not a CUDA ELF") {
+    SUBCASE("not a CUDA ELF")
+    {
         compiler.cubin = "not a cubin";
         expected = "was not published";
         check_failed = true;
     }
     auto lookup = entries();
     auto build = miss_build(*lookup);
-    if (check_failed) CHECK_THROWS_WITH_AS(build->build(push, 9, 0), doctest::Contains(expected.c_str()), ArtifactCheckError);
-    else CHECK_THROWS_WITH_AS(build->build(push, 9, 0), doctest::Contains(expected.c_str()), ArtifactError);
+    if (check_failed)
+        CHECK_THROWS_WITH_AS(build->build(push, 9, 0), doctest::Contains(expected.c_str()), ArtifactCheckError);
+    else
+        CHECK_THROWS_WITH_AS(build->build(push, 9, 0), doctest::Contains(expected.c_str()), ArtifactError);
     CHECK(entry_count(*this) == 0);
     CHECK(build->compiled() == 0);
 }
@@ -143,13 +148,15 @@ TEST_CASE_FIXTURE(FirstCallTree, "the cache composes the pieces: a miss, a build
     auto fake = std::make_unique<test::FakeCudaCompiler>();
     auto* compiles = &fake->compiles;
     {
-        ArtifactCache cache(config, "sim", false, [](const std::string&) {}, std::move(fake));
+        ArtifactCache cache(
+            config, "sim", false, [](const std::string&) {}, std::move(fake));
         CHECK_FALSE(cache.find(push, {"sm_90", "cubin"}));
         ModuleImage built = cache.build(push, 9, 0);
         CHECK(built.info.published);
         CHECK(*compiles == 1);
     }
-    ArtifactCache next(config, "sim", true, [](const std::string&) {}, std::make_unique<test::FakeCudaCompiler>());
+    ArtifactCache next(
+        config, "sim", true, [](const std::string&) {}, std::make_unique<test::FakeCudaCompiler>());
     auto found = next.find(push, {"sm_90", "cubin"});
     REQUIRE(found);
     CHECK(found->how == "cubin");
