@@ -1,6 +1,7 @@
 #include "builder/cuda_build.hpp"
 
 #include "compilers/artifact_check.hpp"
+#include "cuda_job/cuda_commit.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "explain/input_change.hpp"
 #include "struct_headers/cubin_layout_check.hpp"
@@ -46,21 +47,18 @@ void fail_with_sibling(CompiledCudaJob& target, const CompiledCudaJob& failed)
 // leaves those entries, each whole and checked.
 void publish_all(std::vector<CompiledCudaJob>& targets, const EntryStore& store)
 {
-    std::vector<std::unique_ptr<EntryWriter>> writers;
-    std::vector<Manifest> manifests;
+    std::vector<std::unique_ptr<CudaCommit>> commits;
     try {
-        for (auto& target : targets) {
-            writers.push_back(std::make_unique<EntryWriter>(store.root(), "cuda", target.job->key));
-            manifests.push_back(stage_cuda_entry(*writers.back(), *target.job, target.output, target.result.seconds));
-        }
+        for (auto& target : targets)
+            commits.push_back(std::make_unique<CudaCommit>(store, *target.job, target.output, target.result.seconds));
         for (std::size_t i = 0; i < targets.size(); ++i) {
             const CudaJob& job = *targets[i].job;
             JobResult& result = targets[i].result;
-            result.entry = writers[i]->commit(manifests[i]);
-            store.remember_latest("cuda", job.kernel->module, job.target, job.key);
+            result.entry = commits[i]->publish();
             store.record_use("cuda", job.key);  // so the next build's first hit changes no folder it rests on
             store.forget_failure("cuda", job.kernel->module, job.target);
-            for (const auto& artifact : manifests[i].artifacts) result.artifacts.push_back(result.entry / artifact.file);
+            for (const auto& artifact : commits[i]->manifest().artifacts)
+                result.artifacts.push_back(result.entry / artifact.file);
         }
     } catch (const Error& error) {
         for (auto& target : targets) {

@@ -130,7 +130,7 @@ private:
     std::filesystem::path root_;
     std::int64_t margin_ns_;
     /// The root and `.keys` found not writable by others, checked once for
-    /// the life of this object (as ArtifactCache keeps the entries' folders).
+    /// the life of this object (as the runtime's EntryLookup keeps the entries' folders).
     ClearedFolders own_cleared_;
     ClearedFolders* cleared_;
 };

@@ -1,7 +1,6 @@
 #include "cuda_job/cuda_job.hpp"
 
 #include "compilers/artifact_check.hpp"
-#include "util/utc_time.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -78,24 +77,6 @@ void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output)
     check_artifact(output.artifact,
                    ArtifactExpectation{job.artifact_file() + " of " + job.kernel->cuda_file->string(), job.target,
                                        output.entry_symbol});
-}
-
-Manifest stage_cuda_entry(EntryWriter& writer, const CudaJob& job, const CudaCompileOutput& output, double seconds)
-{
-    Manifest manifest;
-    manifest.key = job.key;
-    manifest.kind = "cuda";
-    manifest.module = job.kernel->module;
-    manifest.kernel = job.kernel->name;
-    manifest.entry_symbol = output.entry_symbol;
-    manifest.target = job.target;
-    manifest.inputs = job.inputs;
-    manifest.artifacts.push_back(writer.add_file(job.artifact_file(), job.target, output.artifact));
-    manifest.built_at = util::utc_now();
-    manifest.seconds = seconds;
-    manifest.log = output.log;
-    manifest.compiler_dependencies = output.dependencies;
-    return manifest;
 }
 
 }  // namespace ck

@@ -1,6 +1,6 @@
 // One CUDA job: a kernel's source compiled for one target. Its key covers
-// everything that can change the artifact; its output is checked and staged
-// as one cache entry. Shared by `build` (lib/builder/cuda_build.hpp runs and
+// everything that can change the artifact; its output is checked and published
+// as one cache entry (cuda_commit.hpp). Shared by `build` (lib/builder/cuda_build.hpp runs and
 // publishes jobs) and the runtime's NVRTC build on a miss.
 #pragma once
 
@@ -62,9 +62,5 @@ CudaCompileRequest compile_request(const CudaJob& job);
 /// Throws ArtifactCheckError when `output`'s artifact could not be loaded
 /// for `job`'s target or lacks the kernel's entry (see artifact_check.hpp).
 void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output);
-
-/// Writes `job`'s artifact from `output` into `writer` and returns the
-/// entry's manifest, for `writer.commit`. Throws CacheError on I/O failure.
-Manifest stage_cuda_entry(EntryWriter& writer, const CudaJob& job, const CudaCompileOutput& output, double seconds);
 
 }  // namespace ck

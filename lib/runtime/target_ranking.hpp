@@ -1,5 +1,5 @@
 // Which artifact targets can serve a device, best first: one ranking for the
-// cache (ArtifactCache::candidates) and for bundles (BundleImages), so that a
+// cache (CacheImages) and for bundles (BundleImages), so that a
 // rank loads the same target from either. The rules are the driver's (CUDA
 // programming guide, "Compute Capability" and "Feature Availability", CUDA
 // 12.9+): a plain cubin `sm_XY` runs on major X, minor >= Y; an
