@@ -1,5 +1,6 @@
 // Finding kernel folders in trees, by cunumpy's conventions (see package.hpp).
 #include "package/kernel_walker.hpp"
+#include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/python_bindings.hpp"
@@ -93,7 +94,7 @@ bool binds_no_kernel(const KernelSource& kernel, SourceRecord* record = nullptr)
     const fs::path& module = kernel.host.front().file;
     auto binds = [&](const std::string& source) { return signatures::python_module_binds(source, kernel.name); };
     try {
-        return !(record ? record->fact(module, nlohmann::json::array({"binds/1", kernel.name}).dump(), binds).get<bool>()
+        return !(record ? record->fact(module, util::json_text(nlohmann::json::array({"binds/1", kernel.name})), binds).get<bool>()
                         : binds(util::read_file(module)));
     } catch (const SourceError&) {
         return false;

@@ -9,6 +9,7 @@
 #include "runtime/cuda_kernel.hpp"
 #include "runtime/kernel_state.hpp"
 #include "runtime/selection_state.hpp"
+#include "util/byte_text.hpp"
 #include "util/file_util.hpp"
 
 #include <cstdio>
@@ -53,14 +54,14 @@ void write_warning_line(const std::string& message)
 {
     // One fputs of the whole line: stderr is unbuffered, and lines of
     // threads or ranks sharing it must not interleave mid-line.
-    std::string line = "cunumpy-kernels: warning: " + message + "\n";
+    std::string line = "cunumpy-kernels: warning: " + util::printable(message) + "\n";
     std::fputs(line.c_str(), stderr);
 }
 
 WarningSink warning_sink(const KernelOptions& options)
 {
-    if (options.warn) return options.warn;
-    return write_warning_line;
+    if (!options.warn) return write_warning_line;
+    return [sink = options.warn](const std::string& message) { sink(util::printable(message)); };
 }
 
 TransferCounts& TransferCounts::operator+=(const TransferCounts& other)
