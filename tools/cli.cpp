@@ -7,6 +7,7 @@
 
 #include "builder/build.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "util/byte_text.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -117,14 +118,14 @@ int run(int argc, char** argv)
     CommandWords words = command_words(app, argc, argv);
     std::string help = "cunumpy-kernels" + (words.path.empty() ? "" : " " + words.path) + " --help";
     app.failure_message([help](const CLI::App*, const CLI::Error& error) {
-        return "cunumpy-kernels: error: " + std::string(error.what()) + "\nRun '" + help + "' for the options.\n";
+        return "cunumpy-kernels: error: " + util::printable(error.what()) + "\nRun '" + help + "' for the options.\n";
     });
     if (words.unknown) {
         std::string message = "cunumpy-kernels: error: unknown " + (words.path.empty() ? "" : words.path + " ") +
                               "command '" + words.unknown + "'; " + (words.path.empty() ? "" : words.path + " ") +
                               "commands:";
         for (const auto& name : words.expected) message += " " + name;
-        std::fprintf(stderr, "%s\nRun '%s' for the options.\n", message.c_str(), help.c_str());
+        std::fprintf(stderr, "%s\nRun '%s' for the options.\n", util::printable(message).c_str(), help.c_str());
         return exit_usage;
     }
     try {

@@ -1,5 +1,6 @@
 // `cunumpy-kernels build`: flags in, run_build, progress and report out.
 #include "commands.hpp"
+#include "util/json_text.hpp"
 #include "target_options.hpp"
 #include "tree_options.hpp"
 
@@ -185,7 +186,7 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     terminal.clear_progress();
     for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
     if (flags.json) {
-        terminal.result(to_json(report).dump(2) + "\n");
+        terminal.result(util::json_text(to_json(report), 2) + "\n");
     } else if (flags.dry_run) {
         terminal.result(dry_run_text(report, request.config, request.cuda));
     } else {

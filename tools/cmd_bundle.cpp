@@ -2,6 +2,7 @@
 // artifacts from the cache, for ranks that open it with
 // KernelCatalog::from_bundle.
 #include "commands.hpp"
+#include "util/json_text.hpp"
 #include "path_display.hpp"
 #include "target_options.hpp"
 #include "tree_options.hpp"
@@ -43,7 +44,7 @@ int run_bundle(const BundleFlags& flags, Terminal& terminal)
                             {"targets", summary.targets},
                             {"artifacts", summary.artifacts},
                             {"bytes", summary.bytes}};
-        terminal.result(j.dump(2) + "\n");
+        terminal.result(util::json_text(j, 2) + "\n");
     } else if (terminal.verbosity() >= 0) {
         terminal.result(fmt::format("{}: {} ({} with CUDA), {} for {}, {} bytes\n", display_path(summary.output),
                                     counted(summary.kernels, "kernel"), summary.ported,

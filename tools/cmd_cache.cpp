@@ -1,5 +1,6 @@
 // `cunumpy-kernels cache dir|info|list|verify|prune|export|import|path|clean`.
 #include "commands.hpp"
+#include "util/json_text.hpp"
 #include "tree_options.hpp"
 
 #include "builder/build.hpp"
@@ -132,7 +133,7 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
         CacheLocation location = locate(flags, true);
         zero_statistics(EntryStore(location.root));
         if (flags.json)
-            terminal.result(nlohmann::json{{"root", location.root.string()}, {"zeroed", true}}.dump(2) + "\n");
+            terminal.result(util::json_text(nlohmann::json{{"root", location.root.string()}, {"zeroed", true}}, 2) + "\n");
         else
             terminal.result(fmt::format("hit and miss counters of {} zeroed\n", location.root.string()));
         return 0;
@@ -151,17 +152,16 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
         if (!entry.current) ++superseded;
     }
     if (flags.json) {
-        terminal.result(nlohmann::json{{"root", location.root.string()}, {"name", location.name}, {"entries", entries.size()},
-                                       {"bytes", bytes}, {"by_kind", by_kind}, {"bytes_by_kind", bytes_by_kind},
-                                       {"superseded", superseded},
-                                       {"statistics",
-                                        {{"build_hits", statistics.counters.build_hits},
-                                         {"build_misses", statistics.counters.build_misses},
-                                         {"load_hits", statistics.counters.load_hits},
-                                         {"load_misses", statistics.counters.load_misses},
-                                         {"since", statistics.since}}}}
-                            .dump(2) +
-                        "\n");
+        nlohmann::json j{{"root", location.root.string()}, {"name", location.name}, {"entries", entries.size()},
+                         {"bytes", bytes}, {"by_kind", by_kind}, {"bytes_by_kind", bytes_by_kind},
+                         {"superseded", superseded},
+                         {"statistics",
+                          {{"build_hits", statistics.counters.build_hits},
+                           {"build_misses", statistics.counters.build_misses},
+                           {"load_hits", statistics.counters.load_hits},
+                           {"load_misses", statistics.counters.load_misses},
+                           {"since", statistics.since}}}};
+        terminal.result(util::json_text(j, 2) + "\n");
         return 0;
     }
     std::string absent = root_exists(location) ? "" : " (does not exist: no build has written there)";
@@ -179,7 +179,7 @@ int run_list(const CacheFlags& flags, Terminal& terminal)
     if (flags.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& entry : entries) list.push_back(entry_json(entry));
-        terminal.result(list.dump(2) + "\n");
+        terminal.result(util::json_text(list, 2) + "\n");
         return 0;
     }
     std::string out;

@@ -1,6 +1,7 @@
 // `cunumpy-kernels check-signatures`: read every kernel's declarations and
 // report each one whose implementations take different parameters.
 #include "commands.hpp"
+#include "util/json_text.hpp"
 #include "path_display.hpp"
 #include "tree_options.hpp"
 
@@ -259,7 +260,7 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         report["summary"]["warnings"] = report["summary"]["warnings"].get<std::size_t>() + walk_warnings.size();
         report["struct_headers"] = to_json(headers, display_path);
         report["ok"] = code == 0;  // as the exit status says, --warnings-as-errors included
-        terminal.result(report.dump(2) + "\n");
+        terminal.result(util::json_text(report, 2) + "\n");
     } else if (flags.format == "github") {
         std::string annotations;
         for (const auto& h : headers)

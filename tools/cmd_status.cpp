@@ -1,6 +1,7 @@
 // `cunumpy-kernels status`: the porting line, one row per kernel, and the CI
 // gates.
 #include "commands.hpp"
+#include "util/json_text.hpp"
 #include "path_display.hpp"
 #include "status_bundle.hpp"
 #include "target_options.hpp"
@@ -176,7 +177,7 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
         nlohmann::json j = to_json(report, display_path);
         j["ok"] = failures.empty();
         j["failed_gates"] = failures;
-        terminal.result(j.dump(2) + "\n");
+        terminal.result(util::json_text(j, 2) + "\n");
     } else {
         std::string cupy = report.cupy && !report.cupy->description().empty()
                                ? "\nCuPy's kernel cache: " + report.cupy->description() + "\n"

@@ -1,4 +1,5 @@
 #include "status_bundle.hpp"
+#include "util/json_text.hpp"
 
 #include "path_display.hpp"
 
@@ -61,7 +62,7 @@ int run_status_bundle(const std::filesystem::path& bundle, const TreeOptions& tr
         nlohmann::json j = to_json(status, display_path);
         j["ok"] = failure.empty();
         j["failed_gates"] = failure.empty() ? nlohmann::json::array() : nlohmann::json::array({failure});
-        terminal.result(j.dump(2) + "\n");
+        terminal.result(util::json_text(j, 2) + "\n");
     } else {
         terminal.result(report_text(status, terminal));
     }

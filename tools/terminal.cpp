@@ -1,5 +1,8 @@
 #include "terminal.hpp"
 
+#include "util/byte_text.hpp"
+
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -23,12 +26,25 @@ bool color_allowed(ColorMode mode, bool interactive)
     return interactive;
 }
 
+// The %* of the log pattern: the message, its bytes that are not UTF-8 as \xNN.
+class PrintableMessage : public spdlog::custom_flag_formatter {
+public:
+    void format(const spdlog::details::log_msg& message, const std::tm&, spdlog::memory_buf_t& out) override
+    {
+        std::string text = util::printable(std::string_view(message.payload.data(), message.payload.size()));
+        out.append(text.data(), text.data() + text.size());
+    }
+    std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<PrintableMessage>(); }
+};
+
 void configure_logger(bool colored, int verbosity)
 {
     auto sink = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(colored ? spdlog::color_mode::always
                                                                               : spdlog::color_mode::never);
     auto logger = std::make_shared<spdlog::logger>("cunumpy-kernels", sink);
-    logger->set_pattern("cunumpy-kernels: %^%l%$: %v");
+    auto formatter = std::make_unique<spdlog::pattern_formatter>();
+    formatter->add_flag<PrintableMessage>('*').set_pattern("cunumpy-kernels: %^%l%$: %*");
+    logger->set_formatter(std::move(formatter));
     logger->set_level(verbosity < 0 ? spdlog::level::err : verbosity > 0 ? spdlog::level::debug : spdlog::level::info);
     spdlog::set_default_logger(logger);
 }
@@ -45,7 +61,7 @@ Terminal::Terminal(int verbosity, ColorMode color)
 void Terminal::progress(const std::string& line)
 {
     if (!interactive_ || verbosity_ < 0) return;
-    std::fprintf(stderr, "\r\033[K%s", line.c_str());
+    std::fprintf(stderr, "\r\033[K%s", util::printable(line).c_str());
     std::fflush(stderr);
     progress_shown_ = true;
 }
@@ -62,14 +78,14 @@ void Terminal::note(const std::string& line, int level)
 {
     if (verbosity_ < level) return;
     clear_progress();
-    std::fprintf(stderr, "%s\n", line.c_str());
+    std::fprintf(stderr, "%s\n", util::printable(line).c_str());
     std::fflush(stderr);
 }
 
 void Terminal::result(const std::string& text)
 {
     clear_progress();
-    std::cout << (colored_ && !results_colored_ ? without_color(text) : text) << std::flush;
+    std::cout << util::printable(colored_ && !results_colored_ ? without_color(text) : text) << std::flush;
 }
 
 // Results are painted as the log is (stderr); stdout piped to a file or

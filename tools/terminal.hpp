@@ -20,6 +20,9 @@ public:
     bool colored() const { return colored_; }
     int verbosity() const { return verbosity_; }  ///< -1 quiet, 0 normal, 1 verbose
 
+    // Every line below is printed with the bytes that are not UTF-8 (paths in
+    // a Latin-1 folder) as \xNN (util::printable); --json results hold none.
+
     /// Replaces the progress line (terminal only, not when quiet).
     void progress(const std::string& line);
     /// Ends the progress line so that later output starts on a clean line.

@@ -12,10 +12,15 @@
 
 namespace ck {
 
-/// Base of every error the library throws.
+/// Base of every error the library throws, and the only kind of exception
+/// that leaves it (any other failure inside reaches the caller as an Error
+/// saying "internal error").
 class CK_API Error : public std::runtime_error {
 public:
-    explicit Error(const std::string& message) : std::runtime_error(message) {}
+    /// what() is `message` with every byte outside well-formed UTF-8 written
+    /// as \xNN (a path in a Latin-1 folder reads ".../caf\xe9/..."), so the
+    /// message can be printed and logged as UTF-8 text.
+    explicit Error(const std::string& message);
 };
 
 /// The caller asked for something malformed: an unknown option, a wrong value

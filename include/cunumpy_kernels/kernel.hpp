@@ -124,7 +124,8 @@ enum class Dispatch {
 
 /// Receives the runtime's warnings (a fallback to the host kernel, the
 /// uncompiled "python" version running), one message at a time, without a
-/// trailing newline; it may be called from any thread that calls the kernel.
+/// trailing newline, bytes that are not UTF-8 (a path in a Latin-1 folder)
+/// written as \xNN; it may be called from any thread that calls the kernel.
 /// Empty (the default): write_warning_line. An MPI application may route
 /// them to its own log, or keep rank 0's only.
 using WarningSink = std::function<void(const std::string& message)>;

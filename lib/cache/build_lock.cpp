@@ -1,4 +1,5 @@
 #include "cache/build_lock.hpp"
+#include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
@@ -50,14 +51,14 @@ std::string holder_json(const std::string& token)
 {
     nlohmann::json holder = {{"host", host_name()}, {"pid", static_cast<long>(::getpid())},
                              {"started", util::utc_now()}, {"token", token}};
-    return holder.dump() + "\n";
+    return util::json_text(holder) + "\n";
 }
 
 // A file being written, or of another version, says nothing usable.
 std::optional<Holder> parse_holder(const std::string& content)
 {
     try {
-        auto json = nlohmann::json::parse(content);
+        auto json = util::parse_json(content);
         return Holder{json.at("host").get<std::string>(), json.at("pid").get<long>(),
                       json.at("started").get<std::string>(), json.at("token").get<std::string>()};
     } catch (const nlohmann::json::exception&) {

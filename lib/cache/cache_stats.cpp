@@ -1,4 +1,5 @@
 #include "cache/cache_stats.hpp"
+#include "util/json_text.hpp"
 #include "cache/cache.hpp"
 
 #include "util/temporary_name.hpp"
@@ -58,7 +59,7 @@ void add_counters(const fs::path& root, const CacheCounters& counters) noexcept
         std::error_code error;
         fs::create_directories(folder, error);
         if (error) return;
-        util::replace_file_atomically(folder / (unique_temporary_name() + ".json"), to_json(counters).dump() + "\n");
+        util::replace_file_atomically(folder / (unique_temporary_name() + ".json"), util::json_text(to_json(counters)) + "\n");
     } catch (...) {
         // Statistics never fail a build or a load.
     }

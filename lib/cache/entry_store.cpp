@@ -2,6 +2,7 @@
 // the last-use stamps behind prune, and the removal of dead writers'
 // temporary folders.
 #include "cache/cache.hpp"
+#include "util/json_text.hpp"
 
 #include <functional>
 
@@ -101,7 +102,7 @@ std::optional<Manifest> EntryStore::find(const std::string& kind, const std::str
 {
     return complete_entry(entry_dir(kind, key), problem, [](const fs::path& file) -> std::optional<Manifest> {
         if (!has_manifest(file)) return std::nullopt;
-        return Manifest::from_json(nlohmann::json::parse(util::read_file(file)), file.string());
+        return Manifest::from_json(util::parse_json(util::read_file(file)), file.string());
     });
 }
 
@@ -219,7 +220,7 @@ void EntryStore::remember_failure(const std::string& kind, const std::string& mo
     fs::create_directories(dir, error);
     nlohmann::json record = {{"key", key}, {"log", log}, {"at", std::time(nullptr)}};
     try {
-        util::replace_file_atomically(dir / (module + "@" + target), record.dump() + "\n");
+        util::replace_file_atomically(dir / (module + "@" + target), util::json_text(record) + "\n");
     } catch (const CacheError&) {
         // Only status reports depend on it.
     }
@@ -235,7 +236,7 @@ std::optional<nlohmann::json> EntryStore::failure(const std::string& kind, const
                                                   const std::string& target) const
 {
     try {
-        auto record = nlohmann::json::parse(util::read_file(root_ / (kind + "-failed") / (module + "@" + target)));
+        auto record = util::parse_json(util::read_file(root_ / (kind + "-failed") / (module + "@" + target)));
         if (record.is_object() && record.contains("key") && record["key"].is_string()) return record;
     } catch (const std::exception&) {
         // No record, or an unreadable one: nothing to report.

@@ -1,6 +1,7 @@
 // Publishing an entry: write everything into a private folder inside the
 // root, fsync, then one rename(2). Readers see the whole entry or none.
 #include "cache/cache.hpp"
+#include "util/json_text.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cache/entry_removal.hpp"
 #include "util/temporary_name.hpp"
@@ -39,7 +40,7 @@ Artifact EntryWriter::add_file(const std::string& name, const std::string& targe
 
 fs::path EntryWriter::commit(const Manifest& manifest)
 {
-    util::write_file_synced(staging_ / "manifest.json", manifest.to_json().dump(2) + "\n");
+    util::write_file_synced(staging_ / "manifest.json", util::json_text(manifest.to_json(), 2) + "\n");
     util::fsync_dir(staging_);
     fs::path final_dir = EntryStore(root_).entry_dir(kind_, key_);
     std::error_code error;

@@ -1,5 +1,6 @@
 // manifest.json of an entry: written whole, read narrowly.
 #include "cache/cache.hpp"
+#include "util/json_text.hpp"
 #include "cunumpy_kernels/error.hpp"
 
 namespace ck {
@@ -110,7 +111,7 @@ Manifest Manifest::without_inputs(std::string_view text, const std::string& wher
     };
     json j;
     try {
-        j = json::parse(text, skip_inputs);
+        j = util::parse_json(text, skip_inputs);
     } catch (const json::exception& error) {
         throw CacheError(where + ": " + error.what());
     }

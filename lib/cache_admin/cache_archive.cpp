@@ -1,6 +1,7 @@
 // export and import: a cache as one tar.zst (libarchive), for moving warm
 // caches between machines (a login node to a cluster without compilers).
 #include "cache_admin/cache_maintenance.hpp"
+#include "util/json_text.hpp"
 #include "cache_admin/archive_library.hpp"
 #include "cunumpy_kernels/error.hpp"
 
@@ -177,7 +178,7 @@ Manifest checked_manifest(const fs::path& archive, const std::string& key, const
     if (manifest_file == files.end()) throw CacheError(where + " has no manifest.json; nothing was imported");
     Manifest manifest;
     try {
-        manifest = Manifest::from_json(nlohmann::json::parse(manifest_file->second), where);
+        manifest = Manifest::from_json(util::parse_json(manifest_file->second), where);
     } catch (const nlohmann::json::exception&) {
         throw CacheError(where + ": manifest.json is not JSON; nothing was imported");
     }

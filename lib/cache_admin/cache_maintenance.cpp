@@ -1,5 +1,6 @@
 // list, verify and prune: whole-entry operations on a cache root.
 #include "cache_admin/cache_maintenance.hpp"
+#include "util/json_text.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/package.hpp"
 
@@ -46,7 +47,7 @@ EntryInfo read_entry(const std::string& kind, const fs::path& dir)
     EntryInfo info{kind, dir.filename().string(), dir, folder_bytes(dir), std::nullopt, "", false, false};
     fs::path manifest_file = dir / "manifest.json";
     try {
-        info.manifest = Manifest::from_json(nlohmann::json::parse(util::read_file(manifest_file)), manifest_file.string());
+        info.manifest = Manifest::from_json(util::parse_json(util::read_file(manifest_file)), manifest_file.string());
     } catch (const std::exception& error) {
         info.problem = error.what();
     }

@@ -2,6 +2,7 @@
 // files lib/cache/cache_stats.cpp writes are summed into `total.json` under a
 // lock, so they do not pile up.
 #include "cache_admin/cache_maintenance.hpp"
+#include "util/json_text.hpp"
 #include "cache/cache_stats.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
@@ -25,7 +26,7 @@ const char* const total_file = "total.json";
 json read_json(const fs::path& path)
 {
     try {
-        json j = json::parse(util::read_file(path), nullptr, false);
+        json j = util::parse_json(util::read_file(path), nullptr, false);
         return j.is_object() ? j : json::object();
     } catch (const Error&) {
         return json::object();
@@ -80,7 +81,7 @@ CacheStatistics read_statistics(const EntryStore& store)
     try {
         json folded = to_json(statistics.counters);
         folded["since"] = statistics.since;
-        util::replace_file_atomically(folder / total_file, folded.dump() + "\n");
+        util::replace_file_atomically(folder / total_file, util::json_text(folded) + "\n");
         std::error_code ignored;
         for (const auto& file : files) fs::remove(file, ignored);
     } catch (const Error&) {
@@ -97,7 +98,7 @@ void zero_statistics(const EntryStore& store)
     std::vector<fs::path> files = process_files(folder);
     json zero = to_json(CacheCounters{});
     zero["since"] = util::utc_now();
-    util::replace_file_atomically(folder / total_file, zero.dump() + "\n");
+    util::replace_file_atomically(folder / total_file, util::json_text(zero) + "\n");
     std::error_code ignored;
     for (const auto& file : files) fs::remove(file, ignored);
 }

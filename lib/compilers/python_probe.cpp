@@ -1,4 +1,5 @@
 #include "compilers/python_probe.hpp"
+#include "util/json_text.hpp"
 
 #include "compilers/tool_probe.hpp"
 #include "cunumpy_kernels/error.hpp"
@@ -104,7 +105,7 @@ std::optional<std::vector<std::string>> remembered_sys_path(const fs::path& inte
     std::string record = probe.answer(interpreter, path_question_for(interpreter), [] { return std::string(); });
     if (record.empty()) return std::nullopt;
     try {
-        return nlohmann::json::parse(record).get<std::vector<std::string>>();
+        return util::parse_json(record).get<std::vector<std::string>>();
     } catch (const nlohmann::json::exception&) {
         return std::nullopt;
     }
@@ -112,7 +113,7 @@ std::optional<std::vector<std::string>> remembered_sys_path(const fs::path& inte
 
 void remember_sys_path(const fs::path& interpreter, const ToolProbe& probe, const std::vector<std::string>& path)
 {
-    probe.remember(interpreter, path_question_for(interpreter), nlohmann::json(path).dump());
+    probe.remember(interpreter, path_question_for(interpreter), util::json_text(nlohmann::json(path)));
 }
 
 std::optional<fs::path> find_remembered_cunumpy_include_dir(const std::string& python, const ToolProbe& probe)

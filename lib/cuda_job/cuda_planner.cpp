@@ -1,4 +1,5 @@
 #include "cuda_job/cuda_planner.hpp"
+#include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 
@@ -179,7 +180,7 @@ std::string CudaPlanner::key_question(const KernelSource& kernel) const
         for (const auto& part : parts) add(part);
     };
     add(compiler_identity_);
-    add(facts_.environment.keyed.dump());
+    add(util::json_text(facts_.environment.keyed));
     add(facts_.environment.profile_sha256);
     add_all(options_.keyed);
     add_all(options_.pre_includes);

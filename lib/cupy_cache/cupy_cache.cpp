@@ -1,4 +1,5 @@
 #include "cupy_cache/cupy_cache.hpp"
+#include "util/json_text.hpp"
 
 #include "compilers/compiler_scratch.hpp"
 #include "cunumpy_kernels/error.hpp"
@@ -69,7 +70,7 @@ void read_share(const Share& share, const fs::path& python, CupyCacheRun& run)
 {
     json report;
     try {
-        report = json::parse(util::read_file(share.result));
+        report = util::parse_json(util::read_file(share.result));
     } catch (const std::exception&) {
         for (std::size_t job : share.jobs) run.entries[job].message = child_failure(share, python);
         return;
@@ -155,7 +156,7 @@ CupyCacheRun run_cupy_cache(const CupyCacheRequest& request, const std::vector<C
             jobs.push_back({{"id", job}, {"kernel", run.entries[job].kernel}, {"arch", run.entries[job].architecture}});
         shares[i].request = scratch.path() / ("request-" + std::to_string(i) + ".json");
         shares[i].result = scratch.path() / ("result-" + std::to_string(i) + ".json");
-        util::write_file(shares[i].request, json{{"probe", request.probe}, {"kernels", kernel_list}, {"jobs", jobs}}.dump());
+        util::write_file(shares[i].request, util::json_text(json{{"probe", request.probe}, {"kernels", kernel_list}, {"jobs", jobs}}));
     }
 
     util::EnvironmentOverrides environment;

@@ -1,5 +1,6 @@
 // Explaining a miss: which key input differs from the kernel's latest entry.
 #include "explain/input_change.hpp"
+#include "util/json_text.hpp"
 
 #include <algorithm>
 #include <string>
@@ -13,7 +14,7 @@ namespace {
 
 std::string short_value(const json& value)
 {
-    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    std::string text = value.is_string() ? value.get<std::string>() : util::json_text(value);
     return text.size() > 80 ? text.substr(0, 77) + "..." : text;
 }
 
@@ -90,7 +91,7 @@ std::string describe_compiler(const json& before, const json& after)
 {
     auto parts = [](const json& value) {
         std::vector<std::string> out;
-        std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+        std::string text = value.is_string() ? value.get<std::string>() : util::json_text(value);
         for (std::size_t start = 0;;) {
             std::size_t end = text.find("; ", start);
             out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));

@@ -1,4 +1,5 @@
 #include "host/host_planner.hpp"
+#include "util/json_text.hpp"
 #include "explain/input_change.hpp"
 
 #include "host/cunumpy_names.hpp"
@@ -44,9 +45,9 @@ std::string cunumpy_key_of(const HostModule& module, const HostToolchain& toolch
         return cunumpy_build_key(python_source_text(planned_source(module)), toolchain.language, openmp, toolchain.python);
     };
     if (!record) return key();
-    std::string question = json::array({"cunumpy-key/1", toolchain.language, openmp, toolchain.python.pyccel,
-                                        toolchain.python.version, toolchain.python.platform})
-                               .dump();
+    std::string question = util::json_text(json::array({"cunumpy-key/1", toolchain.language, openmp,
+                                                        toolchain.python.pyccel, toolchain.python.version,
+                                                        toolchain.python.platform}));
     return record->answer(module.bytes_sha256, question, [&] { return json(key()); }).get<std::string>();
 }
 
@@ -299,7 +300,7 @@ std::string describe_host_change(const json& before, const json& after)
     for (const char* choice : {"language", "openmp"}) {
         json old_value = before.value(choice, json());
         json new_value = after.value(choice, json());
-        auto text = [](const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); };
+        auto text = [](const json& value) { return value.is_string() ? value.get<std::string>() : util::json_text(value); };
         if (old_value != new_value) return std::string(choice) + ": " + text(old_value) + " -> " + text(new_value);
     }
     return describe_input_change(before, after);

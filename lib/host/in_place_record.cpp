@@ -1,4 +1,5 @@
 #include "host/in_place_record.hpp"
+#include "util/json_text.hpp"
 
 #include "cache/cache.hpp"
 #include "cunumpy_kernels/error.hpp"
@@ -26,7 +27,7 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path, bool hea
     }
     std::size_t end = text.find('\n');
     if (end == std::string::npos) return std::nullopt;
-    json header = json::parse(std::string_view(text).substr(0, end), nullptr, false);
+    json header = util::parse_json(std::string_view(text).substr(0, end), nullptr, false);
     if (!header.is_object() || header.value("format", std::string()) != in_place_record_format) return std::nullopt;
     try {
         InPlaceRecord record;
@@ -37,7 +38,7 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path, bool hea
         record.sha256 = header.at("sha256").get<std::string>();
         record.own_files = header.value("own", std::vector<std::string>());
         if (header_only) return record;
-        json body = json::parse(std::string_view(text).substr(end + 1), nullptr, false);
+        json body = util::parse_json(std::string_view(text).substr(end + 1), nullptr, false);
         if (!body.is_object()) return std::nullopt;
         record.module = body.at("module").get<std::string>();
         record.inputs = body.value("inputs", json::object());
@@ -60,7 +61,7 @@ void write_in_place_record(const fs::path& path, const InPlaceRecord& record)
                  {"files", record.files},
                  {"built_at", record.built_at},
                  {"seconds", record.seconds}};
-    util::replace_file_atomically(path, header.dump() + "\n" + body.dump() + "\n");
+    util::replace_file_atomically(path, util::json_text(header) + "\n" + util::json_text(body) + "\n");
 }
 
 std::optional<FileStamp> file_stamp(const fs::path& path)

@@ -1,4 +1,5 @@
 #include "host/python_environment.hpp"
+#include "util/json_text.hpp"
 
 #include "compilers/python_probe.hpp"
 #include "compilers/tool_probe.hpp"
@@ -66,7 +67,7 @@ std::string facts_question_for(const fs::path& interpreter, const std::vector<st
 PythonFacts parse_python_facts(const std::string& json_text, const std::string& where)
 {
     try {
-        json j = json::parse(json_text);
+        json j = util::parse_json(json_text);
         PythonFacts facts;
         facts.executable = j.at("executable").get<std::string>();
         facts.version = j.at("version").get<std::string>();
@@ -85,10 +86,9 @@ PythonFacts parse_python_facts(const std::string& json_text, const std::string& 
 
 std::string to_json_text(const PythonFacts& facts)
 {
-    return json{{"executable", facts.executable}, {"version", facts.version}, {"platform", facts.platform},
-                {"ext_suffix", facts.ext_suffix}, {"pyccel", facts.pyccel},   {"numpy", facts.numpy},
-                {"path", facts.path}}
-        .dump();
+    return util::json_text(json{{"executable", facts.executable}, {"version", facts.version},
+                                {"platform", facts.platform}, {"ext_suffix", facts.ext_suffix},
+                                {"pyccel", facts.pyccel}, {"numpy", facts.numpy}, {"path", facts.path}});
 }
 
 

@@ -3,6 +3,7 @@
 
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
+#include "util/library_surface.hpp"
 
 // toml++ compiled into this file (header-only mode), not linked as Debian's
 // libtomlplusplus.so: the runtime library reads pyproject.toml too, and an
@@ -295,7 +296,9 @@ void validate_language(const std::string& language, const std::string& where)
         throw UsageError(where + ": unknown language '" + language + "'; choose c or fortran");
 }
 
-Config load_config_file(const fs::path& pyproject)
+namespace {
+
+Config read_config_file(const fs::path& pyproject)
 {
     Config config;
     toml::table document = parse_toml(pyproject);
@@ -317,17 +320,29 @@ Config load_config_file(const fs::path& pyproject)
     return config;
 }
 
-Config load_config(const fs::path& start)
+Config read_nearest_config(const fs::path& start)
 {
     std::error_code error;
     fs::path dir = fs::absolute(start, error);
     if (fs::is_regular_file(dir, error)) dir = dir.parent_path();
     for (; !dir.empty(); dir = dir.parent_path()) {
         fs::path candidate = dir / "pyproject.toml";
-        if (fs::is_regular_file(candidate, error)) return load_config_file(candidate);
+        if (fs::is_regular_file(candidate, error)) return read_config_file(candidate);
         if (dir == dir.root_path()) break;
     }
     return Config{};
+}
+
+}  // namespace
+
+Config load_config_file(const fs::path& pyproject)
+{
+    return util::at_library_surface("load_config_file", [&] { return read_config_file(pyproject); });
+}
+
+Config load_config(const fs::path& start)
+{
+    return util::at_library_surface("load_config", [&] { return read_nearest_config(start); });
 }
 
 }  // namespace ck

@@ -5,6 +5,7 @@
 #include "cunumpy_kernels/package.hpp"
 #include "package/kernel_walker.hpp"
 #include "util/file_util.hpp"
+#include "util/library_surface.hpp"
 
 #include <deque>
 #include <map>
@@ -83,7 +84,9 @@ fs::path tree_of_header(const fs::path& header, const Config& config)
 
 std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn)
 {
-    return kernels_of_paths(paths, config, std::move(warn), nullptr);
+    return util::at_library_surface("kernels_of_paths", [&] {
+        return kernels_of_paths(paths, config, caller_walk_warning(std::move(warn)), nullptr);
+    });
 }
 
 std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn,

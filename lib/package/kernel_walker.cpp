@@ -1,9 +1,12 @@
 // Finding kernel folders in trees, by cunumpy's conventions (see package.hpp).
 #include "package/kernel_walker.hpp"
+#include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/python_bindings.hpp"
+#include "util/byte_text.hpp"
 #include "util/file_util.hpp"
+#include "util/library_surface.hpp"
 #include "util/regular_files.hpp"
 
 #include <sys/stat.h>
@@ -93,7 +96,7 @@ bool binds_no_kernel(const KernelSource& kernel, SourceRecord* record = nullptr)
     const fs::path& module = kernel.host.front().file;
     auto binds = [&](const std::string& source) { return signatures::python_module_binds(source, kernel.name); };
     try {
-        return !(record ? record->fact(module, nlohmann::json::array({"binds/1", kernel.name}).dump(), binds).get<bool>()
+        return !(record ? record->fact(module, util::json_text(nlohmann::json::array({"binds/1", kernel.name})), binds).get<bool>()
                         : binds(util::read_file(module)));
     } catch (const SourceError&) {
         return false;
@@ -321,9 +324,18 @@ std::string duplicate_module_warning(const KernelSource& left_out, const KernelS
            "separate runs";
 }
 
+WalkWarning caller_walk_warning(WalkWarning warn)
+{
+    if (!warn) return warn;
+    return [warn = std::move(warn)](const std::string& message) {
+        util::run_caller_code([&] { warn(util::printable(message)); });
+    };
+}
+
 std::vector<KernelSource> find_kernels(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn)
 {
-    return find_kernels(paths, config, std::move(warn), nullptr);
+    return util::at_library_surface(
+        "find_kernels", [&] { return find_kernels(paths, config, caller_walk_warning(std::move(warn)), nullptr); });
 }
 
 std::vector<KernelSource> find_kernels(const std::vector<fs::path>& paths, const Config& config, WalkWarning warn,
@@ -337,7 +349,7 @@ std::vector<KernelSource> find_kernels(const std::vector<fs::path>& paths, const
 
 std::optional<KernelSource> kernel_of_file(const fs::path& file, const Config& config)
 {
-    return kernel_of_file(file, config, nullptr);
+    return util::at_library_surface("kernel_of_file", [&] { return kernel_of_file(file, config, nullptr); });
 }
 
 std::optional<KernelSource> kernel_of_file(const fs::path& file, const Config& config, SourceRecord* record)

@@ -13,6 +13,11 @@ namespace ck {
 std::vector<KernelSource> find_kernels(const std::vector<std::filesystem::path>& paths, const Config& config,
                                        WalkWarning warn, SourceRecord* record);
 
+/// The caller's walk warnings `warn` as the library calls them: printable
+/// (util::printable), its exceptions the caller's (util::run_caller_code).
+/// Empty when `warn` is.
+WalkWarning caller_walk_warning(WalkWarning warn);
+
 /// kernel_of_file, with `record` as find_kernels takes it.
 std::optional<KernelSource> kernel_of_file(const std::filesystem::path& file, const Config& config, SourceRecord* record);
 

@@ -8,6 +8,7 @@
 #include "runtime/bundle_images.hpp"
 #include "runtime/cuda_kernel.hpp"
 #include "runtime/kernel_state.hpp"
+#include "util/library_surface.hpp"
 
 namespace ck {
 
@@ -32,20 +33,23 @@ Kernel bundle_kernel(const std::shared_ptr<const Bundle>& bundle, std::size_t in
 
 KernelCatalog KernelCatalog::from_bundle(const std::filesystem::path& file, CatalogOptions options)
 {
-    auto bundle = std::make_shared<const Bundle>(read_bundle(file));
-    KernelCatalog catalog;
-    catalog.gpu_ = options.load.gpu ? options.load.gpu : Gpu::system();
-    for (std::size_t i = 0; i < bundle->catalog.kernels.size(); ++i) {
-        const std::string& name = bundle->catalog.kernels[i].name;
-        KernelOptions kernel_options = options.kernel;
-        if (options.per_kernel)
-            if (auto specific = options.per_kernel(name)) kernel_options = std::move(*specific);
-        if (catalog.contains(name))
-            throw ArtifactError(file.string() + ": corrupt header: two kernels are named '" + name +
-                                "'; make the bundle again (cunumpy-kernels bundle)");
-        catalog.add(bundle_kernel(bundle, i, std::move(kernel_options), catalog.gpu_));
-    }
-    return catalog;
+    return util::at_library_surface("KernelCatalog::from_bundle", [&] {
+        auto bundle = std::make_shared<const Bundle>(read_bundle(file));
+        KernelCatalog catalog;
+        catalog.gpu_ = options.load.gpu ? options.load.gpu : Gpu::system();
+        for (std::size_t i = 0; i < bundle->catalog.kernels.size(); ++i) {
+            const std::string& name = bundle->catalog.kernels[i].name;
+            KernelOptions kernel_options = options.kernel;
+            if (options.per_kernel)
+                if (auto specific = util::run_caller_code([&] { return options.per_kernel(name); }))
+                    kernel_options = std::move(*specific);
+            if (catalog.contains(name))
+                throw ArtifactError(file.string() + ": corrupt header: two kernels are named '" + name +
+                                    "'; make the bundle again (cunumpy-kernels bundle)");
+            catalog.add(bundle_kernel(bundle, i, std::move(kernel_options), catalog.gpu_));
+        }
+        return catalog;
+    });
 }
 
 }  // namespace ck

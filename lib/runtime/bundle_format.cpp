@@ -1,4 +1,5 @@
 #include "runtime/bundle_format.hpp"
+#include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
@@ -168,7 +169,7 @@ void add_artifact_bytes(BundleArtifact& artifact, std::string_view bytes, std::s
 
 std::string encode_bundle(const BundleCatalog& catalog, std::string_view data)
 {
-    std::string header = header_json(catalog, data.size()).dump();
+    std::string header = util::json_text(header_json(catalog, data.size()));
     std::string out = std::string(bundle_magic) + " " + std::to_string(bundle_format_version) + " " +
                       std::to_string(header.size()) + " " + sha256_hex(header) + "\n";
     out += header;
@@ -199,7 +200,7 @@ Bundle decode_bundle(std::string bytes, const std::filesystem::path& file)
     Bundle bundle;
     std::uint64_t data_size = 0;
     try {
-        json j = json::parse(header);
+        json j = util::parse_json(header);
         bundle.catalog = catalog_of(j);
         data_size = j.at("data_size").get<std::uint64_t>();
     } catch (const std::exception& error) {  // json's errors, and parameter_of's

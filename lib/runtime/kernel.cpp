@@ -9,7 +9,9 @@
 #include "runtime/cuda_kernel.hpp"
 #include "runtime/kernel_state.hpp"
 #include "runtime/selection_state.hpp"
+#include "util/byte_text.hpp"
 #include "util/file_util.hpp"
+#include "util/library_surface.hpp"
 
 #include <cstdio>
 
@@ -28,7 +30,7 @@ void run_host(const Kernel::State& s, const HostKernel& host, const std::string&
               std::span<const Argument> args)
 {
     try {
-        host(args);
+        util::run_caller_code([&] { host(args); });
     } catch (const ArgumentError& error) {
         throw ArgumentError("kernel '" + s.name + "' (host implementation '" + implementation + "'): " + error.what());
     }
@@ -47,20 +49,52 @@ void require_fallback(const Kernel::State& s)
                                  "; write it, or open the catalog with missing_cuda = fallback");
 }
 
+// Kernel::call inside the library surface.
+void call_inside(Kernel::State& s, std::span<const Argument> args, const Launch& launch)
+{
+    bool on_device = s.options.dispatch == Dispatch::arrays ? any_on_device(args) : get_backend() == Backend::cuda;
+    if (on_device && s.cuda) {
+        s.cuda->launch(args, launch, s.options.block_size, s.options.n_threads_from);
+        return;
+    }
+    std::string implementation;
+    if (!on_device) {
+        const HostKernel& host = s.host.selected(s.warn, &implementation);
+        run_host(s, host, implementation, args);
+        return;
+    }
+    require_fallback(s);
+    const HostKernel& host = s.host.selected(s.warn, &implementation);
+    // Warned and counted once the arrays are on the host: a copy that fails
+    // ran no fallback.
+    auto fallback = [&](std::span<const Argument> copied) {
+        if (!s.warned_fallback.exchange(true))
+            s.warn("No CUDA version of kernel '" + s.name + "': calling the host kernel, which copies its "
+                   "arrays to the host and back at every call.");
+        s.counts.fallbacks += 1;
+        run_host(s, host, implementation, copied);
+    };
+    if (!any_on_device(args)) return fallback(args);
+    const Gpu& gpu = s.gpu ? *s.gpu : *Gpu::system();
+    run_with_host_copies(HostKernel(fallback), args, s.options.outputs, gpu, s.counts);
+}
+
 }  // namespace
 
 void write_warning_line(const std::string& message)
 {
     // One fputs of the whole line: stderr is unbuffered, and lines of
     // threads or ranks sharing it must not interleave mid-line.
-    std::string line = "cunumpy-kernels: warning: " + message + "\n";
+    std::string line = "cunumpy-kernels: warning: " + util::printable(message) + "\n";
     std::fputs(line.c_str(), stderr);
 }
 
 WarningSink warning_sink(const KernelOptions& options)
 {
-    if (options.warn) return options.warn;
-    return write_warning_line;
+    if (!options.warn) return write_warning_line;
+    return [sink = options.warn](const std::string& message) {
+        util::run_caller_code([&] { sink(util::printable(message)); });
+    };
 }
 
 TransferCounts& TransferCounts::operator+=(const TransferCounts& other)
@@ -101,7 +135,9 @@ Kernel make_kernel(const KernelSource& source, KernelOptions options, const Conf
     return KernelFactory::make(std::move(state));
 }
 
-Kernel Kernel::from_folder(const std::filesystem::path& folder, KernelOptions options, LoadOptions load)
+namespace {
+
+Kernel folder_kernel(const std::filesystem::path& folder, KernelOptions& options, const LoadOptions& load)
 {
     Config config = load.config ? *load.config : load_config(folder);
     auto kernels = find_kernels({folder}, config);
@@ -116,6 +152,13 @@ Kernel Kernel::from_folder(const std::filesystem::path& folder, KernelOptions op
         cache = std::make_shared<ArtifactCache>(config, cache_name_of(config, source.top_package),
                                                 load.read_only_cache, warning_sink(options));
     return make_kernel(source, std::move(options), config, std::move(cache), std::move(gpu));
+}
+
+}  // namespace
+
+Kernel Kernel::from_folder(const std::filesystem::path& folder, KernelOptions options, LoadOptions load)
+{
+    return util::at_library_surface("Kernel::from_folder", [&] { return folder_kernel(folder, options, load); });
 }
 
 const std::string& Kernel::name() const { return state_->name; }
@@ -152,70 +195,51 @@ std::string Kernel::selected(bool device) const
 
 void Kernel::call(std::span<const Argument> args, const Launch& launch)
 {
-    State& s = *state_;
-    bool on_device = s.options.dispatch == Dispatch::arrays ? any_on_device(args) : get_backend() == Backend::cuda;
-    if (on_device && s.cuda) {
-        s.cuda->launch(args, launch, s.options.block_size, s.options.n_threads_from);
-        return;
-    }
-    std::string implementation;
-    if (!on_device) {
-        const HostKernel& host = s.host.selected(s.warn, &implementation);
-        run_host(s, host, implementation, args);
-        return;
-    }
-    require_fallback(s);
-    const HostKernel& host = s.host.selected(s.warn, &implementation);
-    // Warned and counted once the arrays are on the host: a copy that fails
-    // ran no fallback.
-    auto fallback = [&](std::span<const Argument> copied) {
-        if (!s.warned_fallback.exchange(true))
-            s.warn("No CUDA version of kernel '" + s.name + "': calling the host kernel, which copies its "
-                   "arrays to the host and back at every call.");
-        s.counts.fallbacks += 1;
-        run_host(s, host, implementation, copied);
-    };
-    if (!any_on_device(args)) return fallback(args);
-    const Gpu& gpu = s.gpu ? *s.gpu : *Gpu::system();
-    run_with_host_copies(HostKernel(fallback), args, s.options.outputs, gpu, s.counts);
+    util::at_library_surface("Kernel::call", [&] { call_inside(*state_, args, launch); });
 }
 
 bool Kernel::compile()
 {
     if (!state_->cuda) return false;
-    state_->cuda->load();
+    util::at_library_surface("Kernel::compile", [&] { state_->cuda->load(); });
     return true;
 }
 
 std::optional<CudaLoadInfo> Kernel::load_info() const
 {
     if (!state_->cuda) return std::nullopt;
-    return state_->cuda->load_info();
+    return util::at_library_surface("Kernel::load_info", [&] { return state_->cuda->load_info(); });
 }
 
 std::vector<std::string> Kernel::cuda_parameters() const
 {
     std::vector<std::string> names;
     if (!state_->cuda) return names;
-    for (const auto& p : state_->cuda->parameters()) names.push_back(p.name);
-    return names;
+    return util::at_library_surface("Kernel::cuda_parameters", [&] {
+        for (const auto& p : state_->cuda->parameters()) names.push_back(p.name);
+        return names;
+    });
 }
 
 std::optional<std::vector<std::string>> Kernel::host_parameters() const
 {
     if (!state_->source || state_->source->host.empty()) return std::nullopt;
-    SignatureRead read = read_python_signature(util::read_file(state_->source->host.front().file), state_->name);
-    if (read.status != SignatureRead::Status::found) return std::nullopt;
-    return read.parameters;
+    return util::at_library_surface("Kernel::host_parameters", [&]() -> std::optional<std::vector<std::string>> {
+        SignatureRead read = read_python_signature(util::read_file(state_->source->host.front().file), state_->name);
+        if (read.status != SignatureRead::Status::found) return std::nullopt;
+        return read.parameters;
+    });
 }
 
 std::vector<std::string> Kernel::signature_mismatches() const
 {
     std::vector<std::string> messages;
     if (!state_->source) return messages;
-    for (const auto& finding : check_kernel_signatures(*state_->source, state_->config).findings)
-        if (finding.kind == SignatureFinding::Kind::mismatch) messages.push_back(finding.message);
-    return messages;
+    return util::at_library_surface("Kernel::signature_mismatches", [&] {
+        for (const auto& finding : check_kernel_signatures(*state_->source, state_->config).findings)
+            if (finding.kind == SignatureFinding::Kind::mismatch) messages.push_back(finding.message);
+        return messages;
+    });
 }
 
 TransferCounts Kernel::transfers() const

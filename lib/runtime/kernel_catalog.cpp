@@ -8,6 +8,7 @@
 #include "runtime/gpu_state.hpp"
 #include "runtime/kernel_state.hpp"
 #include "util/job_pool.hpp"
+#include "util/library_surface.hpp"
 
 #include <exception>
 #include <mutex>
@@ -21,31 +22,34 @@ KernelCatalog::~KernelCatalog() = default;
 
 KernelCatalog KernelCatalog::from_package(const std::filesystem::path& path, CatalogOptions options)
 {
-    Config config = options.load.config ? *options.load.config : load_config(path);
-    KernelCatalog catalog;
-    auto sources = find_kernels({path}, config, [&](const std::string& w) { catalog.warnings_.push_back(w); });
-    std::shared_ptr<Gpu> gpu = options.load.gpu ? options.load.gpu : Gpu::system();
-    catalog.gpu_ = gpu;
-    std::map<std::string, std::shared_ptr<ArtifactCache>> caches;  // by cache name
-    for (const auto& source : sources) {
-        KernelOptions kernel_options = options.kernel;
-        if (options.per_kernel)
-            if (auto specific = options.per_kernel(source.name)) kernel_options = std::move(*specific);
-        std::shared_ptr<ArtifactCache> cache;
-        if (source.cuda_file) {
-            std::string name = cache_name_of(config, source.top_package);
-            auto& slot = caches[name];
-            if (!slot)
-                slot = std::make_shared<ArtifactCache>(config, name, options.load.read_only_cache,
-                                                       warning_sink(kernel_options));
-            cache = slot;
+    return util::at_library_surface("KernelCatalog::from_package", [&] {
+        Config config = options.load.config ? *options.load.config : load_config(path);
+        KernelCatalog catalog;
+        auto sources = find_kernels({path}, config, [&](const std::string& w) { catalog.warnings_.push_back(w); });
+        std::shared_ptr<Gpu> gpu = options.load.gpu ? options.load.gpu : Gpu::system();
+        catalog.gpu_ = gpu;
+        std::map<std::string, std::shared_ptr<ArtifactCache>> caches;  // by cache name
+        for (const auto& source : sources) {
+            KernelOptions kernel_options = options.kernel;
+            if (options.per_kernel)
+                if (auto specific = util::run_caller_code([&] { return options.per_kernel(source.name); }))
+                kernel_options = std::move(*specific);
+            std::shared_ptr<ArtifactCache> cache;
+            if (source.cuda_file) {
+                std::string name = cache_name_of(config, source.top_package);
+                auto& slot = caches[name];
+                if (!slot)
+                    slot = std::make_shared<ArtifactCache>(config, name, options.load.read_only_cache,
+                                                           warning_sink(kernel_options));
+                cache = slot;
+            }
+            if (catalog.contains(source.name))
+                throw UsageError("two kernels are named '" + source.name + "': " + catalog[source.name].cuda_path().parent_path().string() +
+                                 " and " + source.folder.string() + "; open each package in its own catalog");
+            catalog.add(make_kernel(source, std::move(kernel_options), config, std::move(cache), gpu));
         }
-        if (catalog.contains(source.name))
-            throw UsageError("two kernels are named '" + source.name + "': " + catalog[source.name].cuda_path().parent_path().string() +
-                             " and " + source.folder.string() + "; open each package in its own catalog");
-        catalog.add(make_kernel(source, std::move(kernel_options), config, std::move(cache), gpu));
-    }
-    return catalog;
+        return catalog;
+    });
 }
 
 Kernel& KernelCatalog::add(Kernel kernel)
@@ -123,28 +127,31 @@ void KernelCatalog::check_signatures() const
 
 std::vector<std::string> KernelCatalog::compile_all(std::optional<int> jobs)
 {
-    std::vector<Kernel*> ported;
-    for (auto& [name, kernel] : kernels_)
-        if (kernel.has_cuda()) ported.push_back(&kernel);
-    std::vector<std::exception_ptr> errors(ported.size());
-    int workers = job_count(jobs);
-    // Contexts are per thread: every worker loads into the caller's context.
-    std::shared_ptr<Gpu> gpu = gpu_ ? gpu_ : Gpu::system();
-    CUcontext context = ported.empty() ? nullptr : GpuAccess::state(*gpu).current_context().context;
-    JobPool(workers).run(ported.size(), [&](std::size_t i) {
-        try {
-            check_cuda(GpuAccess::driver(*gpu), GpuAccess::driver(*gpu).context_set_current(context), "cuCtxSetCurrent");
-            ported[i]->compile();
-        } catch (...) {
-            errors[i] = std::current_exception();
+    return util::at_library_surface("KernelCatalog::compile_all", [&] {
+        std::vector<Kernel*> ported;
+        for (auto& [name, kernel] : kernels_)
+            if (kernel.has_cuda()) ported.push_back(&kernel);
+        std::vector<std::exception_ptr> errors(ported.size());
+        int workers = job_count(jobs);
+        // Contexts are per thread: every worker loads into the caller's context.
+        std::shared_ptr<Gpu> gpu = gpu_ ? gpu_ : Gpu::system();
+        CUcontext context = ported.empty() ? nullptr : GpuAccess::state(*gpu).current_context().context;
+        JobPool(workers).run(ported.size(), [&](std::size_t i) {
+            util::SurfaceDepth inside_compile_all;  // the worker's errors are compile_all's to translate
+            try {
+                check_cuda(GpuAccess::driver(*gpu), GpuAccess::driver(*gpu).context_set_current(context), "cuCtxSetCurrent");
+                ported[i]->compile();
+            } catch (...) {
+                errors[i] = std::current_exception();
+            }
+        });
+        std::vector<std::string> compiled;
+        for (std::size_t i = 0; i < ported.size(); ++i) {
+            if (errors[i]) std::rethrow_exception(errors[i]);
+            compiled.push_back(ported[i]->name());
         }
+        return compiled;
     });
-    std::vector<std::string> compiled;
-    for (std::size_t i = 0; i < ported.size(); ++i) {
-        if (errors[i]) std::rethrow_exception(errors[i]);
-        compiled.push_back(ported[i]->name());
-    }
-    return compiled;
 }
 
 TransferCounts KernelCatalog::transfers() const

@@ -2,6 +2,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/launch.hpp"
 #include "runtime/default_launch_shape.hpp"
+#include "util/library_surface.hpp"
 
 namespace ck {
 
@@ -88,7 +89,7 @@ Dim3 NThreadsFrom::infer(std::span<const Argument> args, int dimensions) const
     case Mode::none:
         throw LaunchError("n_threads_from is none: pass n_threads or grid");
     case Mode::function:
-        return function_(args);
+        return util::run_caller_code([&] { return function_(args); });
     case Mode::last_axis: {
         const ArrayView& view = require_first_array(args);
         return Dim3(view.shape[view.ndim - 1]);

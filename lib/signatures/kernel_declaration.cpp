@@ -1,4 +1,5 @@
 #include "signatures/kernel_declaration.hpp"
+#include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 #include "signatures/cuda_signature_reader.hpp"
@@ -85,7 +86,8 @@ std::string declaration_question(const KernelSource& kernel, const Config& confi
     // The folders are part of the question: another configuration keeps its own answer.
     json dirs = json::array();
     for (const auto& dir : kernel.include_dirs(config)) dirs.push_back(dir.string());
-    return json::array({"cuda-declaration/1", kernel.name, kernel.cuda_file.value_or(fs::path()).string(), dirs}).dump();
+    return util::json_text(
+        json::array({"cuda-declaration/1", kernel.name, kernel.cuda_file.value_or(fs::path()).string(), dirs}));
 }
 
 CudaKernelDeclaration read_cuda_declaration_logged(std::string_view source, const std::string& name,
@@ -151,8 +153,8 @@ CunumpyReading read_as_cunumpy_recorded(std::string_view source, const std::stri
                                         SourceRecord* record, std::string_view source_sha256)
 {
     if (!record) return read_as_cunumpy(source, name, template_args, hint_line);
-    std::string question = json::array({"cunumpy-reading/1", name, template_args ? json(*template_args) : json(nullptr),
-                                        hint_line}).dump();
+    std::string question = util::json_text(json::array(
+        {"cunumpy-reading/1", name, template_args ? json(*template_args) : json(nullptr), hint_line}));
     std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
     auto read = [&] {
         CunumpyReading reading = read_as_cunumpy(source, name, template_args, hint_line);

@@ -1,5 +1,6 @@
 // Comparing the declarations of one kernel, in cunumpy's words.
 #include "cunumpy_kernels/error.hpp"
+#include "util/json_text.hpp"
 #include "signatures/signatures.hpp"
 
 #include "signatures/kernel_entry.hpp"
@@ -58,7 +59,7 @@ SignatureRead read_python(const Source& source, const std::string& name, SourceR
     PythonDefinition which = source.language == Source::Language::python_stub ? PythonDefinition::first
                                                                                : PythonDefinition::last;
     auto read = [&](const std::string& text) { return signatures::to_json(read_python_signature(text, name, which)); };
-    std::string question = nlohmann::json::array({"signature/1", name, which == PythonDefinition::first}).dump();
+    std::string question = util::json_text(nlohmann::json::array({"signature/1", name, which == PythonDefinition::first}));
     return signatures::signature_read_of(record.fact(source.file, question, read));
 }
 

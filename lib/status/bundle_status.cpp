@@ -1,4 +1,5 @@
 #include "status/bundle_status.hpp"
+#include "util/json_text.hpp"
 
 #include "builder/build_plan.hpp"
 #include "compilers/cuda_compiler.hpp"
@@ -54,7 +55,7 @@ json inputs_of(const TreeKeys& keys, const JobResult& job)
     auto planned = keys.inputs.find(job_name(job.module, job.target));
     if (planned != keys.inputs.end()) return planned->second;
     try {
-        auto manifest = json::parse(util::read_file(job.entry / "manifest.json"));
+        auto manifest = util::parse_json(util::read_file(job.entry / "manifest.json"));
         return Manifest::from_json(manifest, job.entry.string()).inputs;
     } catch (const std::exception&) {
         return json();  // no reason then, only the keys

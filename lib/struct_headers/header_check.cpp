@@ -1,4 +1,5 @@
 #include "struct_headers/header_check.hpp"
+#include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
@@ -68,7 +69,7 @@ constexpr const char* passed_question = "struct-header-passed/1";
 
 std::string python_string(const std::string& text)
 {
-    return nlohmann::json(text).dump();  // a JSON string is a Python string literal for these paths
+    return util::json_text(nlohmann::json(text));  // a JSON string is a Python string literal for these paths
 }
 
 // The folder that holds the header's top-level package (the topmost
@@ -115,7 +116,7 @@ std::optional<std::pair<std::string, std::string>> pass_key(SourceRecord& record
 {
     try {
         std::string question = std::string(passed_question) + " " +
-                               nlohmann::json{writer, config.python, root.string(), header.string()}.dump();
+                               util::json_text(nlohmann::json{writer, config.python, root.string(), header.string()});
         return std::make_pair(record.digest(header), question);
     } catch (const SourceError&) {
         return std::nullopt;
@@ -152,7 +153,7 @@ nlohmann::json run_writers(const Config& config, const fs::path& root, const std
                                       {"shown", pending[i].header.lexically_relative(source_root_of(pending[i].header, root)).string()},
                                       {"scratch", (scratch / (std::to_string(i) + pending[i].header.extension().string())).string()}});
     fs::path request_file = scratch / "request.json", script = scratch / "write_headers.py", answer = scratch / "answer.json";
-    std::ofstream(request_file) << request.dump();
+    std::ofstream(request_file) << util::json_text(request);
     std::ofstream(script) << writer_script;
     auto result = util::run_process({config.python, script.string(), request_file.string(), answer.string()}, root);
     std::error_code error;
@@ -160,7 +161,7 @@ nlohmann::json run_writers(const Config& config, const fs::path& root, const std
         throw ToolchainError("struct-headers: " + config.python + " could not run the header writers (exit " +
                              std::to_string(result.exit_code) + "): " + result.output);
     try {
-        nlohmann::json parsed = nlohmann::json::parse(util::read_file(answer));
+        nlohmann::json parsed = util::parse_json(util::read_file(answer));
         if (parsed.at("results").size() != pending.size() || !parsed.at("files").is_array())
             throw ToolchainError("answers " + std::to_string(parsed.at("results").size()) + " headers of " +
                                  std::to_string(pending.size()));

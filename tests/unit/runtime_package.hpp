@@ -46,22 +46,23 @@ inline void sort_host(double* x, long long n)
 
 class RuntimePackage {
 public:
-    RuntimePackage()
+    /// The package under `<tree>/<folder>` (default: the tree itself).
+    explicit RuntimePackage(const std::string& folder = "") : base(folder.empty() ? "" : folder + "/")
     {
-        tree.write("src/sim/__init__.py", "");
-        tree.write("src/sim/kernels/__init__.py", "");
-        tree.write("src/sim/kernels/push/push_kernels.py", "def push(x: 'float[:]', e: 'float[:]', dt: float, n: int):\n    pass\n");
-        tree.write("src/sim/kernels/push/push_cuda.cu", push_cuda);
-        tree.write("src/sim/kernels/scale/scale_kernels.py", "def scale(y: 'float32[:]', factor: float, n: int):\n    pass\n");
-        tree.write("src/sim/kernels/scale/scale_cuda.cu", scale_cuda);
-        tree.write("src/sim/kernels/sort/sort_kernels.py", "def sort(x: 'float[:]', n: int):\n    pass\n");
-        config.cache_dir = tree / "cache";
+        tree.write(base + "src/sim/__init__.py", "");
+        tree.write(base + "src/sim/kernels/__init__.py", "");
+        tree.write(base + "src/sim/kernels/push/push_kernels.py", "def push(x: 'float[:]', e: 'float[:]', dt: float, n: int):\n    pass\n");
+        tree.write(base + "src/sim/kernels/push/push_cuda.cu", push_cuda);
+        tree.write(base + "src/sim/kernels/scale/scale_kernels.py", "def scale(y: 'float32[:]', factor: float, n: int):\n    pass\n");
+        tree.write(base + "src/sim/kernels/scale/scale_cuda.cu", scale_cuda);
+        tree.write(base + "src/sim/kernels/sort/sort_kernels.py", "def sort(x: 'float[:]', n: int):\n    pass\n");
+        config.cache_dir = cache();
         config.architectures = {"sm_80", "sm_90"};
         config.ptx = true;
     }
 
-    std::filesystem::path package() const { return tree / "src/sim/kernels"; }
-    std::filesystem::path cache() const { return tree / "cache"; }
+    std::filesystem::path package() const { return tree / (base + "src/sim/kernels"); }
+    std::filesystem::path cache() const { return tree / (base + "cache"); }
 
     /// Runs `build` for `architectures` (plus PTX of the newest when `ptx`).
     BuildReport build(std::vector<std::string> architectures, bool ptx)
@@ -101,6 +102,7 @@ public:
     }
 
     TempTree tree;
+    std::string base;  ///< "" or "<folder>/"
     Config config;
     std::vector<std::string> warnings;
 };
