@@ -9,6 +9,7 @@
 #include "struct_headers/cubin_layout_check.hpp"
 #include "struct_headers/struct_layouts.hpp"
 #include "util/file_util.hpp"
+#include "util/json_text.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/text.hpp"
 
@@ -157,7 +158,7 @@ private:
     {
         nlohmann::json structs = nlohmann::json::object();
         for (const auto& [name, layout] : *structs_) structs[name] = {layout.size, layout.alignment};
-        return nlohmann::json::array({"cubin-layout/1", key, target, structs}).dump();
+        return util::json_text(nlohmann::json::array({"cubin-layout/1", key, target, structs}));
     }
 
     // "" when the cubin lays its parameters out as the runtime packs them; else why not.
