@@ -5,9 +5,11 @@
 
 #include "builder/build.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"
+#include "cunumpy_kernels/selection.hpp"
 
 #include "fake_cuda_driver.hpp"
 #include "runtime/gpu_state.hpp"
+#include "runtime/selection_state.hpp"
 #include "temp_tree.hpp"
 
 #include <algorithm>
@@ -17,6 +19,15 @@
 #include <vector>
 
 namespace ck::test {
+
+// Selects the CUDA backend for a scope (the process probe would find no
+// driver here; the catalogs of these tests use a fake one).
+struct CudaBackend {
+    static bool works(std::string*) { return true; }
+    Backend previous = get_backend();
+    CudaBackend() { set_backend_with(Backend::cuda, false, works); }
+    ~CudaBackend() { set_backend_with(previous, false, works); }
+};
 
 inline const char* const push_cuda =
     "// One thread per marker.\n"

@@ -18,19 +18,10 @@ TEST_SUITE_BEGIN("kernel_dispatch");
 
 using namespace ck;
 using test::FakeCudaDriver;
+using test::CudaBackend;
 using test::RuntimePackage;
 
 namespace {
-
-bool works(std::string*) { return true; }
-
-// Selects the CUDA backend for a scope (the process probe would find no
-// driver here; the catalogs below use a fake one).
-struct CudaBackend {
-    Backend previous = get_backend();
-    CudaBackend() { set_backend_with(Backend::cuda, false, works); }
-    ~CudaBackend() { set_backend_with(previous, false, works); }
-};
 
 struct Fixture {
     Fixture()

@@ -22,19 +22,12 @@
 TEST_SUITE_BEGIN("library_surface");
 
 using namespace ck;
+using test::CudaBackend;
 using test::RuntimePackage;
 
 namespace {
 
 const std::string latin1_folder = "caf\xe9";
-
-bool works(std::string*) { return true; }
-
-struct CudaBackend {
-    Backend previous = get_backend();
-    CudaBackend() { set_backend_with(Backend::cuda, false, works); }
-    ~CudaBackend() { set_backend_with(previous, false, works); }
-};
 
 // The example package under a Latin-1 folder, its cache there too, built.
 struct Latin1Package {
