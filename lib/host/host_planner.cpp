@@ -7,6 +7,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "host/python_imports.hpp"
 #include "scheduler/job_graph.hpp"
+#include "util/byte_text.hpp"
 #include "util/file_util.hpp"
 #include "util/regular_files.hpp"
 
@@ -49,6 +50,29 @@ std::string cunumpy_key_of(const HostModule& module, const HostToolchain& toolch
                                                         toolchain.python.pyccel, toolchain.python.version,
                                                         toolchain.python.platform}));
     return record->answer(module.bytes_sha256, question, [&] { return json(key()); }).get<std::string>();
+}
+
+// Pyccel writes the module's dotted name and the folder it compiles in into
+// its wrapper's C text, which it encodes as UTF-8: other bytes end its run in a
+// UnicodeEncodeError after the Fortran or C compile. Said before anything runs.
+std::string not_utf8_problem(const HostModule& module)
+{
+    return module.file.string() + ": the module name '" + module.name +
+           "' is not UTF-8, and Pyccel cannot build such a module (it writes the name into its UTF-8 wrapper); "
+           "rename the folders and file below " + module.source_root.string() +
+           " with UTF-8 names to build its host version";
+}
+
+// Cache and in-place builds both run Pyccel in a workspace below the cache root.
+void refuse_a_cache_root_pyccel_cannot_name(HostPlan& plan, const std::string& cache_root)
+{
+    if (util::is_utf8(cache_root)) return;
+    for (HostModule& module : plan.modules)
+        if (module.problem.empty())
+            module.problem = module.file.string() + ": host modules are compiled in the cache " + cache_root +
+                             ", whose path is not UTF-8, and Pyccel cannot build there (it writes the folder into "
+                             "its UTF-8 wrapper); give the cache a UTF-8 "
+                             "path for host builds (--cache-dir, or the cache-dir key)";
 }
 
 struct ImportEdge {
@@ -98,6 +122,10 @@ private:
     void expand(std::size_t index)
     {
         HostModule& module = modules_[index];
+        if (!util::is_utf8(module.name)) {
+            module.problem = not_utf8_problem(module);
+            return;
+        }
         json facts;
         try {
             // The digest of the content the facts were read from: the two always agree.
@@ -269,6 +297,7 @@ HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const
     GraphBuilder graph(options.record);
     graph.add_modules(kernels, options.extra_modules);
     HostPlan plan = reorder(graph, import_order(graph));
+    refuse_a_cache_root_pyccel_cannot_name(plan, toolchain.cache_root);
     for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain, options.in_place, options.record);
     if (!options.in_place) mark_cunumpy_name_collisions(plan);
     return plan;

@@ -50,7 +50,7 @@ def flags(cache):
 
 def test_build_status_and_check_signatures_report_latin1_paths_as_surrogateescape(run, latin1):
     src, cache = latin1
-    # CUDA only: Pyccel 2.2 itself fails on a non-UTF-8 path (UnicodeEncodeError writing its wrapper).
+    # CUDA only, to keep it short: host builds under this tree have tests of their own below.
     report, result = run.json("build", "--only", "cuda", *flags(cache), src, check=0)
     assert report["summary"]["failed"] == 0 and report["summary"]["built"] > 0, result.stderr
     assert "\\udce9" in result.stdout and "internal error" not in result.stderr
@@ -121,6 +121,62 @@ def test_a_latin1_module_folder_builds_its_cuda_kernels_and_reports_the_module(r
     push = next(k for k in status["kernels"] if k["name"] == "push")
     assert os.fsencode(push["cuda"]).endswith(b"/kernels/caf\xe9/push/push_cuda.cu")
     assert {a["state"] for a in push["artifacts"] if a["kind"] == "cuda"} == {"built"}
+
+
+def test_host_modules_under_a_latin1_folder_build_into_a_utf8_cache_and_in_place(run, latin1, tmp_path):
+    src, _ = latin1
+    cache = tmp_path / "utf8-cache"
+    report, result = run.json("build", "--only", "host", *flags(cache), src, check=0)
+    assert [job["state"] for job in report["jobs"]] == ["built"] * 3, result.stdout
+    report, result = run.json("build", "--only", "host", "--in-place", *flags(cache), src, check=0)
+    assert [job["state"] for job in report["jobs"]] == ["built"] * 3, result.stdout
+    assert list((src / "particles" / "kernels" / "push").glob("push_kernels.*.so")), "no in-place module"
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["cache", "in-place"])
+def test_a_cache_root_that_is_not_utf8_fails_host_builds_up_front_and_cuda_builds(run, latin1, in_place):
+    """Pyccel 2.2 writes the folder it compiles in (below the cache root, for cache
+    and in-place builds alike) into a UTF-8 wrapper: it fails after the compile
+    with a UnicodeEncodeError. The plan says so before Pyccel runs."""
+    src, cache = latin1
+    place = ["--in-place"] if in_place else []
+    report, result = run.json("build", *place, *flags(cache), src, check=1)
+    host = [job for job in report["jobs"] if job["kind"] in ("host", "in-place")]
+    assert len(host) == 3 and {job["state"] for job in host} == {"failed"}, result.stdout
+    assert all(job["seconds"] < 1 for job in host), host  # no Pyccel run
+    assert all(job["kind"] != "cuda" or job["state"] == "built" for job in report["jobs"]), result.stdout
+    assert all(LATIN1 + "/cache, whose path is not UTF-8" in job["log"] for job in host), host
+    text = run("build", *place, *flags(cache), src, check=1).stderr
+    assert "caf\\xe9/cache, whose path is not UTF-8" in text and "--cache-dir" in text, text
+    assert "UnicodeEncodeError" not in text and "internal error" not in text, text
+
+
+@pytest.mark.parametrize("in_place", [False, True], ids=["cache", "in-place"])
+def test_a_module_whose_name_is_not_utf8_fails_its_host_build_before_pyccel_runs(run, latin1, tmp_path, in_place):
+    """Pyccel 2.2 writes the module's dotted name into its UTF-8 wrapper too: a
+    Latin-1 package folder or module file name. The plan names the file; a module
+    importing such a module fails with it; the other modules build."""
+    src, _ = latin1
+    cache = tmp_path / "utf8-cache"
+    kernels = src / "particles" / "kernels"
+    (kernels / LATIN1).mkdir()
+    (kernels / LATIN1 / "__init__.py").write_text("")
+    (kernels / "push").rename(kernels / LATIN1 / "push")
+    helper = kernels / "sort" / os.fsdecode(b"h\xe9lper.py")
+    helper.write_text("def one() -> int:\n    return 1\n")
+    sort = kernels / "sort" / "sort_kernels.py"
+    sort.write_bytes(b"from particles.kernels.sort.h\xe9lper import one\n" + sort.read_bytes())
+    place = ["--in-place"] if in_place else []
+    report, result = run.json("build", "--only", "host", *place, *flags(cache), src, check=1)
+    states = {job["module"]: job["state"] for job in report["jobs"]}
+    assert states == {"particles.kernels.%s.push" % LATIN1: "failed", "particles.kernels.sort": "failed",
+                      "particles.kernels.sort.h\udce9lper": "failed", "particles.kernels.deposit": "built"}, states
+    assert all(job["seconds"] < 1 for job in report["jobs"] if job["state"] == "failed"), report["jobs"]
+    text = run("build", "--only", "host", *place, *flags(cache), src, check=1).stderr
+    assert "'particles.kernels.caf\\xe9.push.push_kernels' is not UTF-8" in text, text
+    assert "h\\xe9lper' is not UTF-8" in text, text
+    assert "imports particles.kernels.sort.h\\xe9lper, which cannot be built" in text, text
+    assert "UnicodeEncodeError" not in text and "internal error" not in text, text
 
 
 @pytest.mark.skipif(not PARTICLES_APP, reason="CUNUMPY_KERNELS_PARTICLES_APP is not set (run through meson)")
