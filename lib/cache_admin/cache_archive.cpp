@@ -7,6 +7,7 @@
 
 #include "cache_admin/entry_check.hpp"
 #include "compilers/artifact_check.hpp"
+#include "cuda_job/cuda_job.hpp"
 #include "util/temporary_name.hpp"
 #include "cache/write_access.hpp"
 #include "util/atomic_file.hpp"
@@ -184,6 +185,9 @@ Manifest checked_manifest(const fs::path& archive, const std::string& key, const
     }
     if (manifest.key != key || cache_key(manifest.inputs) != key)
         throw CacheError(where + ": the key does not match the recorded inputs; nothing was imported");
+    if (manifest.kind == "cuda")
+        if (std::string problem = manifest_identity_problem(manifest); !problem.empty())
+            throw CacheError(where + ": " + problem + "; nothing was imported");
     // Each fault in its own words: an entry missing its cubin is not one with a file too many.
     std::set<std::string> named{"manifest.json"};
     for (const auto& artifact : manifest.artifacts) named.insert(artifact.file);

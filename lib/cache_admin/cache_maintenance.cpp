@@ -8,6 +8,7 @@
 #include "cache_admin/entry_check.hpp"
 #include "cache/entry_removal.hpp"
 #include "compilers/artifact_check.hpp"
+#include "cuda_job/cuda_job.hpp"
 #include "util/file_util.hpp"
 #include "util/text.hpp"
 
@@ -149,6 +150,8 @@ std::string entry_problem(const EntryInfo& entry)
     const Manifest& m = *entry.manifest;
     if (m.key != entry.key) return "manifest key " + m.key + " differs from the folder's name";
     if (cache_key(m.inputs) != entry.key) return "the key is not the SHA-256 of the recorded inputs";
+    if (entry.kind == "cuda")
+        if (std::string problem = manifest_identity_problem(m); !problem.empty()) return problem;
     for (const auto& artifact : m.artifacts) {
         fs::path file = entry.dir / artifact.file;
         std::error_code error;

@@ -41,6 +41,11 @@ std::string pick_entry_symbol(const std::vector<std::string>& symbols, const std
     return matches.size() == 1 ? matches.front() : std::string();
 }
 
+bool is_entry_of(const std::string& symbol, const std::string& kernel)
+{
+    return symbol == kernel || symbol.rfind("_Z" + std::to_string(kernel.size()) + kernel, 0) == 0;
+}
+
 namespace {
 
 // The demangled form of an Itanium symbol; empty when it does not demangle.

@@ -19,6 +19,11 @@ std::vector<std::string> ptx_entries(const std::string& ptx);
 /// when none or more than one match.
 std::string pick_entry_symbol(const std::vector<std::string>& symbols, const std::string& kernel);
 
+/// Whether `symbol` is an entry of `kernel`: its plain name, or the mangled
+/// name `_Z<length><kernel>...` of the free function or of one of its
+/// template instantiations (as pick_entry_symbol and pick_template_entry_symbol choose).
+bool is_entry_of(const std::string& symbol, const std::string& kernel);
+
 /// The symbol among `symbols` that is the instantiation `expression`
 /// (`scale<double, 3>`) of the function template `kernel`: the mangled
 /// `_Z<length><kernel>I...` whose demangled template arguments equal those

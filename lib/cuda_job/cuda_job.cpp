@@ -1,6 +1,7 @@
 #include "cuda_job/cuda_job.hpp"
 
 #include "compilers/artifact_check.hpp"
+#include "compilers/entry_symbols.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -77,6 +78,28 @@ void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output)
     check_artifact(output.artifact,
                    ArtifactExpectation{job.artifact_file() + " of " + job.kernel->cuda_file->string(), job.target,
                                        output.entry_symbol});
+}
+
+std::string manifest_identity_problem(const Manifest& manifest)
+{
+    auto keyed = [&](const char* name) {
+        const auto& inputs = manifest.inputs;
+        return inputs.is_object() && inputs.contains(name) && inputs[name].is_string() ? inputs[name].get<std::string>()
+                                                                                      : std::string();
+    };
+    std::string kernel = keyed("kernel");
+    std::string target = keyed("target");
+    if (kernel.empty() || target.empty()) return "the recorded inputs name no kernel or target";
+    if (manifest.kernel != kernel)
+        return "the manifest says kernel " + manifest.kernel + ", its key's inputs say " + kernel;
+    if (manifest.target != target)
+        return "the manifest says target " + manifest.target + ", its key's inputs say " + target;
+    for (const auto& artifact : manifest.artifacts)
+        if (artifact.target != target)
+            return artifact.file + " is listed for " + artifact.target + " in an entry for " + target;
+    if (!manifest.entry_symbol.empty() && !is_entry_of(manifest.entry_symbol, kernel))
+        return "its entry symbol " + manifest.entry_symbol + " is not kernel " + kernel + "'s";
+    return "";
 }
 
 }  // namespace ck

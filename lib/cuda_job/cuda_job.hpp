@@ -59,6 +59,14 @@ nlohmann::json cuda_key_inputs(const KernelSource& kernel, const std::string& so
 /// The CudaCompileRequest of `job`.
 CudaCompileRequest compile_request(const CudaJob& job);
 
+/// The first field of a CUDA entry's manifest that contradicts its key's
+/// inputs (which name the kernel and the target): the kernel, the target, an
+/// artifact's target, or an entry symbol that is not the kernel's (see
+/// is_entry_of). Empty when they agree. What the manifest says beside its
+/// inputs is not in the key, so an entry copied or edited by hand is read
+/// against them before it is trusted (`cache verify`, `export`, `import`).
+std::string manifest_identity_problem(const Manifest& manifest);
+
 /// Throws ArtifactCheckError when `output`'s artifact could not be loaded
 /// for `job`'s target or lacks the kernel's entry (see artifact_check.hpp).
 void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output);

@@ -1,5 +1,6 @@
 """`cunumpy-kernels cache` on a cache built by `build`."""
 
+import hashlib
 import json
 import os
 import pwd
@@ -9,6 +10,8 @@ import subprocess
 import tarfile
 import time
 from pathlib import Path
+
+import pytest
 
 from conftest import CLI, PYTHON, jobs_by_state
 
@@ -280,3 +283,47 @@ def test_a_group_cache_keeps_its_group_and_a_cache_every_user_can_write_is_refus
     os.chmod(cache, 0o2777)
     result = run("build", "--only", "cuda", tree, cwd=tmp_path / "alpha", check=1)
     assert f"{cache} can be written by every user (mode 2777)" in result.stderr
+
+
+def entry_of(cache, kernel, target):
+    for manifest in (cache / "cuda").glob("*/*/manifest.json"):
+        data = json.loads(manifest.read_text())
+        if data["kernel"] == kernel and data["target"] == target:
+            return manifest.parent, data
+    raise AssertionError(f"no {kernel} {target} entry in {cache}")
+
+
+def make_push_entry_claim_deposit(cache, field):
+    """Edits push's sm_90 entry so that a field beside its keyed inputs says
+    another kernel or target; its checksums are made to match again."""
+    push_dir, push = entry_of(cache, "push", "sm_90")
+    if field == "artifact":  # deposit's cubin, under push's file name, with deposit's entry symbol
+        deposit_dir, deposit = entry_of(cache, "deposit", "sm_90")
+        cubin = (deposit_dir / deposit["artifacts"][0]["file"]).read_bytes()
+        (push_dir / push["artifacts"][0]["file"]).write_bytes(cubin)
+        push["artifacts"][0].update(size=len(cubin), sha256=hashlib.sha256(cubin).hexdigest())
+        push["entry_symbol"] = deposit["entry_symbol"]
+    elif field == "kernel":
+        push["kernel"] = "deposit"
+    else:
+        push["target"] = push["artifacts"][0]["target"] = "sm_80"
+    (push_dir / "manifest.json").write_text(json.dumps(push))
+    return {"artifact": "entry symbol deposit is not kernel push's",
+            "kernel": "the manifest says kernel deposit, its key's inputs say push",
+            "target": "the manifest says target sm_80, its key's inputs say sm_90"}[field]
+
+
+@pytest.mark.parametrize("field", ["artifact", "kernel", "target"])
+def test_an_entry_whose_manifest_contradicts_its_key_is_bad_for_verify_export_and_import(run, example, tmp_path, field):
+    cache = tmp_path / "cache"
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
+    problem = make_push_entry_claim_deposit(cache, field)
+    result = run("cache", "verify", "--cache-dir", cache)
+    assert result.returncode == 1 and "1 bad entry" in result.stdout and problem in result.stdout, result.stdout
+    export = run("cache", "export", tmp_path / "k.tar", "--cache-dir", cache, check=0)
+    assert "exported 5 entries" in export.stdout and problem in export.stderr, export.stderr
+    archive = tmp_path / "forged.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(cache / "cuda", arcname="cuda")
+    result = run("cache", "import", archive, "--cache-dir", tmp_path / "node")
+    assert result.returncode == 1 and problem in result.stderr and "nothing was imported" in result.stderr, result.stderr
