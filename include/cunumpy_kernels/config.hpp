@@ -68,6 +68,11 @@ struct Config {
     /// and status lay out the structs they define to check every cubin's
     /// parameters.
     std::map<std::filesystem::path, std::string> struct_headers;
+    /// not-kernels: folders (absolute, lexically normal) declared not to be
+    /// kernels, though they hold a `<name><host-suffix>.py`: a walk leaves
+    /// them out without a warning, and warns when one defines `<name>` after
+    /// all (a kernel then, as cunumpy takes it).
+    std::vector<std::filesystem::path> not_kernels;
 
     /// The pyproject.toml the values came from; empty when none was found.
     std::filesystem::path source_file;

@@ -227,6 +227,13 @@ const std::map<std::string, KeyHandler>& key_handlers()
                  c.struct_headers[k.resolve(std::string(header.str()))] = callable;
              }
          }},
+        {"not-kernels",
+         [](Config& c, const KeyContext& k) {
+             for (const auto& folder : k.strings()) {
+                 fs::path normal = k.resolve(folder).lexically_normal();
+                 c.not_kernels.push_back(normal.has_filename() ? normal : normal.parent_path());  // "a/b/" is a/b
+             }
+         }},
         {"in-place-modules",
          [](Config& c, const KeyContext& k) {
              for (const auto& file : k.strings()) {

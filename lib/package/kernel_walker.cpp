@@ -116,7 +116,7 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
     if (folders.size() == 1)
         return first.host.front().file.string() + ": defines no function '" + first.name + "', so this folder is not "
                "a kernel (" + not_a_kernel_consequence + "); define " + first.name + "() in it, or rename the file if "
-               "the folder is not meant as a kernel";
+               "the folder is not meant as a kernel, or list it in the not-kernels key (cunumpy-kernels(5))";
     fs::path common = first.folder.parent_path();
     for (const auto& folder : folders)
         while (!common.empty() && folder.folder.lexically_relative(common).string().starts_with(".."))
@@ -127,7 +127,8 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
                                              folder.name + "')");
     return common.string() + ": " + std::to_string(folders.size()) + " folders are not kernels: the host module of "
            "each defines no function named after its folder (" + not_a_kernel_consequence + "): " + list +
-           "; define the function in each, or rename the files of folders not meant as kernels";
+           "; define the function in each, or rename the files of folders not meant as kernels, or list them in "
+           "the not-kernels key (cunumpy-kernels(5)) to say so once";
 }
 
 class Walker {
@@ -251,10 +252,15 @@ private:
 
     void add_kernel(KernelSource kernel)
     {
+        bool declared = declared_not_a_kernel(kernel);
         if (binds_no_kernel(kernel, record_)) {
-            not_kernels_.push_back(std::move(kernel));
+            if (!declared) not_kernels_.push_back(std::move(kernel));
             return;
         }
+        if (declared && warn_)
+            warn_(kernel.host.front().file.string() + ": defines " + kernel.name + "(), so this folder is a kernel "
+                  "(cunumpy takes it as one), though the not-kernels key of " + config_.source_file.string() +
+                  " lists it; remove it from not-kernels");
         if (kernel.misspelled_cuda_file && warn_)
             warn_(kernel.misspelled_cuda_file->string() + ": not taken as the CUDA kernel: cunumpy reads <name> + "
                   "cuda_suffix literally, here '" + kernel.name + config_.cuda_suffix + "'; set cuda-suffix = \"" +
@@ -277,6 +283,12 @@ private:
         // try_emplace moves `kernel` only when it inserts: a duplicate is intact for the warning.
         auto [first, added] = found_.try_emplace(kernel.module, std::move(kernel));
         if (!added && warn_) warn_(duplicate_module_warning(kernel, first->second));
+    }
+
+    bool declared_not_a_kernel(const KernelSource& kernel) const
+    {
+        fs::path folder = kernel.folder.lexically_normal();
+        return std::find(config_.not_kernels.begin(), config_.not_kernels.end(), folder) != config_.not_kernels.end();
     }
 
     const Config& config_;

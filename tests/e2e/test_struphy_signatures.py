@@ -9,6 +9,7 @@ import ast
 import json
 import re
 import shutil
+from pathlib import Path
 
 
 def binds(module, name):
@@ -88,6 +89,24 @@ def test_check_signatures_reads_every_struphy_declaration_as_python_and_a_plain_
     assert "6 folders are not kernels" in warning
     for folder in not_kernels:
         assert f"{folder.name}_kernels.py (no '{folder.name}')" in warning, folder
+
+
+def test_struphy_folders_declared_in_not_kernels_are_named_no_more(run, struphy_tree, tmp_path):
+    copy = tmp_path / "struphy"
+    shutil.copytree(struphy_tree / "struphy", copy)
+    not_kernels = sorted(str(f.relative_to(tmp_path)) for f in candidate_folders(copy) - kernel_folders(copy))
+    assert len(not_kernels) == 6
+    listed = ", ".join(f'"{folder}"' for folder in not_kernels)
+    (tmp_path / "pyproject.toml").write_text(f"[tool.cunumpy-kernels]\nnot-kernels = [{listed}]\n")
+    result = run("check-signatures", copy, cwd=tmp_path, check=0)
+    assert "not kernels" not in result.stderr and "defines no function" not in result.stderr, result.stderr
+    status = run("status", "--only", "cuda", copy, cwd=tmp_path)
+    assert "not kernels" not in status.stderr and "defines no function" not in status.stderr, status.stderr
+    # One left off the list is named alone.
+    (tmp_path / "pyproject.toml").write_text(f"[tool.cunumpy-kernels]\nnot-kernels = [{listed.split(', ', 1)[1]}]\n")
+    result = run("check-signatures", copy, cwd=tmp_path, check=0)
+    [warning] = [line for line in result.stderr.splitlines() if "defines no function" in line]
+    assert Path(not_kernels[0]).name + "_kernels.py: defines no function" in warning and "not-kernels" in warning
 
 
 def test_a_swapped_struphy_parameter_is_found_with_both_lines(run, struphy_tree, tmp_path):

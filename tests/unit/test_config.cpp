@@ -220,3 +220,13 @@ TEST_CASE("value errors name the line of the key")
 }
 
 TEST_SUITE_END();
+
+TEST_CASE("not-kernels lists folders resolved against pyproject.toml's folder, lexically normal; not a list is an error")
+{
+    test::TempTree tree;
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nnot-kernels = [\"src/pkg/geometry/\", \"src/pkg/./orbits\"]\n");
+    Config config = load_config(tree.root());
+    CHECK(config.not_kernels == std::vector<std::filesystem::path>{tree / "src/pkg/geometry", tree / "src/pkg/orbits"});
+    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nnot-kernels = \"src/pkg/geometry\"\n");
+    CHECK_THROWS_AS(load_config(tree.root()), ConfigError);
+}

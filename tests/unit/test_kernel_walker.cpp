@@ -278,6 +278,35 @@ TEST_CASE("a folder whose name is no Python identifier binds no function of its 
     CHECK(warnings[0].find("AttributeError") != std::string::npos);
 }
 
+TEST_CASE("folders listed in not-kernels are left out silently; a listed folder that is a kernel warns")
+{
+    test::TempTree tree;
+    tree.kernel("pkg/kernels", "my-kern");
+    tree.kernel("pkg/kernels", "2d");
+    tree.write("pkg/geometry/cuboid/cuboid_kernels.py", "def other(): pass\n");
+    tree.kernel("pkg/kernels", "push");
+    Config config;
+    config.source_file = tree / "pyproject.toml";
+    // As the key gives them: resolved against pyproject.toml's folder, lexically normal.
+    config.not_kernels = {tree / "pkg/kernels/my-kern", tree / "pkg/geometry/cuboid", tree / "pkg/kernels/push"};
+    std::vector<std::string> warnings;
+    auto kernels = find_kernels({tree / "pkg"}, config, [&](const std::string& w) { warnings.push_back(w); });
+    REQUIRE(kernels.size() == 1);
+    CHECK(kernels[0].name == "push");  // it defines push(): a kernel all the same
+    REQUIRE(warnings.size() == 2);
+    // Only the unlisted folder is named, alone, with the key to list it in.
+    CHECK(warnings[0] == (tree / "pkg/kernels/push/push_kernels.py").string() +
+                             ": defines push(), so this folder is a kernel (cunumpy takes it as one), though the "
+                             "not-kernels key of " + (tree / "pyproject.toml").string() +
+                             " lists it; remove it from not-kernels");
+    CHECK(warnings[1].starts_with((tree / "pkg/kernels/2d/2d_kernels.py").string() + ": defines no function '2d'"));
+    CHECK(warnings[1].find("not-kernels key") != std::string::npos);
+    config.not_kernels.push_back(tree / "pkg/kernels/2d");
+    warnings.clear();
+    find_kernels({tree / "pkg"}, config, [&](const std::string& w) { warnings.push_back(w); });
+    CHECK(warnings.size() == 1);
+}
+
 TEST_CASE("a kernel folder renamed without its files is no kernel, with a warning; a module and a .cu of other names are not")
 {
     test::TempTree tree;
@@ -344,7 +373,7 @@ TEST_CASE("a host module that never binds the kernel's name is not a kernel; eve
                              ": defines no function 'cuboid', so this folder is not a kernel (cunumpy's "
                              "Kernel.from_folder raises AttributeError there, and with it KernelCatalog.from_package "
                              "of the parent package); define cuboid() in it, or rename the file if the folder is not "
-                             "meant as a kernel");
+                             "meant as a kernel, or list it in the not-kernels key (cunumpy-kernels(5))");
     CHECK_FALSE(kernel_of_file(tree / "pkg/kernels/cuboid/cuboid_kernels.py", Config{}));
 }
 
