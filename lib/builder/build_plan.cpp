@@ -14,33 +14,39 @@ namespace fs = std::filesystem;
 
 BuildPlan BuildPlanner::plan()
 {
-    plan_.record = std::make_shared<SourceRecord>(source_record_file(config()));
+    const Config& config = plan_.request.config;
+    plan_.record = std::make_shared<SourceRecord>(source_record_file(config));
     plan_.kernels = find_kernels(
-        request().paths, config(), [this](const std::string& w) { plan_.warnings.push_back(w); }, plan_.record.get());
+        plan_.request.paths, config, [this](const std::string& w) { plan_.warnings.push_back(w); }, plan_.record.get());
     if (plan_.kernels.empty())
-        plan_.warnings.push_back("no kernels found: a kernel is a folder <name> holding <name>" + config().host_suffix +
+        plan_.warnings.push_back("no kernels found: a kernel is a folder <name> holding <name>" + config.host_suffix +
                                  ".py (see --host-suffix)");
-    std::vector<CudaPlanning> cuda = request().cuda ? cuda_plannings() : std::vector<CudaPlanning>{};
-    std::vector<HostPlanning> host;
+    const BuildRequest& request = plan_.request;
+    std::vector<CudaKernelsPlanner::Reading> cuda = request.cuda ? cuda_.readings() : std::vector<CudaKernelsPlanner::Reading>{};
+    std::vector<HostModulesPlanner::Reading> host;
     std::exception_ptr host_error;  // raised after the CUDA side's, as on one thread
     // The CUDA kernels are read on a second thread while this one reads
     // the host modules: the two share only the record, which is
     // thread-safe. What each found is then added to the plan in the
     // order of a plan made on one thread, so the output is the same.
+    // In place, the modules are planned when added: one plan over the
+    // whole tree, not per root.
+    bool in_place = request.config.in_place;
     util::run_beside(
         [&cuda] {
-            for (auto& planning : cuda) planning.run();
+            for (auto& reading : cuda) reading.run();
         },
         [&] {
             try {
-                if (request().host) host = host_plannings();
+                if (request.host && !in_place) host = host_.readings();
             } catch (...) {
                 host_error = std::current_exception();
             }
         });
-    if (request().cuda) add_cuda(cuda);
+    if (request.cuda) cuda_.add(cuda);
     if (host_error) std::rethrow_exception(host_error);
-    if (request().host) add_host(host);
+    if (request.host && in_place) in_place_.plan();
+    else if (request.host) host_.add(host);
     return std::move(plan_);
 }
 

@@ -1,17 +1,17 @@
-// BuildPlanner: each cache root set up once, planning nothing it would write
+// CacheRoots: each cache root set up once, planning nothing it would write
 // (PlannedWrites), and the hits it serves counted and checked.
-#include "builder/build_planner.hpp"
+#include "builder/plan_cache_roots.hpp"
 
 namespace ck {
 
 namespace fs = std::filesystem;
 
-CacheContext& BuildPlanner::context_for(const KernelSource& kernel)
+CacheContext& CacheRoots::context_for(const KernelSource& kernel)
 {
     return context_named(cache_name_of(config(), kernel.top_package));
 }
 
-CacheContext& BuildPlanner::context_named(const std::string& name)
+CacheContext& CacheRoots::context_named(const std::string& name)
 {
     auto it = plan_.contexts.find(name);
     if (it != plan_.contexts.end()) return *it->second;
@@ -48,7 +48,7 @@ CacheContext& BuildPlanner::context_named(const std::string& name)
     return added;
 }
 
-CacheLocation BuildPlanner::writable_location(const std::string& name, std::string& read_only)
+CacheLocation CacheRoots::writable_location(const std::string& name, std::string& read_only)
 {
     CacheLocation location = planned_cache_location(name, config().cache_dir);
     if (request().dry_run) return location;
@@ -60,7 +60,7 @@ CacheLocation BuildPlanner::writable_location(const std::string& name, std::stri
     return location;
 }
 
-std::vector<std::string> BuildPlanner::take_warnings_since(std::size_t count)
+std::vector<std::string> CacheRoots::take_warnings_since(std::size_t count)
 {
     auto first = plan_.warnings.begin() + static_cast<std::ptrdiff_t>(count);
     std::vector<std::string> taken(std::make_move_iterator(first), std::make_move_iterator(plan_.warnings.end()));
@@ -68,13 +68,13 @@ std::vector<std::string> BuildPlanner::take_warnings_since(std::size_t count)
     return taken;
 }
 
-bool BuildPlanner::refuse_writable_entry(CacheContext& context, const JobResult& hit,
-                                         const std::vector<std::string>& files)
+bool CacheRoots::refuse_writable_entry(CacheContext& context, const JobResult& hit,
+                                       const std::vector<std::string>& files)
 {
     return refuse_writable_entry(context, context.store, hit, files);
 }
 
-bool BuildPlanner::refuse_writable_entry(CacheContext& context, const EntryStore& store, const JobResult& hit,
+bool CacheRoots::refuse_writable_entry(CacheContext& context, const EntryStore& store, const JobResult& hit,
                                          const std::vector<std::string>& files)
 {
     std::vector<fs::path> paths(files.begin(), files.end());
@@ -88,7 +88,7 @@ bool BuildPlanner::refuse_writable_entry(CacheContext& context, const EntryStore
     return true;
 }
 
-void BuildPlanner::count_hit(CacheContext& context, const std::string& kind, const std::string& module,
+void CacheRoots::count_hit(CacheContext& context, const std::string& kind, const std::string& module,
                              const std::string& target, const std::string& key)
 {
     ++context.hits;

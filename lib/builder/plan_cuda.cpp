@@ -1,6 +1,6 @@
-// BuildPlanner: the CUDA kernels, their compiler set up per cache root, read
-// on a second thread and added to the plan in one thread's order.
-#include "builder/build_planner.hpp"
+// CudaKernelsPlanner: the CUDA kernels, their compiler set up per cache root,
+// read on a second thread and added to the plan in one thread's order.
+#include "builder/plan_cuda.hpp"
 
 #include "builder/cuda_build.hpp"
 #include "explain/input_change.hpp"
@@ -10,14 +10,14 @@ namespace ck {
 
 namespace fs = std::filesystem;
 
-CacheContext& BuildPlanner::cuda_context_for(const KernelSource& kernel)
+CacheContext& CudaKernelsPlanner::cuda_context_for(const KernelSource& kernel)
 {
-    CacheContext& context = context_for(kernel);
+    CacheContext& context = roots_.context_for(kernel);
     if (!context.compiler && context.unknown.empty()) plan_with_tools(context);
     return context;
 }
 
-void BuildPlanner::plan_with_tools(CacheContext& context)
+void CudaKernelsPlanner::plan_with_tools(CacheContext& context)
 {
     std::optional<std::string> identity;
     try {
@@ -62,13 +62,13 @@ void BuildPlanner::plan_with_tools(CacheContext& context)
     warn_about_compiler_inputs(*context.planner, context.compiler->environment());
 }
 
-void BuildPlanner::keep_a_reader(CacheContext& context, const CunumpyDirResolver& resolver)
+void CudaKernelsPlanner::keep_a_reader(CacheContext& context, const CunumpyDirResolver& resolver)
 {
     if (context.compiler)
         context.reader = std::make_unique<CudaPlanner>(config(), "", resolver, compiler_facts(*context.compiler));
 }
 
-void BuildPlanner::warn_about_compiler_inputs(const CudaPlanner& planner, const CompilerEnvironment& environment)
+void CudaKernelsPlanner::warn_about_compiler_inputs(const CudaPlanner& planner, const CompilerEnvironment& environment)
 {
     if (compiler_warned_) return;
     compiler_warned_ = true;
@@ -85,20 +85,20 @@ void BuildPlanner::warn_about_compiler_inputs(const CudaPlanner& planner, const 
                          name);
 }
 
-std::vector<BuildPlanner::CudaPlanning> BuildPlanner::cuda_plannings()
+std::vector<CudaKernelsPlanner::Reading> CudaKernelsPlanner::readings()
 {
-    std::vector<CudaPlanning> plannings;
+    std::vector<Reading> plannings;
     for (const auto& kernel : plan_.kernels) {
         if (!kernel.cuda_file) continue;
         std::size_t warned = plan_.warnings.size();
-        CudaPlanning planning{&kernel, &cuda_context_for(kernel), {}, {}, {}, {}};
-        planning.warnings = take_warnings_since(warned);
+        Reading planning{&kernel, &cuda_context_for(kernel), {}, {}, {}, {}};
+        planning.warnings = roots_.take_warnings_since(warned);
         plannings.push_back(std::move(planning));
     }
     return plannings;
 }
 
-void BuildPlanner::add_cuda(std::vector<CudaPlanning>& plannings)
+void CudaKernelsPlanner::add(std::vector<Reading>& plannings)
 {
     for (auto& planning : plannings) {
         const KernelSource& kernel = *planning.kernel;
@@ -119,14 +119,14 @@ void BuildPlanner::add_cuda(std::vector<CudaPlanning>& plannings)
         for (auto& job : jobs) {
             if (context.store.has_entry("cuda", job.key, {job.artifact_file()})) {
                 JobResult hit = hit_result(job, context.store);
-                if (refuse_writable_entry(context, hit, {job.artifact_file()})) continue;
-                count_hit(context, "cuda", job.kernel->module, job.target, job.key);
+                if (roots_.refuse_writable_entry(context, hit, {job.artifact_file()})) continue;
+                roots_.count_hit(context, "cuda", job.kernel->module, job.target, job.key);
                 plan_.decided.push_back(std::move(hit));
                 continue;
             }
             if (context.also_read && context.also_read->has_entry("cuda", job.key, {job.artifact_file()})) {
                 JobResult hit = hit_result(job, *context.also_read);
-                if (refuse_writable_entry(context, *context.also_read, hit, {job.artifact_file()})) continue;
+                if (roots_.refuse_writable_entry(context, *context.also_read, hit, {job.artifact_file()})) continue;
                 plan_.decided.push_back(std::move(hit));
                 continue;
             }
@@ -136,7 +136,21 @@ void BuildPlanner::add_cuda(std::vector<CudaPlanning>& plannings)
     }
 }
 
-CudaJob BuildPlanner::unplanned_job(const KernelSource& kernel, const std::string& target)
+void CudaKernelsPlanner::Reading::run()
+{
+    try {
+        if (context->planner)
+            jobs = context->planner->plan(*kernel);
+        else if (context->reader)
+            context->reader->read_kernel(*kernel);
+    } catch (const SourceError& e) {
+        unreadable = e.what();
+    } catch (...) {
+        error = std::current_exception();
+    }
+}
+
+CudaJob CudaKernelsPlanner::unplanned_job(const KernelSource& kernel, const std::string& target)
 {
     CudaJob job;
     job.kernel = &kernel;
@@ -144,7 +158,7 @@ CudaJob BuildPlanner::unplanned_job(const KernelSource& kernel, const std::strin
     return job;
 }
 
-void BuildPlanner::fail_unreadable(const KernelSource& kernel, const std::string& why)
+void CudaKernelsPlanner::fail_unreadable(const KernelSource& kernel, const std::string& why)
 {
     for (const auto& target : cuda_targets(config())) {
         JobResult result;
@@ -157,7 +171,7 @@ void BuildPlanner::fail_unreadable(const KernelSource& kernel, const std::string
     }
 }
 
-void BuildPlanner::warn_about_includes(const KernelSource& kernel, const CudaJob& job)
+void CudaKernelsPlanner::warn_about_includes(const KernelSource& kernel, const CudaJob& job)
 {
     for (const auto& name : job.inputs.value("unresolved_includes", nlohmann::json::array())) {
         if (cunumpy_warned_ || name.get<std::string>().rfind("cunumpy/", 0) != 0) continue;
@@ -173,7 +187,7 @@ void BuildPlanner::warn_about_includes(const KernelSource& kernel, const CudaJob
     }
 }
 
-std::string BuildPlanner::explain_miss(const CudaMiss& miss)
+std::string CudaKernelsPlanner::explain_miss(const CudaMiss& miss)
 {
     auto previous = miss.context->store.latest("cuda", miss.job.kernel->module, miss.job.target);
     if (!previous) return "no entry";

@@ -1,58 +1,45 @@
-// BuildPlanner: the host modules of each cache root (Pyccel), their entries
-// and cunumpy's names for them.
-#include "builder/build_planner.hpp"
+// HostModulesPlanner: the host modules of each cache root (Pyccel), their
+// entries and cunumpy's names for them.
+#include "builder/plan_host.hpp"
 
 namespace ck {
 
 namespace fs = std::filesystem;
 
-std::vector<BuildPlanner::HostPlanning> BuildPlanner::host_plannings()
+std::vector<HostModulesPlanner::Reading> HostModulesPlanner::readings()
 {
-    if (config().in_place) return {};
-    std::vector<HostPlanning> plannings;
+    std::vector<Reading> readings;
     std::size_t warned = plan_.warnings.size();
     for (const auto& kernel : plan_.kernels) {
         if (!pyccel_can_build(kernel.name)) continue;  // the walk warned
-        CacheContext& context = context_for(kernel);
-        if (context.host.kernels.empty()) plannings.push_back(HostPlanning{&context, {}, {}});
+        CacheContext& context = roots_.context_for(kernel);
+        if (context.host.kernels.empty()) readings.push_back(Reading{&context, {}, {}});
         context.host.kernels.push_back(&kernel);
     }
     // Roots set up here warn after the CUDA side's warnings, as in a plan made on one thread.
-    if (!plannings.empty()) plannings.front().warnings = take_warnings_since(warned);
-    for (auto& planning : plannings) {
+    if (!readings.empty()) readings.front().warnings = roots_.take_warnings_since(warned);
+    for (auto& reading : readings) {
         try {
-            read_host(*planning.context, {});
+            read(*reading.context, {});
         } catch (...) {
-            planning.error = std::current_exception();
+            reading.error = std::current_exception();
         }
     }
-    return plannings;
+    return readings;
 }
 
-void BuildPlanner::add_host(std::vector<HostPlanning>& plannings)
+void HostModulesPlanner::add(std::vector<Reading>& readings)
 {
-    if (config().in_place) return plan_in_place();
-    for (auto& planning : plannings) {
-        plan_.warnings.insert(plan_.warnings.end(), planning.warnings.begin(), planning.warnings.end());
-        if (planning.error) std::rethrow_exception(planning.error);
-        add_host_plan(*planning.context, false);
+    for (auto& reading : readings) {
+        plan_.warnings.insert(plan_.warnings.end(), reading.warnings.begin(), reading.warnings.end());
+        if (reading.error) std::rethrow_exception(reading.error);
+        CacheContext& context = *reading.context;
+        if (!admit(context)) continue;
+        for (std::size_t i = 0; i < context.host.plan.modules.size(); ++i) classify(context, i);
     }
 }
 
-std::string BuildPlanner::top_package_of(const PythonModuleFile& module)
-{
-    fs::path relative = module.file.lexically_relative(module.source_root);
-    return relative.has_parent_path() ? relative.begin()->string() : relative.stem().string();
-}
-
-void BuildPlanner::plan_host(CacheContext& context, HostPlanOptions options)
-{
-    bool in_place = options.in_place;
-    read_host(context, std::move(options));
-    add_host_plan(context, in_place);
-}
-
-void BuildPlanner::read_host(CacheContext& context, HostPlanOptions options)
+void HostModulesPlanner::read(CacheContext& context, HostPlanOptions options)
 {
     HostContext& host = context.host;
     host.setup = prepare_host_setup(config(), context.location.name, context.probe, may_start_tools());
@@ -61,10 +48,10 @@ void BuildPlanner::read_host(CacheContext& context, HostPlanOptions options)
     bool in_place = options.in_place;
     options.record = plan_.record.get();
     host.plan = plan_host_builds(host.kernels, host.setup.toolchain, options);
-    if (!in_place) host.entries = read_host_entries(context);
+    if (!in_place) host.entries = read_entries(context);
 }
 
-std::vector<HostEntryState> BuildPlanner::read_host_entries(const CacheContext& context)
+std::vector<HostEntryState> HostModulesPlanner::read_entries(const CacheContext& context)
 {
     const HostPlan& plan = context.host.plan;
     const std::string& ext_suffix = context.host.setup.tools.ext_suffix;
@@ -79,23 +66,19 @@ std::vector<HostEntryState> BuildPlanner::read_host_entries(const CacheContext& 
     return entries;
 }
 
-void BuildPlanner::add_host_plan(CacheContext& context, bool in_place)
+bool HostModulesPlanner::admit(CacheContext& context)
 {
     HostContext& host = context.host;
     if (!host.setup.warning.empty()) plan_.warnings.push_back(host.setup.warning);
-    if (!host.setup.problem.empty()) {
-        // A dry run that could ask the tools fails as the build would; status, which
-        // asks none, lists the kernels with the reason instead.
-        if (may_start_tools()) throw ToolchainError(host.setup.problem);
-        for (const KernelSource* kernel : host.kernels)
-            plan_.decided.push_back(unplanned_host(*kernel, host.setup.problem));
-        return;
-    }
-    if (in_place) return classify_in_place(context);
-    for (std::size_t i = 0; i < host.plan.modules.size(); ++i) classify_host(context, i);
+    if (host.setup.problem.empty()) return true;
+    // A dry run that could ask the tools fails as the build would; status, which
+    // asks none, lists the kernels with the reason instead.
+    if (may_start_tools()) throw ToolchainError(host.setup.problem);
+    for (const KernelSource* kernel : host.kernels) plan_.decided.push_back(unplanned_host(*kernel, host.setup.problem));
+    return false;
 }
 
-JobResult BuildPlanner::unplanned_host(const KernelSource& kernel, const std::string& why)
+JobResult HostModulesPlanner::unplanned_host(const KernelSource& kernel, const std::string& why)
 {
     JobResult result;
     result.module = kernel.module;
@@ -107,7 +90,7 @@ JobResult BuildPlanner::unplanned_host(const KernelSource& kernel, const std::st
     return result;
 }
 
-void BuildPlanner::classify_host(CacheContext& context, std::size_t index)
+void HostModulesPlanner::classify(CacheContext& context, std::size_t index)
 {
     const HostPlan& plan = context.host.plan;
     const HostModule& module = plan.modules[index];
@@ -124,14 +107,14 @@ void BuildPlanner::classify_host(CacheContext& context, std::size_t index)
     const CunumpyEntry& named = state.cunumpy_name;
     if (state.has_entry) {
         JobResult hit = host_hit_result(plan, index, tools, context.store);
-        if (refuse_writable_entry(context, hit, {host_artifact_file(module, tools.ext_suffix)})) return;
-        count_hit(context, "host", host_label(module), "host", job.key);
+        if (roots_.refuse_writable_entry(context, hit, {host_artifact_file(module, tools.ext_suffix)})) return;
+        roots_.count_hit(context, "host", host_label(module), "host", job.key);
         CunumpyNameHolder holder = check_cunumpy_name(plan, index, context.store, named);
         if (!holder.problem.empty() && request().dry_run)
             hit.cunumpy_name_problem = name_advice(holder);
-        else if (!holder.problem.empty() && may_write(context))
+        else if (!holder.problem.empty() && CacheRoots::may_write(context))
             warn_if_taken(context, index, holder);
-        if (!holder.problem.empty() && may_write(context)) repoint_cunumpy_entry(context, index);
+        if (!holder.problem.empty() && CacheRoots::may_write(context)) repoint_cunumpy_entry(context, index);
         plan_.decided.push_back(std::move(hit));
         return;
     }
@@ -143,20 +126,20 @@ void BuildPlanner::classify_host(CacheContext& context, std::size_t index)
     }
     if (!request().dry_run && named.kind == CunumpyEntry::Kind::link)
         warn_if_taken(context, index, check_cunumpy_name(plan, index, context.store, named));
-    std::string reason = explain_host_miss(context, index);
+    std::string reason = explain_miss(context, index);
     if (named.kind == CunumpyEntry::Kind::folder && reason == "no entry")
         reason = "cunumpy's own build leaves imported modules out of its key";
     plan_.host_misses.push_back(HostMiss{&context, index, reason});
 }
 
-std::string BuildPlanner::name_advice(const CunumpyNameHolder& holder)
+std::string HostModulesPlanner::name_advice(const CunumpyNameHolder& holder)
 {
     if (holder.other_module.empty()) return holder.problem + "; `build` re-points it";
     return holder.problem + "; `build` re-points it, and cunumpy then loads this module's build for " +
            holder.other_module + ": make the two texts differ";
 }
 
-void BuildPlanner::warn_if_taken(const CacheContext& context, std::size_t index, const CunumpyNameHolder& holder)
+void HostModulesPlanner::warn_if_taken(const CacheContext& context, std::size_t index, const CunumpyNameHolder& holder)
 {
     if (holder.other_module.empty()) return;
     const HostModule& module = context.host.plan.modules[index];
@@ -166,7 +149,7 @@ void BuildPlanner::warn_if_taken(const CacheContext& context, std::size_t index,
                              " differ (a comment naming the package is enough)");
 }
 
-void BuildPlanner::repoint_cunumpy_entry(CacheContext& context, std::size_t index)
+void HostModulesPlanner::repoint_cunumpy_entry(CacheContext& context, std::size_t index)
 {
     const HostPlan& plan = context.host.plan;
     fs::path entry = host_build_folder(context.store, plan.jobs[index].key, plan.modules[index])
@@ -174,7 +157,7 @@ void BuildPlanner::repoint_cunumpy_entry(CacheContext& context, std::size_t inde
     plan_.writes.cunumpy_names.push_back({&context, plan.jobs[index].cunumpy_name, entry});
 }
 
-JobResult BuildPlanner::cunumpy_hit(const HostPlan& plan, std::size_t index, const CacheContext& context,
+JobResult HostModulesPlanner::cunumpy_hit(const HostPlan& plan, std::size_t index, const CacheContext& context,
                                     const CunumpyEntry& named)
 {
     JobResult result = host_base_result(plan, index, context.store);
@@ -186,7 +169,7 @@ JobResult BuildPlanner::cunumpy_hit(const HostPlan& plan, std::size_t index, con
     return result;
 }
 
-std::string BuildPlanner::explain_host_miss(const CacheContext& context, std::size_t index)
+std::string HostModulesPlanner::explain_miss(const CacheContext& context, std::size_t index)
 {
     const HostPlan& plan = context.host.plan;
     auto previous = context.store.latest("host", host_label(plan.modules[index]), "host");

@@ -1,8 +1,9 @@
-// BuildPlanner: host modules built in the user's tree (--in-place), one
+// InPlacePlanner: host modules built in the user's tree (--in-place), one
 // plan over the whole tree.
-#include "builder/build_planner.hpp"
+#include "builder/plan_in_place.hpp"
 
 #include "host/in_place_job.hpp"
+#include "host/in_place_record.hpp"
 #include "host/pyccel_workspace.hpp"
 #include "util/text.hpp"
 
@@ -10,23 +11,30 @@ namespace ck {
 
 namespace fs = std::filesystem;
 
-void BuildPlanner::plan_in_place()
+void InPlacePlanner::plan()
 {
     CacheContext* context = nullptr;
     std::vector<const KernelSource*> kernels;
     for (const auto& kernel : plan_.kernels) {
         if (!pyccel_can_build(kernel.name)) continue;  // the walk warned
         kernels.push_back(&kernel);
-        if (!context) context = &context_for(kernel);
+        if (!context) context = &roots_.context_for(kernel);
     }
-    std::vector<PythonModuleFile> extra = in_place_extra_modules();
+    std::vector<PythonModuleFile> extra = extra_modules();
     if (kernels.empty() && extra.empty()) return;
-    if (!context) context = &context_named(cache_name_of(config(), top_package_of(extra.front())));
+    if (!context) context = &roots_.context_named(cache_name_of(config(), top_package_of(extra.front())));
     context->host.kernels = std::move(kernels);
-    plan_host(*context, HostPlanOptions{std::move(extra), true});
+    host_.read(*context, HostPlanOptions{std::move(extra), true});
+    if (host_.admit(*context)) classify(*context);
 }
 
-std::vector<PythonModuleFile> BuildPlanner::in_place_extra_modules() const
+std::string InPlacePlanner::top_package_of(const PythonModuleFile& module)
+{
+    fs::path relative = module.file.lexically_relative(module.source_root);
+    return relative.has_parent_path() ? relative.begin()->string() : relative.stem().string();
+}
+
+std::vector<PythonModuleFile> InPlacePlanner::extra_modules() const
 {
     std::vector<fs::path> trees = request().paths;
     if (trees.empty()) trees.push_back(fs::current_path());
@@ -35,11 +43,11 @@ std::vector<PythonModuleFile> BuildPlanner::in_place_extra_modules() const
     return modules;
 }
 
-void BuildPlanner::classify_in_place(CacheContext& context)
+void InPlacePlanner::classify(CacheContext& context)
 {
     const HostPlan& plan = context.host.plan;
-    std::vector<InPlaceVerdict> verdicts;
-    for (std::size_t i = 0; i < plan.modules.size(); ++i) verdicts.push_back(in_place_verdict(context, i));
+    std::vector<Verdict> verdicts;
+    for (std::size_t i = 0; i < plan.modules.size(); ++i) verdicts.push_back(verdict(context, i));
     // A build links the objects of the modules it imports: it never links another tool's.
     for (std::size_t i = 0; i < plan.modules.size(); ++i) {
         if (!verdicts[i].miss) continue;
@@ -66,18 +74,18 @@ void BuildPlanner::classify_in_place(CacheContext& context)
                                  "rebuilds them");
 }
 
-std::string BuildPlanner::explain_in_place_change(const HostModule& module, const HostJob& job)
+std::string InPlacePlanner::explain_change(const HostModule& module, const HostJob& job)
 {
     auto record = read_in_place_record(in_place_record_path(module.file.parent_path(), module_stem(module)));
     return record ? describe_host_change(record->inputs, job.inputs) : "";
 }
 
-BuildPlanner::InPlaceVerdict BuildPlanner::in_place_verdict(CacheContext& context, std::size_t index)
+InPlacePlanner::Verdict InPlacePlanner::verdict(CacheContext& context, std::size_t index)
 {
     const HostPlan& plan = context.host.plan;
     const HostModule& module = plan.modules[index];
     const HostJob& job = plan.jobs[index];
-    InPlaceVerdict verdict;
+    Verdict verdict;
     verdict.hit = in_place_base_result(plan, index);
     if (!module.problem.empty()) {
         verdict.hit.log = module.problem;
@@ -111,7 +119,7 @@ BuildPlanner::InPlaceVerdict BuildPlanner::in_place_verdict(CacheContext& contex
     else if (state.record->key.empty())
         verdict.reason = "an earlier in-place build was interrupted";
     else
-        verdict.reason = explain_in_place_change(module, job);
+        verdict.reason = explain_change(module, job);
     if (verdict.reason.empty()) verdict.reason = "built with another key";
     return verdict;
 }

@@ -31,7 +31,8 @@ std::string publish(const fs::path& root, const std::string& module, const std::
     m.kernel = module.substr(module.rfind('.') + 1);
     m.entry_symbol = m.kernel;
     m.target = "sm_90";
-    m.inputs = {{"module", module}, {"bytes", bytes}};
+    // As a build's: its inputs name the kernel and the target (verify reads the manifest against them).
+    m.inputs = {{"module", module}, {"kernel", m.kernel}, {"target", m.target}, {"bytes", bytes}};
     m.key = cache_key(m.inputs);
     m.built_at = built_at;
     EntryWriter writer(root, "cuda", m.key);
