@@ -68,6 +68,9 @@ struct Config {
     /// and status lay out the structs they define to check every cubin's
     /// parameters.
     std::map<std::filesystem::path, std::string> struct_headers;
+    /// struct-header-timeout: seconds one struct header's writer may run
+    /// before check-signatures and status stop it and report it by name
+    int struct_header_timeout = 60;
 
     /// The pyproject.toml the values came from; empty when none was found.
     std::filesystem::path source_file;
