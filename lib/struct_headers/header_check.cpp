@@ -149,7 +149,7 @@ std::string ended_without_answer(const Config& config, const util::ProcessResult
     if (result.exit_code > 128)
         return "was killed by signal " + std::to_string(result.exit_code - 128) + " before it returned" + output;
     return "ended its Python process (exit " + std::to_string(result.exit_code) +
-           ", as os._exit or sys.exit from a thread do) before it returned" + output;
+           ", as os._exit does) before it returned" + output;
 }
 
 // Runs one writer in its own process (a writer that hangs, exits or breaks
