@@ -144,7 +144,9 @@ std::string github_walk_warnings(const std::vector<std::string>& warnings)
     return out;
 }
 
-std::string summary(const std::vector<KernelSignatures>& kernels, std::size_t walk_warnings)
+// One line that says what the exit status says.
+std::string summary(const std::vector<KernelSignatures>& kernels, std::size_t walk_warnings, std::size_t headers,
+                    std::size_t header_findings, bool warnings_fail)
 {
     std::size_t compared = 0, mismatched = 0, unreadable = 0, warnings = walk_warnings;
     for (const auto& kernel : kernels) {
@@ -156,12 +158,16 @@ std::string summary(const std::vector<KernelSignatures>& kernels, std::size_t wa
         unreadable += agreement == SignatureAgreement::unreadable && error ? 1 : 0;
         warnings += static_cast<std::size_t>(std::count_if(kernel.findings.begin(), kernel.findings.end(), is_warning));
     }
-    std::string warned = warnings ? ", " + counted(warnings, "warning") : "";
+    std::string warned = !warnings ? "" : ", " + counted(warnings, "warning") + (warnings_fail ? " (errors: warnings-as-errors)" : "");
+    std::string structs = headers == 0 && header_findings == 0 ? ""
+                          : header_findings == 0 ? "; " + counted(headers, "struct header") + " up to date"
+                                                 : fmt::format("; {} of {} struct headers fail", header_findings, headers);
     if (mismatched + unreadable == 0)
-        return fmt::format("check-signatures: {}, {} with more than one implementation: all agree{}",
-                           counted(kernels.size(), "kernel"), compared, warned);
-    return fmt::format("check-signatures: {}, {} compared: {} differ, {} cannot be read{}",
-                       counted(kernels.size(), "kernel"), compared, mismatched, unreadable, warned);
+        return fmt::format("check-signatures: {}, {} with more than one implementation: {}{}{}",
+                           counted(kernels.size(), "kernel"), compared,
+                           header_findings == 0 ? "all agree" : "signatures agree", warned, structs);
+    return fmt::format("check-signatures: {}, {} compared: {} differ, {} cannot be read{}{}",
+                       counted(kernels.size(), "kernel"), compared, mismatched, unreadable, warned, structs);
 }
 
 // Warnings fail the check only when asked to.
@@ -210,7 +216,7 @@ std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, Termina
 // suffixes may differ.
 std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::vector<fs::path>& paths,
                                           bool& warnings_as_errors, std::vector<std::string>& walk_warnings,
-                                          std::vector<StructHeaderFinding>& header_findings)
+                                          std::vector<StructHeaderFinding>& header_findings, std::size_t& configured_headers)
 {
     warnings_as_errors = flags.warnings_as_errors;
     std::map<fs::path, std::vector<fs::path>> by_config;
@@ -231,7 +237,9 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
         signatures::HeaderCache headers;
         for (auto& checked : check_signatures(kernels, config, version, &headers, &record))
             results.push_back(std::move(checked));
-        for (auto& finding : check_struct_headers(config, record).findings) header_findings.push_back(std::move(finding));
+        StructHeaderCheck checked = check_struct_headers(config, record);
+        configured_headers += checked.headers;
+        for (auto& finding : checked.findings) header_findings.push_back(std::move(finding));
         record.save();
     }
     return results;
@@ -247,7 +255,9 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
     bool warnings_as_errors = false;
     std::vector<std::string> walk_warnings;
     std::vector<StructHeaderFinding> headers;
-    std::vector<KernelSignatures> results = check_paths(flags, paths, warnings_as_errors, walk_warnings, headers);
+    std::size_t configured_headers = 0;
+    std::vector<KernelSignatures> results =
+        check_paths(flags, paths, warnings_as_errors, walk_warnings, headers, configured_headers);
     if (flags.format != "github")
         for (const auto& warning : walk_warnings) spdlog::warn("{}", warning);
     int code = exit_code(results, warnings_as_errors);
@@ -265,13 +275,13 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         std::string annotations;
         for (const auto& h : headers)
             annotations += "::error file=" + github_escape(report_path(h.header, true), true) + "::" +
-                           github_escape(h.problem + "\n" + h.diff + "regenerate it: " + h.regenerate, false) + "\n";
+                           github_escape(h.problem + "\n" + h.diff + (h.regenerate.empty() ? "" : "regenerate it: " + h.regenerate), false) + "\n";
         terminal.result(github_walk_warnings(walk_warnings) + github_report(results) + annotations);
     } else {
         std::string header_text;
         for (const auto& h : headers) header_text += finding_text(h, display_path);
         terminal.result(text_report(results, terminal) + header_text);
-        terminal.note(summary(results, walk_warnings.size()));
+        terminal.note(summary(results, walk_warnings.size(), configured_headers, headers.size(), warnings_as_errors));
     }
     return code;
 }

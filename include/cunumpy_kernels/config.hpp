@@ -73,6 +73,9 @@ struct Config {
     /// them out without a warning, and warns when one defines `<name>` after
     /// all (a kernel then, as cunumpy takes it).
     std::vector<std::filesystem::path> not_kernels;
+    /// struct-header-timeout: seconds one struct header's writer may run
+    /// before check-signatures and status stop it and report it by name
+    int struct_header_timeout = 60;
 
     /// The pyproject.toml the values came from; empty when none was found.
     std::filesystem::path source_file;

@@ -13,6 +13,7 @@
 #include "compilers/compiler_scratch.hpp"
 #include "scheduler/job_graph.hpp"
 #include "struct_headers/cubin_layout_check.hpp"
+#include "struct_headers/cubin_layout_checker.hpp"
 #include "struct_headers/struct_layouts.hpp"
 #include "util/job_pool.hpp"
 #include "util/elapsed.hpp"
@@ -41,6 +42,7 @@ public:
         report_.warnings = plan_.warnings;
         std::size_t misses = plan_.cuda_misses.size() + plan_.host_misses.size();
         if (observer_) observer_->planned(plan_.decided.size() + misses, misses);
+        check_hit_layouts();
         for (auto& decided : plan_.decided) {
             if (observer_) observer_->finished(decided);
             report_.jobs.push_back(std::move(decided));
@@ -84,6 +86,27 @@ private:
             return;
         }
         check_parameter_layouts(outputs, runtime_layout(kernel, config(), structs_));
+    }
+
+    // A hit's cubin is checked as a fresh one is: its key does not cover a
+    // struct header the kernel does not include (its own copy of the struct),
+    // and a header regenerated since changes what the runtime packs.
+    void check_hit_layouts()
+    {
+        if (!plan_.record) return;
+        CubinLayoutChecker checker(config(), *plan_.record);
+        for (auto& job : plan_.decided) {
+            if (job.state != JobState::hit || job.kind != "cuda") continue;
+            auto kernel = std::find_if(plan_.kernels.begin(), plan_.kernels.end(), [&](const KernelSource& k) {
+                return k.module == job.module && k.name == job.kernel;
+            });
+            if (kernel == plan_.kernels.end()) continue;
+            std::string problem = checker.problem(*kernel, job);
+            if (problem.empty()) continue;
+            job.state = JobState::failed;
+            job.log = job.log.empty() ? problem : job.log + "\n" + problem;
+        }
+        plan_.record->save();
     }
 
     // Hits and compiles per cache root, for `cache info`: a hit is a job

@@ -169,6 +169,13 @@ const std::map<std::string, KeyHandler>& key_handlers()
              if (!k.node.is_integer() || !value || *value < 1 || *value > 4096) k.fail("expected an integer from 1 to 4096");
              c.jobs = static_cast<int>(*value);
          }},
+        {"struct-header-timeout",
+         [](Config& c, const KeyContext& k) {
+             auto value = k.node.value<int64_t>();
+             if (!k.node.is_integer() || !value || *value < 1 || *value > 86400)
+                 k.fail("expected a number of seconds from 1 to 86400");
+             c.struct_header_timeout = static_cast<int>(*value);
+         }},
         {"python",
          [](Config& c, const KeyContext& k) {
              // A path is read relative to pyproject.toml (or `~`), as every path key is; a bare name is looked up in PATH.

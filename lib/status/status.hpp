@@ -51,6 +51,10 @@ struct ArtifactStatus {
     ArtifactState state = ArtifactState::missing;
     std::string reason;   ///< stale: what changed; failed: the first line of the log; unknown: what is not known
     std::string key;      ///< the current key; empty when unknown
+    /// failed because the cubin lays out the parameters otherwise than the
+    /// runtime packs them (or the struct headers cannot say how): status
+    /// exits 1 on it whatever the gates, as build does.
+    bool layout_mismatch = false;
 };
 
 /// An in-place module that is no kernel's host module (one that kernels or
@@ -106,7 +110,8 @@ struct StatusGates {
     bool check_signatures = false;  ///< every kernel's versions agree and every struct header is current
 };
 
-/// One message per failed gate, naming the kernels (or artifacts) that fail it.
+/// One message per failed gate, naming the kernels (or artifacts) that fail it;
+/// and, whatever the gates, one for cubins whose parameter layout fails.
 std::vector<std::string> failed_gates(const StatusReport& report, const StatusGates& gates);
 
 /// `status --json`: {"summary", "with_cuda", "without_cuda", "counts",

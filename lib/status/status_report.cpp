@@ -6,8 +6,7 @@
 #include "cupy_cache/cupy_fill.hpp"
 #include "cupy_cache/cupy_cache.hpp"
 #include "package/porting_summary.hpp"
-#include "struct_headers/cubin_layout_check.hpp"
-#include "struct_headers/struct_layouts.hpp"
+#include "struct_headers/cubin_layout_checker.hpp"
 #include "util/file_util.hpp"
 #include "util/json_text.hpp"
 #include "cunumpy_kernels/error.hpp"
@@ -118,74 +117,18 @@ private:
 };
 
 // A built cubin that lays out the parameters otherwise than the runtime
-// packs them is no usable artifact: status reports it failed, with why.
-//
-// The entry's key covers the kernel's source, every header it includes and
-// its template arguments, so with the same struct layouts a key's outcome
-// is the one the record keeps for it: a warm status reads no kernel's headers
-// again (it read every header of every kernel, which doubled a warm status
-// over Struphy's tree).
-class LayoutChecker {
-public:
-    LayoutChecker(const Config& config, SourceRecord& record) : config_(config), record_(record) {}
-
-    void check(const KernelSource& kernel, const JobResult& job, ArtifactStatus& status)
-    {
-        if (status.state != ArtifactState::built || status.kind != "cuda" || job.artifacts.empty() ||
-            status.target.rfind("sm_", 0) != 0)
-            return;
-        try {
-            if (!structs_) structs_ = configured_struct_layouts(config_);
-            // Kept under the source's digest: the record keeps facts of the files it holds.
-            std::string problem = job.key.empty() ? layout_problem(kernel, job, status.target)
-                                                  : record_.answer(record_.digest(*kernel.cuda_file),
-                                                                   question(job.key, status.target), [&] {
-                                                                       return nlohmann::json(
-                                                                           layout_problem(kernel, job, status.target));
-                                                                   }).get<std::string>();
-            if (problem.empty()) return;
-            status.state = ArtifactState::failed;
-            status.reason = problem;
-        } catch (const Error& error) {
-            status.state = ArtifactState::failed;
-            status.reason = error.what();
-        }
-    }
-
-private:
-    // What the outcome depends on: the entry's key, its target and the structs' layouts.
-    std::string question(const std::string& key, const std::string& target) const
-    {
-        nlohmann::json structs = nlohmann::json::object();
-        for (const auto& [name, layout] : *structs_) structs[name] = {layout.size, layout.alignment};
-        return util::json_text(nlohmann::json::array({"cubin-layout/1", key, target, structs}));
-    }
-
-    // "" when the cubin lays its parameters out as the runtime packs them; else why not.
-    std::string layout_problem(const KernelSource& kernel, const JobResult& job, const std::string& target)
-    {
-        try {
-            if (!layout_ || layout_->kernel != kernel.name || module_ != kernel.module) {
-                layout_ = runtime_layout(kernel, config_, *structs_);
-                module_ = kernel.module;
-            }
-            std::string where = (job.entry / "manifest.json").string();
-            Manifest manifest = Manifest::without_inputs(util::read_file(job.entry / "manifest.json"), where);
-            std::string what = job.artifacts.front().filename().string() + " of " + kernel.cuda_file->string();
-            check_cubin_layout(util::read_file(job.artifacts.front()), target, manifest.entry_symbol, what, *layout_,
-                               false);
-            return "";
-        } catch (const ArtifactError& error) {
-            return error.what();
-        }
-    }
-
-    const Config& config_;
-    SourceRecord& record_;
-    std::optional<StructLayouts> structs_;
-    std::optional<KernelLayout> layout_;
-    std::string module_;
-};
+// packs them is no usable artifact: status reports it failed, with why (the
+// check build runs on hits and compiles alike).
+void check_layout(CubinLayoutChecker& checker, const KernelSource& kernel, const JobResult& job,
+                  ArtifactStatus& status)
+{
+    if (status.state != ArtifactState::built) return;
+    std::string problem = checker.problem(kernel, job);
+    if (problem.empty()) return;
+    status.state = ArtifactState::failed;
+    status.reason = problem;
+    status.layout_mismatch = true;
+}
 
 std::string kernel_list(const std::vector<std::string>& names, std::size_t max = 10)
 {
@@ -249,17 +192,15 @@ bool has_errors(const KernelSignatures& signatures)
     });
 }
 
-// A Python that cannot run the writers leaves every header unchecked: each
-// is a finding, as status reports what it cannot know rather than failing.
+// A Python that cannot run the writers leaves every header unchecked: one
+// finding, on the configuration that names it, as status reports what it
+// cannot know rather than failing.
 std::vector<StructHeaderFinding> struct_header_findings(const Config& config, SourceRecord& record)
 {
     try {
         return check_struct_headers(config, record).findings;
     } catch (const ToolchainError& error) {
-        std::vector<StructHeaderFinding> findings;
-        for (const auto& [header, writer] : config.struct_headers)
-            findings.push_back({header, writer, std::string("cannot be checked: ") + error.what(), "", ""});
-        return findings;
+        return {{config.source_file, "", error.what(), "", ""}};
     }
 }
 
@@ -294,7 +235,7 @@ StatusReport read_status(const StatusRequest& request)
     std::multimap<std::string, const JobResult*> jobs;
     for (const auto& job : build.jobs) jobs.emplace(job.module, &job);
     CacheReader cache(request.config, planned);
-    LayoutChecker layouts(request.config, *record);
+    CubinLayoutChecker layouts(request.config, *record);
     report.warnings = build.warnings;
     std::string first_cache_name;
     signatures::HeaderCache headers;
@@ -307,7 +248,7 @@ StatusReport read_status(const StatusRequest& request)
         auto [begin, end] = jobs.equal_range(kernel.module);
         for (auto it = begin; it != end; ++it) {
             status.artifacts.push_back(cache.artifact(cache_name, *it->second));
-            layouts.check(kernel, *it->second, status.artifacts.back());
+            check_layout(layouts, kernel, *it->second, status.artifacts.back());
         }
         if (!cupy_unavailable.empty() && kernel.cuda_file)
             for (const auto& architecture : cupy_architectures(request.config.architectures))
@@ -327,12 +268,27 @@ StatusReport read_status(const StatusRequest& request)
     return report;
 }
 
+namespace {
+
+// A finding without a writer is the whole check's (the interpreter cannot run).
+std::string struct_headers_failure(const std::vector<StructHeaderFinding>& findings)
+{
+    for (const auto& finding : findings)
+        if (finding.writer.empty()) return "the struct headers cannot be checked: " + finding.problem;
+    return util::counted(findings.size(), "struct header is", "struct headers are") +
+           " not what their writers write, or their writers failed (`cunumpy-kernels check-signatures` shows why)";
+}
+
+}  // namespace
+
 std::vector<std::string> failed_gates(const StatusReport& report, const StatusGates& gates)
 {
     std::vector<std::string> failures;
-    std::vector<std::string> unported, unbuilt, disagreeing;
+    std::vector<std::string> unported, unbuilt, disagreeing, mislaid;
     for (const auto& k : report.kernels) {
         if (!k.kernel.cuda_file) unported.push_back(k.kernel.module);
+        for (const auto& a : k.artifacts)
+            if (a.layout_mismatch) mislaid.push_back(k.kernel.module + " [" + a.target + "]");
         for (const auto& a : k.artifacts)
             if (a.state != ArtifactState::built)
                 unbuilt.push_back(k.kernel.module + " [" + (a.kind == "cupy" ? "cupy:" : "") + a.target + "] " +
@@ -342,6 +298,11 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
     for (const auto& m : report.modules)
         if (m.artifact.state != ArtifactState::built)
             unbuilt.push_back(m.module + " [" + m.artifact.kind + "] " + to_string(m.artifact.state));
+    // Not a gate: a cubin the runtime would launch with misplaced fields fails every command that reads it.
+    if (!mislaid.empty())
+        failures.push_back("parameter layout: " + util::counted(mislaid.size(), "cubin lays", "cubins lay") +
+                           " out the parameters otherwise than the runtime packs them (see each artifact's reason; "
+                           "regenerate the struct headers or rebuild the kernel): " + kernel_list(mislaid));
     if (gates.require_cuda && !unported.empty())
         failures.push_back("--require-cuda: " + util::counted(unported.size(), "kernel has", "kernels have") + " no CUDA version: " +
                            kernel_list(unported));
@@ -353,9 +314,7 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
                            (foreign ? "; another tool's in-place builds: `build --in-place --replace-foreign`" : "") +
                            "): " + kernel_list(unbuilt));
     if (gates.check_signatures && !report.struct_headers.empty())
-        failures.push_back("--check-signatures: " +
-                           util::counted(report.struct_headers.size(), "struct header is", "struct headers are") +
-                           " not what their writers write (`cunumpy-kernels check-signatures` shows the diff)");
+        failures.push_back("--check-signatures: " + struct_headers_failure(report.struct_headers));
     if (gates.check_signatures && !disagreeing.empty())
         failures.push_back("--check-signatures: " + util::counted(disagreeing.size(), "kernel takes", "kernels take") +
                            " different parameters or cannot be read: " + kernel_list(disagreeing) +

@@ -1,18 +1,23 @@
 #include "struct_headers/header_check.hpp"
-#include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
+#include "struct_headers/struct_layouts.hpp"
+#include "struct_headers/writer_script.hpp"
 #include "util/file_util.hpp"
-#include "util/sha256.hpp"
+#include "util/job_pool.hpp"
+#include "util/json_text.hpp"
 #include "util/subprocess.hpp"
 #include "util/temporary_dir.hpp"
 #include "util/temporary_name.hpp"
+#include "util/text.hpp"
 
 #include <algorithm>
+#include <csignal>
 #include <fstream>
 #include <functional>
 #include <optional>
 #include <utility>
+#include <variant>
 
 namespace ck {
 
@@ -20,111 +25,92 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Runs each writer of the request into its scratch file and compares it with
-// the committed header (difflib: the diff Python users read). Reports the
-// Python sources of the modules loaded outside the standard library, which
-// decide whether a passed check still holds (extension modules change with
-// their package's sources, and are large to hash).
-constexpr const char* writer_script = R"PY(
-import difflib, importlib, json, os, sys, sysconfig, traceback
-request = json.load(open(sys.argv[1]))
-sys.path[:0] = request["paths"]
-stdlib = os.path.realpath(sysconfig.get_paths()["stdlib"]) + os.sep
-results = []
-for item in request["headers"]:
-    result = {"header": item["header"]}
-    try:
-        module, _, name = item["writer"].partition(":")
-        target = importlib.import_module(module)
-        for part in name.split("."):
-            target = getattr(target, part)
-        target(item["scratch"])
-        with open(item["scratch"], encoding="utf-8", newline="") as f:
-            written = f.read()
-        try:
-            with open(item["header"], encoding="utf-8", newline="") as f:
-                committed = f.read()
-        except FileNotFoundError:
-            committed = None
-        result["same"] = committed == written
-        if not result["same"]:
-            result["missing"] = committed is None
-            result["diff"] = "".join(difflib.unified_diff(
-                (committed or "").splitlines(True), written.splitlines(True),
-                item["shown"] + " (committed)", item["shown"] + " (as " + item["writer"] + " writes it)"))
-    except BaseException as error:
-        lines = "".join(traceback.format_exception_only(type(error), error)).strip().splitlines()
-        result["error"] = lines[-1] if lines else type(error).__name__
-    results.append(result)
-files = set()
-for name, loaded in list(sys.modules.items()):
-    path = getattr(loaded, "__file__", None) if name != "__main__" else None  # this script, in a scratch folder
-    if path and path.endswith(".py") and os.path.isfile(path) and not os.path.realpath(path).startswith(stdlib):
-        files.add(os.path.abspath(path))
-with open(sys.argv[2], "w") as f:
-    json.dump({"results": results, "files": sorted(files)}, f)
-)PY";
-
-constexpr const char* passed_question = "struct-header-passed/1";
+constexpr const char* passed_question = "struct-header-passed/2";
 
 std::string python_string(const std::string& text)
 {
-    return util::json_text(nlohmann::json(text));  // a JSON string is a Python string literal for these paths
+    return util::json_text(nlohmann::json(text));  // a JSON string is a Python string literal
 }
 
-// The folder that holds the header's top-level package (the topmost
-// folder above it with an `__init__.py`): where `import <package>` finds
-// it, in a flat layout and in a src/ layout alike. `root` when the header's
-// folder is no package.
-fs::path source_root_of(const fs::path& header, const fs::path& root)
+bool holds_module(const fs::path& folder, const std::string& top)
+{
+    std::error_code error;
+    return fs::is_directory(folder / top, error) || fs::is_regular_file(folder / (top + ".py"), error);
+}
+
+// The folder that holds the header's top-level package (the topmost folder
+// above it with an `__init__.py`); nothing when the header's folder is no
+// package.
+std::optional<fs::path> package_root_of(const fs::path& header)
 {
     fs::path folder = header.parent_path();
     std::error_code error;
-    if (!fs::exists(folder / "__init__.py", error)) return root;
+    if (!fs::exists(folder / "__init__.py", error)) return std::nullopt;
     while (folder.has_parent_path() && folder.parent_path() != folder &&
            fs::exists(folder.parent_path() / "__init__.py", error))
         folder = folder.parent_path();
     return folder.parent_path();
 }
 
-// `cd <source root> && python -c 'from m import f; f("pkg/args.cuh")'`.
-std::string regenerate_command(const Config& config, const fs::path& root, const fs::path& header,
+}  // namespace
+
+fs::path writer_source_root(const fs::path& header, const std::string& writer, const fs::path& root)
+{
+    std::string top = writer.substr(0, writer.find_first_of(".:"));
+    std::vector<fs::path> candidates;
+    if (auto package = package_root_of(header)) candidates.push_back(*package);
+    candidates.push_back(root);
+    std::error_code error;
+    std::vector<fs::path> below;
+    for (fs::directory_iterator it(root, error), end; !error && it != end; it.increment(error))
+        if (it->is_directory(error)) below.push_back(it->path());
+    std::sort(below.begin(), below.end());
+    candidates.insert(candidates.end(), below.begin(), below.end());
+    for (const auto& folder : candidates)
+        if (holds_module(folder, top)) return folder;
+    return root;  // an installed module: found on the interpreter's own path
+}
+
+std::string regenerate_command(const std::string& python, const fs::path& source_root, const fs::path& header,
                                const std::string& writer)
 {
     std::string module = writer.substr(0, writer.find(':'));
     std::string name = writer.substr(writer.find(':') + 1);
     std::string first = name.substr(0, name.find('.'));
-    fs::path source_root = source_root_of(header, root);
     std::string call = "from " + module + " import " + first + "; " + name + "(" +
                        python_string(header.lexically_relative(source_root).string()) + ")";
-    return "cd " + source_root.string() + " && " + config.python + " -c '" + call + "'";
+    return "cd " + util::shell_word(source_root.string()) + " && " + util::shell_word(python) + " -c " +
+           util::shell_word(call);
 }
 
+namespace {
 struct Pending {
     fs::path header;
     std::string writer;
+    fs::path source_root;
     std::optional<std::pair<std::string, std::string>> key;  ///< the header's digest and the question, when readable
 };
 
 // The passed answer of `header` is remembered under the header's content
 // digest (the record keeps facts only about the content of files it
-// records), asking about its writer, the Python and the root it runs from.
+// records), asking about its writer, the Python and the folder it runs in.
 // Nothing when the header cannot be read: such a check never passes.
 std::optional<std::pair<std::string, std::string>> pass_key(SourceRecord& record, const Config& config,
-                                                            const fs::path& root, const fs::path& header,
-                                                            const std::string& writer)
+                                                            const Pending& item)
 {
     try {
-        std::string question = std::string(passed_question) + " " +
-                               util::json_text(nlohmann::json{writer, config.python, root.string(), header.string()});
-        return std::make_pair(record.digest(header), question);
+        std::string question =
+            std::string(passed_question) + " " +
+            util::json_text(nlohmann::json{item.writer, config.python, item.source_root.string(), item.header.string()});
+        return std::make_pair(record.digest(item.header), question);
     } catch (const SourceError&) {
         return std::nullopt;
     }
 }
 
-// Whether the files a passed run loaded still have the digests they had.
-bool files_unchanged(SourceRecord& record, const nlohmann::json& passed)
+// Whether what a passed run read still reads the same: every file it read
+// keeps its digest, and every file it looked for and missed is still missing.
+bool inputs_unchanged(SourceRecord& record, const nlohmann::json& passed)
 {
     for (const auto& [file, digest] : passed.at("files").items()) {
         try {
@@ -133,42 +119,149 @@ bool files_unchanged(SourceRecord& record, const nlohmann::json& passed)
             return false;
         }
     }
+    std::error_code error;
+    for (const auto& absent : passed.at("absent"))
+        if (fs::symlink_status(absent.get<std::string>(), error).type() != fs::file_type::not_found) return false;
     return true;
 }
 
 struct NotRemembered {};
 
-nlohmann::json run_writers(const Config& config, const fs::path& root, const std::vector<Pending>& pending,
-                           const fs::path& scratch)
+bool remembered_pass(SourceRecord& record, const Pending& item)
 {
-    nlohmann::json request = {{"paths", nlohmann::json::array()}, {"headers", nlohmann::json::array()}};
-    for (const auto& item : pending) {
-        std::string source_root = source_root_of(item.header, root).string();
-        if (std::find(request["paths"].begin(), request["paths"].end(), source_root) == request["paths"].end())
-            request["paths"].push_back(source_root);
+    if (!item.key) return false;
+    try {
+        record.answer(item.key->first, item.key->second, []() -> nlohmann::json { throw NotRemembered{}; },
+                      [&](const nlohmann::json& passed) { return inputs_unchanged(record, passed); });
+        return true;
+    } catch (const NotRemembered&) {
+        return false;
     }
-    for (std::size_t i = 0; i < pending.size(); ++i)
-        request["headers"].push_back({{"header", pending[i].header.string()},
-                                      {"writer", pending[i].writer},
-                                      {"shown", pending[i].header.lexically_relative(source_root_of(pending[i].header, root)).string()},
-                                      {"scratch", (scratch / (std::to_string(i) + pending[i].header.extension().string())).string()}});
-    fs::path request_file = scratch / "request.json", script = scratch / "write_headers.py", answer = scratch / "answer.json";
+}
+
+// Why a writer's process ended without an answer, in words.
+std::string ended_without_answer(const Config& config, const util::ProcessResult& result)
+{
+    if (result.exit_code == 128 + SIGALRM)
+        return "did not finish within " + std::to_string(config.struct_header_timeout) +
+               " s and was stopped (the struct-header-timeout key sets the limit)";
+    std::string output = result.output.empty() ? "" : "; its output:\n" + result.output;
+    if (result.exit_code > 128)
+        return "was killed by signal " + std::to_string(result.exit_code - 128) + " before it returned" + output;
+    return "ended its Python process (exit " + std::to_string(result.exit_code) +
+           ", as os._exit does) before it returned" + output;
+}
+
+// Runs one writer in its own process (a writer that hangs, exits or breaks
+// the interpreter leaves the others checked); the answer, or a finding.
+std::variant<nlohmann::json, std::string> run_writer(const Config& config, const Pending& item, const fs::path& scratch)
+{
+    fs::create_directories(scratch);
+    fs::path request_file = scratch / "request.json", answer = scratch / "answer.json";
+    nlohmann::json request = {{"writer", item.writer},
+                              {"header", item.header.string()},
+                              {"scratch", (scratch / "out" / item.header.filename()).string()},
+                              {"shown", item.header.lexically_relative(item.source_root).string()},
+                              {"timeout", config.struct_header_timeout}};
+    fs::create_directories(scratch / "out");
     std::ofstream(request_file) << util::json_text(request);
-    std::ofstream(script) << writer_script;
-    auto result = util::run_process({config.python, script.string(), request_file.string(), answer.string()}, root);
+    auto result = util::run_process({config.python, "-c", struct_header_writer_script, request_file.string(),
+                                     answer.string()},
+                                    item.source_root);
     std::error_code error;
-    if (result.exit_code != 0 || !fs::exists(answer, error))
-        throw ToolchainError("struct-headers: " + config.python + " could not run the header writers (exit " +
-                             std::to_string(result.exit_code) + "): " + result.output);
+    if (!fs::exists(answer, error)) return ended_without_answer(config, result);
     try {
         nlohmann::json parsed = util::parse_json(util::read_file(answer));
-        if (parsed.at("results").size() != pending.size() || !parsed.at("files").is_array())
-            throw ToolchainError("answers " + std::to_string(parsed.at("results").size()) + " headers of " +
-                                 std::to_string(pending.size()));
+        if (!parsed.at("files").is_array() || !parsed.at("absent").is_array()) throw ToolchainError("no file lists");
         return parsed;
-    } catch (const std::exception& error) {  // nlohmann's errors too: a child that wrote something else
-        throw ToolchainError("struct-headers: the header writers' answer from " + config.python +
-                             " cannot be read: " + error.what());
+    } catch (const std::exception& failure) {  // nlohmann's errors too: a child that wrote something else
+        return "left an answer that cannot be read (" + std::string(failure.what()) + ")";
+    }
+}
+
+// The finding of one writer's answer; nothing when the header is what it writes.
+std::optional<std::string> problem_of(const Pending& item, const nlohmann::json& result, const fs::path& scratch,
+                                      std::string& diff)
+{
+    if (result.contains("error")) return "its writer " + item.writer + " raised " + result.at("error").get<std::string>();
+    if (result.value("wrote_nothing", false))
+        return "its writer " + item.writer + " wrote nothing to the path it was given (" +
+               (scratch / "out" / item.header.filename()).string() + ")";
+    if (result.at("same").get<bool>()) return std::nullopt;
+    diff = result.value("diff", "");
+    return result.value("missing", false) ? "does not exist; " + item.writer + " writes it"
+                                          : "differs from what " + item.writer + " writes";
+}
+
+// The files a passed run read, with their digests now.
+nlohmann::json passed_inputs(SourceRecord& record, const nlohmann::json& result)
+{
+    nlohmann::json files = nlohmann::json::object();
+    for (const auto& file : result.at("files")) {
+        try {
+            files[file.get<std::string>()] = record.digest(file.get<std::string>());
+        } catch (const SourceError&) {
+            // Gone already (a module written to a temporary folder): it decides nothing next time.
+        }
+    }
+    return {{"files", files}, {"absent", result.at("absent")}};
+}
+
+// A Python that cannot be started fails every header alike: one error, naming where it was set.
+void require_python(const Config& config)
+{
+    if (!util::find_in_path(config.python).empty()) return;
+    std::string where = config.source_file.empty() ? "" : " in " + config.source_file.string();
+    throw ToolchainError("struct-headers: the Python interpreter '" + config.python +
+                         "' that runs the header writers cannot be run (not found, or not an executable file): set "
+                         "the python key of [tool.cunumpy-kernels]" + where + ", or pass --python");
+}
+
+// Each struct that two configured headers define: the runtime could pack
+// either layout, and no writer's output shows it. A header that cannot be
+// read is its own finding already.
+void add_duplicate_structs(const Config& config, std::vector<StructHeaderFinding>& findings)
+{
+    try {
+        for (const auto& duplicate : read_configured_structs(config).duplicates)
+            findings.push_back({duplicate.second, config.struct_headers.at(duplicate.second), duplicate.message(), "", ""});
+    } catch (const SourceError&) {
+        // A header that cannot be read: its writer's run reports it.
+    }
+}
+
+// Runs each pending writer; a finding for each header that is not what its writer writes.
+void run_pending(const Config& config, SourceRecord& record, const std::vector<Pending>& pending,
+                 std::vector<StructHeaderFinding>& findings)
+{
+    require_python(config);
+    util::TemporaryDir scratch(fs::temp_directory_path() / ("cunumpy-kernels-headers-" + unique_temporary_name()));
+    // The writers' processes side by side (each mostly imports); their answers read in order.
+    std::vector<std::variant<nlohmann::json, std::string>> answers(pending.size());
+    JobPool(job_count(config.jobs)).run(pending.size(), [&](std::size_t i) {
+        try {
+            answers[i] = run_writer(config, pending[i], scratch.path() / std::to_string(i));
+        } catch (const std::exception& error) {
+            answers[i] = std::string("could not be started: ") + error.what();
+        }
+    });
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+        const Pending& item = pending[i];
+        fs::path folder = scratch.path() / std::to_string(i);
+        StructHeaderFinding finding{item.header, item.writer, "", "",
+                                    regenerate_command(config.python, item.source_root, item.header, item.writer)};
+        const auto& answer = answers[i];
+        if (auto* ended = std::get_if<std::string>(&answer)) {
+            finding.problem = "its writer " + item.writer + " " + *ended;
+        } else if (auto problem = problem_of(item, std::get<nlohmann::json>(answer), folder, finding.diff)) {
+            finding.problem = *problem;
+        } else {
+            if (item.key)
+                record.answer(item.key->first, item.key->second,
+                              [&] { return passed_inputs(record, std::get<nlohmann::json>(answer)); });
+            continue;
+        }
+        findings.push_back(std::move(finding));
     }
 }
 
@@ -180,49 +273,15 @@ StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& recor
     check.headers = config.struct_headers.size();
     if (config.struct_headers.empty()) return check;
     fs::path root = config.source_file.empty() ? fs::current_path() : config.source_file.parent_path();
-    auto still_holds = [&](const nlohmann::json& passed) { return files_unchanged(record, passed); };
     std::vector<Pending> pending;
     for (const auto& [header, writer] : config.struct_headers) {
-        Pending item{header, writer, pass_key(record, config, root, header, writer)};
-        try {
-            if (!item.key) throw NotRemembered{};
-            record.answer(item.key->first, item.key->second, []() -> nlohmann::json { throw NotRemembered{}; },
-                          still_holds);
-        } catch (const NotRemembered&) {
-            pending.push_back(std::move(item));
-        }
+        Pending item{header, writer, writer_source_root(header, writer, root), std::nullopt};
+        item.key = pass_key(record, config, item);
+        if (!remembered_pass(record, item)) pending.push_back(std::move(item));
     }
     check.ran = pending.size();
-    if (pending.empty()) return check;
-    util::TemporaryDir scratch(fs::temp_directory_path() / ("cunumpy-kernels-headers-" + unique_temporary_name()));
-    nlohmann::json answer = run_writers(config, root, pending, scratch.path());
-    nlohmann::json files = nlohmann::json::object();
-    for (const auto& file : answer.at("files")) {
-        try {
-            files[file.get<std::string>()] = record.digest(file.get<std::string>());
-        } catch (const SourceError&) {
-            // Gone already (a module written to a temporary folder): it decides nothing next time.
-        }
-    }
-    for (std::size_t i = 0; i < pending.size(); ++i) {
-        const nlohmann::json& result = answer.at("results").at(i);
-        StructHeaderFinding finding{pending[i].header, pending[i].writer, "", "",
-                                    regenerate_command(config, root, pending[i].header, pending[i].writer)};
-        if (result.contains("error")) {
-            finding.problem = "its writer " + pending[i].writer + " raised " + result.at("error").get<std::string>();
-        } else if (!result.at("same").get<bool>()) {
-            finding.problem = result.value("missing", false)
-                                  ? "does not exist; " + pending[i].writer + " writes it"
-                                  : "differs from what " + pending[i].writer + " writes";
-            finding.diff = result.value("diff", "");
-        } else {
-            if (pending[i].key)
-                record.answer(pending[i].key->first, pending[i].key->second,
-                              [&] { return nlohmann::json{{"files", files}}; }, still_holds);
-            continue;
-        }
-        check.findings.push_back(std::move(finding));
-    }
+    if (!pending.empty()) run_pending(config, record, pending, check.findings);
+    add_duplicate_structs(config, check.findings);
     return check;
 }
 
@@ -230,7 +289,7 @@ std::string finding_text(const StructHeaderFinding& finding, const std::function
 {
     std::string text = display(finding.header) + ": error: " + finding.problem + "\n" + finding.diff;
     if (!finding.diff.empty() && finding.diff.back() != '\n') text += "\n";
-    return text + "  regenerate it: " + finding.regenerate + "\n";
+    return finding.regenerate.empty() ? text : text + "  regenerate it: " + finding.regenerate + "\n";
 }
 
 nlohmann::json to_json(const std::vector<StructHeaderFinding>& findings,

@@ -1,15 +1,19 @@
 // The committed struct headers against the Python that writes them
-// (Config::struct_headers): each writer runs into a temporary file with the
-// tree's Python, and the output must equal the committed header byte for
-// byte. A header and its CudaStruct that drift apart make the GPU read
-// fields at the wrong offsets with no error; this check is what catches it
-// on machines without a GPU (check-signatures as a pre-commit hook, status
-// in CI).
+// (Config::struct_headers): each writer runs in its own process of the
+// tree's Python, exactly as the regenerate command runs it (the same working
+// folder, the same sys.path, a file of the header's own name), and the
+// output must equal the committed header byte for byte. A header and its
+// CudaStruct that drift apart make the GPU read fields at the wrong offsets
+// with no error; this check is what catches it on machines without a GPU
+// (check-signatures as a pre-commit hook, status in CI).
 //
 // Warm runs start no Python: a header that passed is not checked again
-// while the header and every Python source its writer imported (the
-// project's modules, cunumpy, numpy: what the writer's process loaded outside
-// the standard library) keep their digests in the source record.
+// while the header and every file its writer's process read (each file it
+// opened, each Python source it imported, outside the standard library)
+// keep their digests, and every file it looked for and missed (a failed
+// open, where a failed import would have found its module) is still
+// missing. What the writer only stats or lists, and the environment, are
+// not inputs of that key (doc/struct-abi.md).
 #pragma once
 
 #include "cunumpy_kernels/config.hpp"
@@ -27,9 +31,9 @@ namespace ck {
 struct StructHeaderFinding {
     std::filesystem::path header;
     std::string writer;      ///< "module:function"
-    std::string problem;     ///< "differs from what ... writes", or the writer's error (its traceback's last line)
+    std::string problem;     ///< "differs from what ... writes", or how the writer failed ("raised TypeName: message", all lines, and where)
     std::string diff;        ///< unified diff from the committed header to the written one; "" when none was written
-    std::string regenerate;  ///< the command that writes the header
+    std::string regenerate;  ///< the command that writes the header; "" when none fixes it (a struct defined twice)
 };
 
 struct StructHeaderCheck {
@@ -38,13 +42,28 @@ struct StructHeaderCheck {
     std::vector<StructHeaderFinding> findings;
 };
 
+/// The folder a writer "module:function" runs in, whose folder is first on
+/// its sys.path: the first of the folder above the header's top-level
+/// package (when the header is in a package), `root` (the pyproject.toml's
+/// folder) and `root`'s sub-folders in name order that holds the module's
+/// top-level package (`<top>/` or `<top>.py`); else `root` (an installed
+/// module, found on the interpreter's own path).
+std::filesystem::path writer_source_root(const std::filesystem::path& header, const std::string& writer,
+                                         const std::filesystem::path& root);
+
+/// `cd <source root> && <python> -c 'from m import f; f("<header>")'`, the
+/// header relative to the source root, every word quoted for a POSIX shell.
+std::string regenerate_command(const std::string& python, const std::filesystem::path& source_root,
+                               const std::filesystem::path& header, const std::string& writer);
+
 /// Checks every header of `config.struct_headers` (none: nothing to do,
-/// no Python started). Writers run in one process of `config.python`, in
-/// the folder of `config.source_file`, with the folder above each header's
-/// top-level package (the topmost folder holding an `__init__.py`) first on
-/// sys.path.
-/// Throws ToolchainError when the Python cannot be started or fails
-/// outside the writers.
+/// no Python started). Each writer not passed before with the same inputs
+/// runs in its own process of `config.python` in its writer_source_root,
+/// stopped after `config.struct_header_timeout` seconds; a writer that
+/// raises, writes nothing, exits or hangs is a finding of its header, and
+/// the others are checked all the same. A struct two headers define is a
+/// finding too. Throws ToolchainError, naming the interpreter and the key
+/// and flag that set it, when `config.python` cannot be run.
 StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& record);
 
 /// "<header>: error: <problem>", the diff, and "regenerate it: <command>",

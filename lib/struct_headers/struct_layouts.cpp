@@ -4,6 +4,8 @@
 #include "source/cpp_lexer.hpp"
 #include "util/file_util.hpp"
 
+#include <map>
+
 namespace ck {
 
 namespace {
@@ -67,9 +69,10 @@ StructLayouts read_struct_layouts(const std::string& text, const std::filesystem
     return layouts;
 }
 
-StructLayouts configured_struct_layouts(const Config& config)
+ConfiguredStructs read_configured_structs(const Config& config)
 {
-    StructLayouts layouts;
+    ConfiguredStructs structs;
+    std::map<std::string, std::filesystem::path> defined_in;
     for (const auto& [header, writer] : config.struct_headers) {
         std::string text;
         try {
@@ -78,9 +81,28 @@ StructLayouts configured_struct_layouts(const Config& config)
             throw SourceError(header.string() + ": cannot read the struct header that struct-headers names (" +
                               error.what() + "); write it with " + writer);
         }
-        layouts.merge(read_struct_layouts(text, header));
+        for (auto& [name, layout] : read_struct_layouts(text, header)) {
+            auto [first, added] = defined_in.emplace(name, header);
+            if (added) structs.layouts[name] = layout;
+            else
+                structs.duplicates.push_back({name, first->second, header});
+        }
     }
-    return layouts;
+    return structs;
+}
+
+std::string DuplicateStruct::message() const
+{
+    return "struct " + name + " is defined by both " + first.string() + " and " + second.string() +
+           " (struct-headers): a kernel taking " + name +
+           " by value could be packed with either layout; rename one of them";
+}
+
+StructLayouts configured_struct_layouts(const Config& config)
+{
+    ConfiguredStructs structs = read_configured_structs(config);
+    if (!structs.duplicates.empty()) throw SourceError(structs.duplicates.front().message());
+    return structs.layouts;
 }
 
 }  // namespace ck

@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 namespace ck {
 
@@ -20,8 +21,28 @@ namespace ck {
 /// is left out, since no CudaStruct writes one. Never throws.
 StructLayouts read_struct_layouts(const std::string& text, const std::filesystem::path& file);
 
+/// A struct that two configured headers define.
+struct DuplicateStruct {
+    std::string name;
+    std::filesystem::path first, second;  ///< the headers, in path order
+    /// "struct <name> is defined by both <first> and <second> ...; rename one".
+    std::string message() const;
+};
+
+/// The structs of every header of `config.struct_headers`.
+struct ConfiguredStructs {
+    StructLayouts layouts;  ///< by name; a name defined twice: its first definition
+    std::vector<DuplicateStruct> duplicates;
+};
+
+/// read_struct_layouts of every header of `config.struct_headers`, and the
+/// names two of them define. Throws SourceError naming a header that cannot
+/// be read.
+ConfiguredStructs read_configured_structs(const Config& config);
+
 /// read_struct_layouts of every header of `config.struct_headers`, merged.
-/// Throws SourceError naming a header that cannot be read.
+/// Throws SourceError naming a header that cannot be read, or a struct that
+/// two headers define (no layout would be sure to be the one packed).
 StructLayouts configured_struct_layouts(const Config& config);
 
 }  // namespace ck

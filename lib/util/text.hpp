@@ -1,6 +1,7 @@
 // Small text helpers shared by reports and messages.
 #pragma once
 
+#include <cctype>
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -20,6 +21,20 @@ inline std::string comma_list(const std::vector<std::string>& words)
     std::string text;
     for (const auto& word : words) text += (text.empty() ? "" : ", ") + word;
     return text;
+}
+
+/// `word` as one word of a POSIX sh command line: as it is when it holds
+/// only characters no shell treats specially (letters, digits, `_-./:=@%+,`),
+/// else in single quotes, each `'` written `'\''`. "" becomes `''`.
+inline std::string shell_word(const std::string& word)
+{
+    static const std::string plain = "_-./:=@%+,";
+    bool simple = !word.empty();
+    for (unsigned char c : word) simple = simple && (std::isalnum(c) || plain.find(static_cast<char>(c)) != std::string::npos);
+    if (simple) return word;
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
 }
 
 }  // namespace ck::util

@@ -146,7 +146,7 @@ def test_a_warm_check_starts_no_python_until_a_module_the_writer_imports_changes
     (run.home / ".cache" / "cunumpy-kernels").mkdir(parents=True)
     (tree.parent / "cache").mkdir()
     def runs():  # the writers' runs; the Python may also be asked cunumpy's version
-        return sum("write_headers.py" in line for line in log.read_text().splitlines()) if log.exists() else 0
+        return sum("request.json" in line for line in log.read_text().splitlines()) if log.exists() else 0
 
     assert check_signatures(run, tree).returncode == 0
     first = runs()
@@ -201,3 +201,37 @@ def test_status_fails_a_cached_cubin_once_the_header_it_was_not_built_from_chang
     [artifact] = [a for k in status["kernels"] for a in k["artifacts"]]
     assert artifact["state"] == "failed"
     assert "the cubin has offset 0, 24 bytes, the runtime packs offset 0, 32 bytes" in artifact["reason"], artifact
+
+
+OWN_COPY = "struct Args { double* x; long long n; float scale; };\n"
+
+
+def test_every_command_that_reads_a_cached_cubin_fails_it_once_the_struct_headers_layout_changes(run, tmp_path):
+    """The kernel compiles its own copy of the struct, so its key does not change with the
+    header: a hit is checked as a fresh compile is, by build and status alike."""
+    module_text = {
+        "a new field": WRITER.replace('("scale", "float")]', '("scale", "float"), ("extra", "double")]'),
+        "a field removed": WRITER.replace(', ("scale", "float")]', "]"),
+        "a field narrowed": WRITER.replace('("n", "long long")', '("n", "int")'),
+    }
+    for what, text in module_text.items():
+        root = tmp_path / what.replace(" ", "_")
+        tree = struct_tree(root, KERNEL_WITH_HEADER.replace('#include "../../args.cuh"\n', OWN_COPY))
+        cache = root / "cache"
+        report, result = run.json("build", "--only", "cuda", "--cache-dir", cache, tree)
+        assert result.returncode == 0, [job["log"] for job in report["jobs"]]
+        report, result = run.json("build", "--only", "cuda", "--cache-dir", cache, tree)
+        assert result.returncode == 0 and len(jobs_by_state(report, "hit")) == 1  # agreeing hits pass
+        (tree / "sim" / "cuda_arguments.py").write_text(text)
+        write_header(root)
+        assert run("check-signatures", tree).returncode == 0  # the header is what its writer writes
+        for _ in range(2):  # cold, then from the record
+            report, result = run.json("build", "--only", "cuda", "--cache-dir", cache, tree)
+            assert result.returncode == 1, what
+            [job] = report["jobs"]
+            assert job["state"] == "failed" and "check 'parameter layout' failed: kernel 'push'" in job["log"], job
+        for gates in [[], ["--check-signatures"], ["--require-built"]]:
+            status = run("status", "--only", "cuda", *gates, "--cache-dir", cache, tree)
+            assert status.returncode == 1, (what, gates, status.stdout)
+            assert "parameter layout: 1 cubin lays out the parameters otherwise than the runtime packs them" \
+                   in status.stderr, status.stderr

@@ -148,6 +148,28 @@ TEST_CASE("struct-headers maps header paths, made absolute, to module:function w
                   .find(std::string("a.cuh: '") + writer + "' is not \"module:callable\"") != std::string::npos);
 }
 
+TEST_CASE("struct-header-timeout is a whole number of seconds from 1 to 86400, default 60")
+{
+    test::TempTree tree;
+    CHECK(load_config(tree.root()).struct_header_timeout == 60);
+    for (const char* good : {"1", "5", "86400"}) {
+        tree.write("pyproject.toml", std::string("[tool.cunumpy-kernels]\nstruct-header-timeout = ") + good + "\n");
+        CHECK(load_config(tree.root()).struct_header_timeout == std::stoi(good));
+    }
+    for (const char* bad : {"0", "-3", "86401", "1.5", "\"60\"", "true"}) {
+        tree.write("pyproject.toml", std::string("[tool.cunumpy-kernels]\nstruct-header-timeout = ") + bad + "\n");
+        std::string message;
+        try {
+            load_config(tree.root());
+        } catch (const ConfigError& error) {
+            message = error.what();
+        }
+        CHECK_MESSAGE(message.find("struct-header-timeout: expected a number of seconds from 1 to 86400") !=
+                          std::string::npos,
+                      bad, ": ", message);
+    }
+}
+
 TEST_CASE("umask is three octal digits; in-place and in-place-modules are read")
 {
     test::TempTree tree;
