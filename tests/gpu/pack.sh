@@ -4,11 +4,34 @@
 # of build-gpu/ (meson setup build-gpu -Dbench=true), the shared libraries
 # they link that Ubuntu lacks, the example package, cunumpy's CUDA headers and
 # the run script. Then run <folder>/run.sh there.
+#
+#   tests/gpu/pack.sh [FOLDER]                  binaries of build-gpu/ and copied system libraries
+#   tests/gpu/pack.sh --wheel WHEEL [FOLDER]    the wheel instead (scripts/wheel): no binary, no
+#                                               library; run <folder>/wheel_check.sh there
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD:-build-gpu}
+wheel=
+if [ "${1:-}" = "--wheel" ]; then
+  wheel=$2
+  shift 2
+fi
 out=${1:-.ck-gpu}
 rm -rf "$out"
+
+# The wheel's check needs only what a user of the wheel has: the wheel, the
+# example package and application sources, and cunumpy's CUDA headers (the
+# example's deposit includes them).
+if [ -n "$wheel" ]; then
+  mkdir -p "$out/wheels" "$out/src-root/share/examples"
+  cp "$wheel" "$out/wheels/"
+  cp -r share/examples/particles "$out/src-root/share/examples/"
+  cp -r share/examples/particles_app "$out/particles_app"
+  cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
+  cp tests/gpu/wheel_check.sh "$out/"
+  du -sh "$out"
+  exit 0
+fi
 mkdir -p "$out/bin" "$out/lib" "$out/src-root/share/examples"
 binaries=(tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead bench/launch-pairs bench/rank-start share/particles-app
   tools/cunumpy-kernels)
