@@ -334,11 +334,10 @@ std::string searched_folders(const fs::path& including_dir, bool quoted, const I
 // looked up all the same.
 std::string missing_include_advice(const IncludeDirective& include)
 {
-    if (include.line == 0) return "(give the forced include's folder with -I, or its path)";
-    return "The scan follows every #if branch, also #if 0 and branches only one compiler takes, so that the key "
-           "holds whatever the compiler may read: if this header is optional or in a branch the compiler skips, "
-           "guard the include with #if __has_include(\"" + include.name + "\"); otherwise add the folder holding it "
-           "with -I (--compiler-option or the config key options)";
+    if (include.line == 0) return "";
+    return " (the scan follows every #if branch, #if 0 and branches one compiler skips too, so that the key holds "
+           "whatever a compiler may read: if the header is optional or in such a branch, guard the include with "
+           "#if __has_include(\"" + include.name + "\"))";
 }
 
 // Valid C for the two ways out: the name written in the directive, or an
@@ -432,9 +431,9 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
             if (!include.quoted || include.guarded || (cunumpy && !late_dir_)) return {"", include.name};
             std::string where = file.string() + (include.line > 0 ? ":" + std::to_string(include.line) : "");
             throw SourceError(where + ": error: " + (include.line > 0 ? "#include \"" : "forced include \"") +
-                              include.name + "\" not found; searched:\n" +
+                              include.name + "\" not found" + missing_include_advice(include) + "; searched:\n" +
                               searched_folders(file.parent_path(), true, search, late_dir_) +
-                              missing_include_advice(include));
+                              "(add the folder holding it with -I: --compiler-option or the config key options)");
         }
         auto [seen, first] = label_of_seen.try_emplace(r.path.native());
         if (!first) return {seen->second, r.path};

@@ -182,7 +182,8 @@ def test_a_quoted_include_found_nowhere_fails_unless_guarded(run, tree, tmp_path
     build = Build(run, tree, tmp_path, compiler)
     result = build()
     assert result.returncode == 1
-    assert f'{kernel}:1: error: #include "tune.cuh" not found; searched:' in result.stderr
+    assert f'{kernel}:1: error: #include "tune.cuh" not found (the scan follows every #if branch' in result.stderr
+    assert '#if __has_include("tune.cuh")); searched:' in result.stderr
     assert str(tree / "sim" / "kernels" / "scale") in result.stderr
     kernel.write_text('#if __has_include("tune.cuh")\n#include "tune.cuh"\n#else\n#define SCALE 1.0\n#endif\n' + KERNEL)
     result = build()

@@ -23,8 +23,7 @@ DIRECTIVE_SPELLINGS = {
 
 
 @pytest.mark.parametrize("spelling", sorted(DIRECTIVE_SPELLINGS))
-@pytest.mark.parametrize("compiler", COMPILERS)
-@pytest.mark.parametrize("folder_option", ["-I", "-isystem="])
+@pytest.mark.parametrize("compiler,folder_option", [("nvrtc", "-I"), ("nvcc", "-I"), ("nvcc", "-isystem=")])
 def test_an_include_in_any_standard_spelling_is_followed_and_keyed(run, tree, tmp_path, spelling, compiler, folder_option):
     # In an -isystem folder nvcc's dependency list leaves the header out, so
     # the scanner alone keeps it in the key.
@@ -81,7 +80,7 @@ def test_a_missing_include_in_a_skipped_branch_names_the_way_out(run, tree, tmp_
     report, _ = build.report("--dry-run")
     (job,) = report["jobs"]
     assert job["state"] == "failed"
-    assert 'tune.cuh:2: error: #include "missing.cuh" not found' in job["log"]
+    assert 'tune.cuh:2: error: #include "missing.cuh" not found (the scan follows every #if branch' in job["log"]
     assert "follows every #if branch" in job["log"]
     assert '#if __has_include("missing.cuh")' in job["log"]
 
