@@ -77,12 +77,7 @@ void CudaKernelsPlanner::warn_about_compiler_inputs(const CudaPlanner& planner, 
                                  to_string(config().compiler) +
                                  ": the cache key holds its spelling only; a file it reads or a folder it adds "
                                  "is not in the key");
-    for (const auto& name : environment.refused)
-        throw UsageError(name + " is set: " + to_string(config().compiler) +
-                         " would read it behind the cache key's back, so builds refuse it; pass its include "
-                         "folders or flags in the config key `options` ([tool.cunumpy-kernels] in pyproject.toml) "
-                         "or as --compiler-option (-isystem DIR, -I DIR, -Xptxas ...), and unset " +
-                         name);
+    for (const auto& name : environment.refused) throw UsageError(refused_variable_message(name, to_string(config().compiler)));
 }
 
 std::vector<CudaKernelsPlanner::Reading> CudaKernelsPlanner::readings()

@@ -2,6 +2,9 @@
 // entries and cunumpy's names for them.
 #include "builder/plan_host.hpp"
 
+#include "compilers/compiler_environment.hpp"
+#include "cunumpy_kernels/error.hpp"
+
 namespace ck {
 
 namespace fs = std::filesystem;
@@ -41,6 +44,11 @@ void HostModulesPlanner::add(std::vector<Reading>& readings)
 
 void HostModulesPlanner::read(CacheContext& context, HostPlanOptions options)
 {
+    // Pyccel's gcc runs without them (the allow-list), so a user who set one
+    // to change host builds is told, not ignored.
+    if (may_start_tools())
+        for (const auto& name : host_compiler_refused(process_environment()))
+            throw UsageError(refused_variable_message(name, "the host compiler (Pyccel's gcc)"));
     HostContext& host = context.host;
     host.setup = prepare_host_setup(config(), context.location.name, context.probe, may_start_tools());
     host.setup.toolchain.cache_root = context.store.root().string();

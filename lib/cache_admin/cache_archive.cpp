@@ -208,7 +208,13 @@ Manifest checked_manifest(const fs::path& archive, const std::string& key, const
         try {
             check_artifact(file->second, ArtifactExpectation{artifact.file, artifact.target, manifest.entry_symbol});
         } catch (const ArtifactCheckError& error) {
-            throw CacheError(where + ": " + error.what() + "; nothing was imported");
+            // A compile's advice (options, --arch) does not apply: the archive's
+            // bytes are not what its manifest says they are.
+            throw CacheError(where + ": " + artifact.file + " for " + artifact.target + ": check '" +
+                             to_string(error.check()) + "' failed: " + error.finding() +
+                             "; nothing was imported: the archive does not hold what its manifest describes (made "
+                             "by another tool, or altered). Export the entries again from a cache that `cunumpy-kernels "
+                             "cache verify` passes, or build them here with `cunumpy-kernels build`");
         }
     }
     return manifest;

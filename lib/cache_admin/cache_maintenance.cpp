@@ -170,7 +170,9 @@ std::string entry_problem(const EntryInfo& entry)
         try {
             check_artifact(bytes, ArtifactExpectation{artifact.file, artifact.target, m.entry_symbol});
         } catch (const ArtifactCheckError& error) {
-            return error.what();
+            // Without a compile's advice: the entry's callers say what to do (verify --fix).
+            return artifact.file + " for " + artifact.target + ": check '" + to_string(error.check()) +
+                   "' failed: " + error.finding();
         }
     }
     return "";

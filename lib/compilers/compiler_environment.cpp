@@ -16,6 +16,20 @@ namespace {
 const std::vector<std::string> host_include_variables = {"CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
                                                          "OBJC_INCLUDE_PATH"};
 
+// Read by gcc to find the programs it runs (cc1plus, as): another
+// preprocessor or compiler behind the key's identity of the host compiler.
+const std::vector<std::string> host_program_variables = {"GCC_EXEC_PREFIX", "COMPILER_PATH"};
+
+bool is_host_include_variable(const std::string& name)
+{
+    return std::find(host_include_variables.begin(), host_include_variables.end(), name) != host_include_variables.end();
+}
+
+bool is_host_program_variable(const std::string& name)
+{
+    return std::find(host_program_variables.begin(), host_program_variables.end(), name) != host_program_variables.end();
+}
+
 // nvcc.profile extends these too, but nvcc needs them to find its own tools.
 bool needed_by_nvcc(const std::string& name)
 {
@@ -72,6 +86,7 @@ CompilerEnvironment nvcc_environment(const std::string& profile, const Environme
     env.inherited = run_variables();
     env.inherited.push_back("NVCC_CCBIN");
     std::vector<std::string> intended = host_include_variables;
+    intended.insert(intended.end(), host_program_variables.begin(), host_program_variables.end());
     // The variables every toolkit's nvcc.profile extends, refused too when the
     // profile beside the nvcc in PATH is not the one that runs (a site's
     // wrapper script), or is missing.
@@ -82,6 +97,28 @@ CompilerEnvironment nvcc_environment(const std::string& profile, const Environme
     for (const auto& name : intended)
         if (read(name)) env.refused.push_back(name);
     return env;
+}
+
+std::vector<std::string> host_compiler_refused(const EnvironmentReader& read)
+{
+    std::vector<std::string> set;
+    for (const auto* names : {&host_include_variables, &host_program_variables})
+        for (const auto& name : *names)
+            if (read(name)) set.push_back(name);
+    return set;
+}
+
+std::string refused_variable_message(const std::string& name, const std::string& compiler)
+{
+    std::string head = name + " is set: " + compiler + " would read it behind the cache key's back, so builds refuse it; ";
+    if (is_host_program_variable(name))
+        return head + "it picks the programs gcc runs: choose the host compiler itself (nvcc's -ccbin, Pyccel's "
+                      "compiler family; their identities are keyed), and unset " + name;
+    if (is_host_include_variable(name))
+        return head + "pass its folders as -isystem DIR or -I DIR in the config key `options` ([tool.cunumpy-kernels] "
+                      "in pyproject.toml) or as --compiler-option, and unset " + name;
+    return head + "pass its include folders or flags in the config key `options` ([tool.cunumpy-kernels] in "
+                  "pyproject.toml) or as --compiler-option (-isystem DIR, -I DIR, -Xptxas ...), and unset " + name;
 }
 
 CompilerEnvironment nvrtc_environment(const EnvironmentReader& read)

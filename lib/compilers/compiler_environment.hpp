@@ -15,8 +15,13 @@
 //  - every variable nvcc.profile extends with `+=` or `=+` (INCLUDES,
 //    SYSTEM_INCLUDES, PTXAS_FLAGS, CUDAFE_FLAGS, LIBRARIES), except PATH and
 //    LD_LIBRARY_PATH, and CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH,
-//    OBJC_INCLUDE_PATH, which the host preprocessor reads: refused when set
-//    (`refused`), naming the `options` config key.
+//    OBJC_INCLUDE_PATH, which the host preprocessor reads, and
+//    GCC_EXEC_PREFIX, COMPILER_PATH, which pick the programs gcc runs:
+//    refused when set (`refused`), naming what to use instead.
+//  - DEPENDENCIES_OUTPUT, SUNPRO_DEPENDENCIES only make gcc write a
+//    dependency list, never change an artifact: removed, without a word.
+// Host builds (Pyccel's gcc) refuse the same gcc variables
+// (host_compiler_refused).
 //  - the content of nvcc.profile: its SHA-256 is in the key.
 //  - PATH, LD_LIBRARY_PATH: kept; they choose the programs and libraries
 //    whose identities (`nvcc --version`, the host compiler's) are in the key.
@@ -60,6 +65,16 @@ std::vector<std::string> profile_extended_variables(const std::string& profile);
 
 /// nvcc's environment, given the text of its nvcc.profile (empty when it has none).
 CompilerEnvironment nvcc_environment(const std::string& profile, const EnvironmentReader& read);
+
+/// The variables set (by `read`) that gcc compiling a host module would read
+/// behind the key: CPATH, C_INCLUDE_PATH, CPLUS_INCLUDE_PATH,
+/// OBJC_INCLUDE_PATH, GCC_EXEC_PREFIX, COMPILER_PATH. Host builds refuse them.
+std::vector<std::string> host_compiler_refused(const EnvironmentReader& read);
+
+/// Why a build refuses the set variable `name` that `compiler` ("nvcc", "the
+/// host compiler") would read, and what to use instead (the config key
+/// `options`, -ccbin), ending "unset NAME".
+std::string refused_variable_message(const std::string& name, const std::string& compiler);
 
 /// NVRTC's environment.
 CompilerEnvironment nvrtc_environment(const EnvironmentReader& read);

@@ -251,8 +251,17 @@ constexpr std::array specs = {
     Spec{"--compiler-bindir", Kind::keyed, Value::separate},
     Spec{"-w", Kind::keyed, Value::none},
     Spec{"--disable-warnings", Kind::keyed, Value::none},
-    Spec{"-W", Kind::keyed, Value::joined},
+    // nvcc's own -W options only: it has no general -W<warning> (gcc's go
+    // through -Xcompiler, where they are checked), and `-Wp,...` would hand
+    // the preprocessor options nothing here reads.
+    Spec{"-Werror", Kind::keyed, Value::separate},
     Spec{"--Werror", Kind::keyed, Value::separate},
+    Spec{"-Wreorder", Kind::keyed, Value::none},
+    Spec{"-Wdefault-stream-launch", Kind::keyed, Value::none},
+    Spec{"-Wmissing-launch-bounds", Kind::keyed, Value::none},
+    Spec{"-Wext-lambda-captures-this", Kind::keyed, Value::none},
+    Spec{"-Wno-deprecated-declarations", Kind::keyed, Value::none},
+    Spec{"-Wno-deprecated-gpu-targets", Kind::keyed, Value::none},
     Spec{"-restrict", Kind::keyed, Value::none},
     Spec{"--restrict", Kind::keyed, Value::none},
     Spec{"-default-device", Kind::keyed, Value::none},
@@ -383,6 +392,24 @@ std::string trimmed(const std::string& text)
     return begin == std::string::npos ? "" : text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
 }
 
+// nvcc's list options (`-I a,b`, `-isystem=a,b`, `-include a.h,b.h`,
+// `-optf f,g`) take several values in one, split at every comma: each is
+// one folder or file for the search and the key, as for nvcc. NVRTC's
+// options are given one value each, so a folder whose name holds a comma
+// cannot be named through them with either compiler.
+std::vector<std::string> list_items(const std::string& value)
+{
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    while (start <= value.size()) {
+        std::size_t end = std::min(value.find(',', start), value.size());
+        std::string item = trimmed(value.substr(start, end - start));
+        if (!item.empty()) items.push_back(item);
+        start = end + 1;
+    }
+    return items;
+}
+
 // "-isystem /x" given as one argument (a pyproject list item, a quoted
 // flag): the user meant the option and its value. The compiler, handed one
 // word, would not split it, and its folder would escape the key; so every
@@ -428,12 +455,7 @@ void expand_options_files(CompilerOptions& parsed, const std::string& files, con
     if (depth >= max_options_file_depth)
         throw UsageError(where + ": " + arg + ": options files nest deeper than " +
                          std::to_string(max_options_file_depth) + " (does one name itself?)");
-    std::size_t start = 0;
-    while (start <= files.size()) {
-        std::size_t end = std::min(files.find(',', start), files.size());
-        std::string name = trimmed(files.substr(start, end - start));
-        start = end + 1;
-        if (name.empty()) continue;
+    for (const auto& name : list_items(files)) {
         fs::path file = fs::path(name).is_absolute() || base.empty() ? fs::absolute(name) : base / name;
         std::string text;
         try {
@@ -451,6 +473,12 @@ std::string unknown_option_message(const std::string& arg, const std::string& wh
     if (!arg.empty() && arg[0] == '@')
         return where + ": " + arg + " is not accepted: nvcc reads no response files; put the options into a file "
                                     "named by --options-file, whose content the cache key holds";
+    if (arg.rfind("-W", 0) == 0)
+        return where + ": " + arg + " is not accepted: nvcc's only -W options are its own (-Werror=<kind>, -Wreorder, "
+                                    "-Wdefault-stream-launch, -Wmissing-launch-bounds, -Wext-lambda-captures-this, "
+                                    "-Wno-deprecated-declarations, -Wno-deprecated-gpu-targets); give the host "
+                                    "compiler's warnings as -Xcompiler=-W..., which is checked, or " +
+               verbatim_door(arg);
     return where + ": " + arg + " is not accepted: it is not one of nvcc's or NVRTC's documented options that "
                                 "cunumpy-kernels knows, so its effect could escape the cache key; " +
            verbatim_door(arg);
@@ -488,9 +516,15 @@ void parse_into(CompilerOptions& parsed, const std::vector<std::string>& given, 
             if (separate) parsed.keyed.push_back(*value);
         };
         switch (spec.kind) {
-        case Kind::include_dir: parsed.include_dirs.emplace_back(text); break;
-        case Kind::system_include_dir: parsed.system_include_dirs.emplace_back(text); break;
-        case Kind::pre_include: parsed.pre_includes.push_back(text); break;
+        case Kind::include_dir:
+            for (const auto& dir : list_items(text)) parsed.include_dirs.emplace_back(dir);
+            break;
+        case Kind::system_include_dir:
+            for (const auto& dir : list_items(text)) parsed.system_include_dirs.emplace_back(dir);
+            break;
+        case Kind::pre_include:
+            for (const auto& file : list_items(text)) parsed.pre_includes.push_back(file);
+            break;
         case Kind::options_file: expand_options_files(parsed, text, arg, where, base, depth); break;
         case Kind::host_options:
             check_host_compiler_options(text, separate ? arg + " " + text : arg, where);
@@ -531,6 +565,21 @@ void append_compiler_options(CompilerOptions& into, const CompilerOptions& more)
     append(into.verbatim, more.verbatim);
 }
 
+namespace {
+
+// One folder or file of a path option, made absolute against `base`.
+fs::path resolved_path(const std::string& value, const fs::path& base, Kind kind)
+{
+    fs::path path = fs::path(value).is_absolute() ? fs::path(value) : base / value;
+    // A relative forced include is searched in the working folder first, as
+    // gcc does, then along the quoted include chain: keep it relative there.
+    std::error_code error;
+    if (kind == Kind::pre_include && !fs::path(value).is_absolute() && !fs::is_regular_file(path, error)) path = value;
+    return path.lexically_normal();
+}
+
+}  // namespace
+
 std::vector<std::string> resolve_compiler_options(const std::vector<std::string>& given, const fs::path& base,
                                                   const std::string& where)
 {
@@ -550,13 +599,8 @@ std::vector<std::string> resolve_compiler_options(const std::vector<std::string>
         }
         std::string value = found.value ? trimmed(*found.value) : "";
         if (value.empty()) value = trimmed(options[++i]);
-        fs::path path = fs::path(value).is_absolute() ? fs::path(value) : base / value;
-        // A relative forced include is searched in the working folder first, as
-        // gcc does, then along the quoted include chain: keep it relative there.
-        std::error_code error;
-        if (found.spec->kind == Kind::pre_include && !fs::path(value).is_absolute() && !fs::is_regular_file(path, error))
-            path = value;
-        out.push_back(std::string(found.spec->name) + "=" + path.lexically_normal().string());
+        for (const auto& item : list_items(value))
+            out.push_back(std::string(found.spec->name) + "=" + resolved_path(item, base, found.spec->kind).string());
     }
     return out;
 }

@@ -56,12 +56,29 @@ constexpr std::array host_table = {
     Entry{"-specs", true, Rule::refused, reads_a_file},
     Entry{"--specs", true, Rule::refused, reads_a_file},
     Entry{"-B", true, Rule::refused, reads_a_file},
+    Entry{"-imultiarch", true, Rule::refused, reads_a_file},
+    // gcc's -f options that read files or folders (its manual's option
+    // index, gcc 14): plugins, profiles, module files and mappers, the
+    // self-test folder, the LTO cache.
     Entry{"-fplugin", true, Rule::refused, reads_a_file},
     Entry{"-fprofile-use", true, Rule::refused, reads_a_file},
+    Entry{"-fprofile-dir", true, Rule::refused, reads_a_file},
+    Entry{"-fprofile-prefix-path", true, Rule::refused, reads_a_file},
     Entry{"-fauto-profile", true, Rule::refused, reads_a_file},
     Entry{"-fprofile-sample-use", true, Rule::refused, reads_a_file},
     Entry{"-fsanitize-ignorelist", true, Rule::refused, reads_a_file},
     Entry{"-fsanitize-blacklist", true, Rule::refused, reads_a_file},
+    Entry{"-fsanitize-coverage-allowlist", true, Rule::refused, reads_a_file},
+    Entry{"-fsanitize-coverage-ignorelist", true, Rule::refused, reads_a_file},
+    Entry{"-fmodule-mapper", true, Rule::refused, reads_a_file},
+    Entry{"-fmodules", true, Rule::refused, reads_a_file},
+    Entry{"-fmodule-header", true, Rule::refused, reads_a_file},
+    Entry{"-fmodule-only", true, Rule::refused, reads_a_file},
+    Entry{"-fself-test", true, Rule::refused, reads_a_file},
+    Entry{"-flto-incremental", true, Rule::refused, reads_a_file},
+    Entry{"-fpch-preprocess", true, Rule::refused, reads_a_file},
+    Entry{"-Wa", false, Rule::refused, "it passes options to the assembler unchecked (-Wa,-I and -Wa,@FILE read files)"},
+    Entry{"-Wl", false, Rule::refused, "nvcc keeps only the device code; nothing is linked"},
     Entry{"-fdirectives-only", true, Rule::keyed},
     Entry{"-Wp", false, Rule::refused, "-Wp passes options to the preprocessor unchecked; pass them to -Xcompiler directly"},
     Entry{"-Xpreprocessor", false, Rule::refused, "it passes options to the preprocessor unchecked; pass them to -Xcompiler directly"},
@@ -263,6 +280,18 @@ void check_parts(const std::array<Entry, N>& table, const std::string& program, 
     }
 }
 
+// `-march=native`, `-mtune=native`, `-mcpu=native`, and any other machine
+// option set to `native` or `host` (spellings of gcc and clang): their
+// meaning is the build machine's CPU.
+bool depends_on_build_machine(const std::string& part)
+{
+    if (part.rfind("-m", 0) != 0) return false;
+    auto equals = part.find('=');
+    if (equals == std::string::npos) return false;
+    std::string value = part.substr(equals + 1);
+    return value == "native" || value == "host";
+}
+
 }  // namespace
 
 std::string verbatim_door(const std::string& option)
@@ -274,6 +303,15 @@ std::string verbatim_door(const std::string& option)
 
 void check_host_compiler_options(const std::string& value, const std::string& option, const std::string& where)
 {
+    for (const auto& part : comma_parts(value))
+        if (depends_on_build_machine(part))
+            throw UsageError(where + ": " + option + " is not accepted: " + part +
+                             " means what the CPU of the machine that builds is, and nvcc's host preprocessor defines "
+                             "macros from it (__AVX2__, __AVX512F__, ...) that device code can test, while the cache "
+                             "key holds only its spelling: another machine sharing the cache would get this machine's "
+                             "artifact. Name the CPU instead, e.g. " +
+                             part.substr(0, part.find('=')) + "=x86-64-v3 or " + part.substr(0, part.find('=')) +
+                             "=skylake-avx512 (gcc -Q --help=target -march=native shows what native is here)");
     check_parts(host_table, "the host compiler (gcc)", value, option, where);
 }
 

@@ -329,7 +329,8 @@ std::vector<CudaCompileOutput> NvccCompiler::compile_targets(const CudaCompileRe
             shared.log += (shared.log.empty() ? "" : "\n") + request.source_file.string() +
                           ": error: scanner bug: nvcc read " + file +
                           ", which the cache key lacks (its include scanner did not find it); nothing was published. "
-                          "Please report it with the #include lines that lead there";
+                          "If a --verbatim-option makes nvcc read it, name its folder with -I or -isystem instead; "
+                          "otherwise report it with the #include lines that lead there";
         return std::vector<CudaCompileOutput>(targets.size(), shared);
     }
     std::vector<NvccPhase> phases;

@@ -150,7 +150,7 @@ private:
         } else if (c == '/' && peek(1) == '*') {
             std::size_t end = text_.find("*/", at_ + 2);
             at_ = end == std::string::npos ? text_.size() : end + 2;
-        } else if (c == '#' && line_start_ && !in_directive_) {
+        } else if (line_start_ && !in_directive_ && introduces_directive()) {
             directive();
         } else {
             line_start_ = false;
@@ -158,10 +158,45 @@ private:
         }
     }
 
+    // `#`, or its digraph `%:`, as the first token of a line. `??=` too: a
+    // compiler that reads trigraphs (-trigraphs, strict C++14) sees `#`, one
+    // that does not rejects the line, so reading it as a directive costs
+    // nothing.
+    std::size_t directive_marker() const
+    {
+        if (peek() == '#') return 1;
+        if (peek() == '%' && peek(1) == ':') return 2;
+        if (peek() == '?' && peek(1) == '?' && peek(2) == '=') return 3;
+        return 0;
+    }
+
+    bool introduces_directive() const { return directive_marker() > 0; }
+
+    // Between the marker and the directive's name any white space and
+    // comments may stand (`#/**/include`, `# /* a\n b */ include`): phase 3
+    // has made each comment one space. A `//` comment ends the line: a null
+    // directive.
+    void skip_directive_space()
+    {
+        while (at_ < text_.size()) {
+            if (is_blank(text_[at_])) {
+                ++at_;
+            } else if (peek() == '/' && peek(1) == '*') {
+                std::size_t end = text_.find("*/", at_ + 2);
+                at_ = end == std::string::npos ? text_.size() : end + 2;
+            } else if (peek() == '/' && peek(1) == '/') {
+                while (at_ < text_.size() && text_[at_] != '\n') ++at_;
+            } else {
+                return;
+            }
+        }
+    }
+
     void directive()
     {
-        std::size_t start = at_++;
-        while (at_ < text_.size() && is_blank(text_[at_])) ++at_;
+        std::size_t start = at_;
+        at_ += directive_marker();
+        skip_directive_space();
         std::size_t name_start = at_;
         while (at_ < text_.size() && is_identifier_char(text_[at_])) ++at_;
         in_directive_ = true;

@@ -1,7 +1,9 @@
 // Splits C++/CUDA source into the tokens a declaration reader needs, the way
 // the translation phases 1 to 3 do: line continuations are removed, comments
 // become white space, string and character literals (raw ones too) become one
-// opaque token each, and preprocessor directives are marked. Header names
+// opaque token each, and preprocessor directives are marked (introduced by
+// `#`, its digraph `%:` or `??=`, with any comments between it and the
+// name, as the standard allows). Header names
 // (`<a/b.h>`, `"c.cuh"`) are one token where phase 3 makes them one: after
 // `#include` (`#include_next`, `#import`) and inside `__has_include(`. No
 // input makes it fail: text it cannot classify becomes a one-character
@@ -21,7 +23,7 @@ struct CppToken {
         literal,        ///< a string or character literal; `text` is `""` or `''`, but an unprefixed
                         ///< string in a directive keeps its spelling (`"mh.cuh"`)
         punctuator,     ///< `::`, `...`, `->`, `##`, or one character
-        directive,      ///< `#name` at the start of a line; `text` is the name ("define", "if", ...)
+        directive,      ///< `#name` (`%:name`) first on a line; `text` is the name ("define", "if", ...)
         directive_end,  ///< the end of a directive's line
         header_name,    ///< `<a/b.h>` or `"c.cuh"`, delimiters kept, only where a header name may stand
     };

@@ -68,6 +68,31 @@ std::optional<IncludeMacro> include_macro(const std::vector<CppToken>& tokens, s
     return macro;
 }
 
+bool has_parent_step(const std::string& name)
+{
+    for (const auto& part : fs::path(name))
+        if (part == "..") return true;
+    return false;
+}
+
+// `dir / name` as the compiler opens it. The kernel resolves `..` against the
+// real folder it stands in, so `sub/../b.cuh` through a symlinked `sub` is a
+// file beside the link's target, not beside the link: where the lexical and
+// the physical answers differ, the physical one is the file read. Without
+// `..`, the lexical path names the same file and keeps the search folders'
+// spelling (and so the key's labels).
+fs::path physical_candidate(const fs::path& dir, const std::string& name)
+{
+    fs::path lexical = (dir / name).lexically_normal();
+    if (!has_parent_step(name)) return lexical;
+    std::error_code error;
+    fs::path folder = fs::weakly_canonical((dir / name).parent_path(), error);
+    if (error) return lexical;
+    fs::path physical = folder / lexical.filename();
+    if (fs::weakly_canonical(lexical.parent_path(), error) == folder) return lexical;
+    return physical;
+}
+
 bool is_identifier(const std::string& text)
 {
     if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
@@ -228,7 +253,7 @@ const IncludeScanner::Candidate& IncludeScanner::candidate(const fs::path& dir, 
     key += name;
     auto it = candidates_.find(key);
     if (it != candidates_.end()) return it->second;
-    Candidate found{(dir / name).lexically_normal()};
+    Candidate found{physical_candidate(dir, name)};
     std::error_code error;
     found.regular = files_ ? files_->contains(found.path) : fs::is_regular_file(found.path, error);
     return candidates_.emplace(std::move(key), std::move(found)).first->second;
@@ -301,6 +326,28 @@ std::string searched_folders(const fs::path& including_dir, bool quoted, const I
     for (const auto& folder : folders)
         if (text.find(folder.string() + "\n") == std::string::npos) text += "  " + folder.string() + "\n";
     return text;
+}
+
+// What makes a missing quoted include pass. The scan follows every branch
+// of every #if (it cannot know which the compiler takes), so a header named
+// in a branch the compiler skips (`#if 0`, `#ifndef __CUDACC_RTC__`) is
+// looked up all the same.
+std::string missing_include_advice(const IncludeDirective& include)
+{
+    if (include.line == 0) return "";
+    return " (the scan follows every #if branch, #if 0 and branches one compiler skips too, so that the key holds "
+           "whatever a compiler may read: if the header is optional or in such a branch, guard the include with "
+           "#if __has_include(\"" + include.name + "\"))";
+}
+
+// Valid C for the two ways out: the name written in the directive, or an
+// object-like macro of that name the scan follows.
+std::string computed_include_advice(const std::string& operand)
+{
+    std::string macro = is_identifier(operand) ? operand : "HEADER";
+    return "write the header's name in quotes (#include \"name.cuh\"), or #define " + macro +
+           " \"name.cuh\" in this file or a header it includes and #include " + macro +
+           " (a -D option and a function-like macro are not followed)";
 }
 
 using MacroOperands = std::map<std::string, std::set<std::string>>;
@@ -384,9 +431,9 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
             if (!include.quoted || include.guarded || (cunumpy && !late_dir_)) return {"", include.name};
             std::string where = file.string() + (include.line > 0 ? ":" + std::to_string(include.line) : "");
             throw SourceError(where + ": error: " + (include.line > 0 ? "#include \"" : "forced include \"") +
-                              include.name + "\" not found; searched:\n" +
+                              include.name + "\" not found" + missing_include_advice(include) + "; searched:\n" +
                               searched_folders(file.parent_path(), true, search, late_dir_) +
-                              "(guard it with #if __has_include(\"" + include.name + "\") if it is optional)");
+                              "(add the folder holding it with -I: --compiler-option or the config key options)");
         }
         auto [seen, first] = label_of_seen.try_emplace(r.path.native());
         if (!first) return {seen->second, r.path};
@@ -433,8 +480,7 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
         if (c.followed.empty() && !header_names(c.operand, macros, why))
             throw SourceError(c.file.string() + ":" + std::to_string(c.line) + ": error: #include " + c.operand + ": " + why +
                               ", so the scan cannot tell which header the compiler reads and the cache key would lack "
-                              "it; write the header's name in quotes, or #define " + c.operand +
-                              " \"name.cuh\" in this file or a header it includes (a -D option is not followed)");
+                              "it; " + computed_include_advice(c.operand));
         std::string names;
         for (const auto& name : c.followed) names += (names.empty() ? "" : ", ") + name;
         computed.insert(c.where + ": #include " + c.operand + " -> " + names);

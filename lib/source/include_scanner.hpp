@@ -16,9 +16,11 @@
 // definition of the name, in any branch, is followed); one it cannot resolve
 // so (a function-like macro, a macro from the command line) fails the scan,
 // naming the file and line. Directives are read
-// with the project's C++ lexer (comments, strings and line continuations as
-// the compiler reads them); every `#if` branch is followed, so the key may
-// change more often than needed, never less.
+// with the project's C++ lexer (comments, strings, line continuations and
+// digraphs as the compiler reads them); every `#if` branch is followed, so
+// the key may change more often than needed, never less. A name with `..`
+// is resolved as the kernel resolves it for the compiler: from the real
+// folder of the including file, through any symlinked folder.
 #pragma once
 
 #include "source/source_record.hpp"

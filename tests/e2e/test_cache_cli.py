@@ -327,3 +327,28 @@ def test_an_entry_whose_manifest_contradicts_its_key_is_bad_for_verify_export_an
         tar.add(cache / "cuda", arcname="cuda")
     result = run("cache", "import", archive, "--cache-dir", tmp_path / "node")
     assert result.returncode == 1 and problem in result.stderr and "nothing was imported" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("swap", ["architecture", "entry"])
+def test_import_refuses_an_altered_artifact_with_advice_for_an_archive(run, example, tmp_path, swap):
+    # Another target's cubin, or another kernel's, under an entry's name, its
+    # checksums made to match: the load checks refuse it, and the advice is an
+    # importer's (export again, or build), not a compile's (options, --arch).
+    cache = tmp_path / "cache"
+    run("build", "--only", "cuda", "--cache-dir", cache, example, check=0)
+    push_dir, push = entry_of(cache, "push", "sm_90")
+    other_dir, other = entry_of(cache, "push", "sm_80") if swap == "architecture" else entry_of(cache, "deposit", "sm_90")
+    cubin = (other_dir / other["artifacts"][0]["file"]).read_bytes()
+    (push_dir / push["artifacts"][0]["file"]).write_bytes(cubin)
+    push["artifacts"][0].update(size=len(cubin), sha256=hashlib.sha256(cubin).hexdigest())
+    (push_dir / "manifest.json").write_text(json.dumps(push))
+    archive = tmp_path / "altered.tar"
+    with tarfile.open(archive, "w") as tar:
+        tar.add(cache / "cuda", arcname="cuda")
+    result = run("cache", "import", archive, "--cache-dir", tmp_path / "node")
+    assert result.returncode == 1 and f"check '{swap}' failed" in result.stderr, result.stderr
+    assert "nothing was imported" in result.stderr and "Export the entries again" in result.stderr
+    assert "--arch" not in result.stderr and "compiler option" not in result.stderr
+    verify = run("cache", "verify", "--cache-dir", cache)
+    assert verify.returncode == 1 and f"check '{swap}' failed" in verify.stdout
+    assert "--arch" not in verify.stdout + verify.stderr

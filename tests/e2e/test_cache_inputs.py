@@ -182,7 +182,8 @@ def test_a_quoted_include_found_nowhere_fails_unless_guarded(run, tree, tmp_path
     build = Build(run, tree, tmp_path, compiler)
     result = build()
     assert result.returncode == 1
-    assert f'{kernel}:1: error: #include "tune.cuh" not found; searched:' in result.stderr
+    assert f'{kernel}:1: error: #include "tune.cuh" not found (the scan follows every #if branch' in result.stderr
+    assert '#if __has_include("tune.cuh")); searched:' in result.stderr
     assert str(tree / "sim" / "kernels" / "scale") in result.stderr
     kernel.write_text('#if __has_include("tune.cuh")\n#include "tune.cuh"\n#else\n#define SCALE 1.0\n#endif\n' + KERNEL)
     result = build()
@@ -294,7 +295,7 @@ def test_a_missing_host_compiler_fails_the_nvcc_build_with_its_name(run, tree, t
 
 
 @pytest.mark.parametrize("variable", ["CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "INCLUDES", "SYSTEM_INCLUDES",
-                                      "PTXAS_FLAGS", "CUDAFE_FLAGS"])
+                                      "PTXAS_FLAGS", "CUDAFE_FLAGS", "GCC_EXEC_PREFIX", "COMPILER_PATH"])
 def test_variables_set_to_change_nvcc_builds_are_refused_naming_the_config_key(run, tree, tmp_path, variable):
     build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}")
     inc = tree.parent / "inc"
@@ -302,12 +303,14 @@ def test_variables_set_to_change_nvcc_builds_are_refused_naming_the_config_key(r
              "CUDAFE_FLAGS": "-DSCALE=3.0"}.get(variable, str(inc))
     for result in (build(env={variable: value}), build("--dry-run", env={variable: value})):
         assert result.returncode == 2, result.stderr
-        assert f"{variable} is set" in result.stderr and "config key `options`" in result.stderr
+        instead = "-ccbin" if variable in ("GCC_EXEC_PREFIX", "COMPILER_PATH") else "config key `options`"
+        assert f"{variable} is set" in result.stderr and instead in result.stderr
         assert f"unset {variable}" in result.stderr
 
 
-@pytest.mark.parametrize("variable,value", [("NVVM_FLAGS", "-O0"), ("GCC_EXEC_PREFIX", "/nonexistent/"),
-                                            ("COMPILER_PATH", "/nonexistent"), ("SITE_NVCC_WRAPPER_FLAGS", "-DSCALE=5.0")])
+@pytest.mark.parametrize("variable,value", [("NVVM_FLAGS", "-O0"), ("DEPENDENCIES_OUTPUT", "/nonexistent/deps.d"),
+                                            ("SUNPRO_DEPENDENCIES", "/nonexistent/deps.d"),
+                                            ("SITE_NVCC_WRAPPER_FLAGS", "-DSCALE=5.0")])
 def test_other_variables_never_reach_the_compiler(run, tree, tmp_path, variable, value):
     # A site's nvcc wrapper that reads a variable of its own: the variable is
     # gone before nvcc starts, so the artifact is the one built without it.

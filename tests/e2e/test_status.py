@@ -128,7 +128,7 @@ def test_a_header_not_found_is_failed_with_the_whole_message_the_build_gives(run
     (artifact,) = deposit["artifacts"]
     assert artifact["state"] == "failed"
     reason = artifact["reason"]
-    assert '#include "particles/kernels/common.cuh" not found; searched:\n' in reason
+    assert '#include "particles/kernels/common.cuh" not found (' in reason and '); searched:\n' in reason
     searched = [line.strip() for line in reason.splitlines()[1:] if line.startswith("  ")]
     assert str(example) in searched and len(searched) >= 3
     assert reason in dry.stdout + dry.stderr

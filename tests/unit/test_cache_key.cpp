@@ -144,7 +144,7 @@ TEST_CASE("an unresolved quoted include fails with file:line and the folders sea
     KeyFixture f;
     f.tree.write("src/sim/kernels/push/push_cuda.cu", "\n#include \"missing.cuh\"\n__global__ void push() {}\n");
     CHECK_THROWS_WITH_AS(f.inputs(f.tree.root()),
-                         doctest::Contains("push_cuda.cu:2: error: #include \"missing.cuh\" not found; searched:"),
+                         doctest::Contains("push_cuda.cu:2: error: #include \"missing.cuh\" not found (the scan follows"),
                          SourceError);
 }
 

@@ -72,6 +72,20 @@ TEST_SUITE("compiler_environment")
         CHECK(env.profile_sha256.size() == 64);
     }
 
+    TEST_CASE("gcc's own variables: those that pick its programs or folders refused, dependency output removed")
+    {
+        auto env = nvcc_environment(profile, fake({{"GCC_EXEC_PREFIX", "/x/"}, {"COMPILER_PATH", "/x"},
+                                                   {"DEPENDENCIES_OUTPUT", "d"}, {"SUNPRO_DEPENDENCIES", "d"}}));
+        CHECK(env.refused == std::vector<std::string>{"GCC_EXEC_PREFIX", "COMPILER_PATH"});
+        for (const char* removed : {"DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES"}) CHECK(!contains(env.inherited, removed));
+        auto host = host_compiler_refused(fake({{"CPATH", "/inc"}, {"COMPILER_PATH", "/x"}, {"DEPENDENCIES_OUTPUT", "d"},
+                                                {"NVCC_APPEND_FLAGS", "-DX"}}));
+        CHECK(host == std::vector<std::string>{"CPATH", "COMPILER_PATH"});
+        CHECK(refused_variable_message("COMPILER_PATH", "nvcc").find("-ccbin") != std::string::npos);
+        CHECK(refused_variable_message("CPATH", "nvcc").find("-isystem DIR") != std::string::npos);
+        CHECK(refused_variable_message("PTXAS_FLAGS", "nvcc").find("unset PTXAS_FLAGS") != std::string::npos);
+    }
+
     TEST_CASE("nvcc.profile's content is keyed")
     {
         auto a = nvcc_environment(profile, fake({}));

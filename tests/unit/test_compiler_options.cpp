@@ -91,7 +91,7 @@ TEST_SUITE("compiler_options")
     TEST_CASE("-Xcompiler and -Xptxas parts are checked against the host compiler's and ptxas's tables")
     {
         for (const Strings& accepted : {Strings{"-Xcompiler", "-O2,-Wall,-fno-math-errno"}, Strings{"-Xcompiler=-DX=1"},
-                                        Strings{"--compiler-options", "-march=native"}, Strings{"-Xptxas", "-v,-O3"},
+                                        Strings{"--compiler-options", "-march=x86-64-v3"}, Strings{"-Xptxas", "-v,-O3"},
                                         Strings{"-Xptxas=--maxrregcount=32"}, Strings{"--ptxas-options", "-dlcm,ca"}}) {
             CAPTURE(accepted.front());
             CHECK(parse_compiler_options(accepted, "test").keyed == accepted);
@@ -105,6 +105,45 @@ TEST_SUITE("compiler_options")
             CAPTURE(refused.back());
             CHECK_THROWS_AS(parse_compiler_options(refused, "test"), UsageError);
         }
+    }
+
+    TEST_CASE("host options that read files or folders, or mean this machine's CPU, are refused; -Wall is not -Wa")
+    {
+        for (const char* part : {"-fmodule-mapper=/m", "-fself-test=/d", "-fprofile-dir=/d", "-fprofile-use", "-fmodules-ts",
+                                 "-fplugin-arg-a-b=c", "-flto-incremental=/d", "-imultiarch", "-Wa", "-Wl"}) {
+            CAPTURE(part);
+            CHECK_THROWS_WITH_AS(parse_compiler_options({"-Xcompiler", std::string("-O2,") + part}, "test"),
+                                 doctest::Contains("is not accepted"), UsageError);
+        }
+        for (const char* part : {"-march=native", "-mtune=native", "-mcpu=native", "-march=host"}) {
+            CAPTURE(part);
+            CHECK_THROWS_WITH_AS(parse_compiler_options({"-Xcompiler=" + std::string(part)}, "test"),
+                                 doctest::Contains("the CPU of the machine that builds"), UsageError);
+        }
+        for (const char* part : {"-Wall", "-Wextra", "-march=x86-64-v3", "-mtune=generic", "-fno-fast-math"})
+            CHECK_NOTHROW(parse_compiler_options({"-Xcompiler=" + std::string(part)}, "test"));
+    }
+
+    TEST_CASE("at nvcc's level only nvcc's own -W options are known")
+    {
+        for (const char* option : {"-Wreorder", "-Wno-deprecated-gpu-targets", "--Werror=all-warnings", "-Werror=reorder"})
+            CHECK(parse_compiler_options({option}, "test").keyed == Strings{option});
+        for (const char* option : {"-Wall", "-Wp,-imacros,/m.h", "-Wl,-rpath,/x", "-Wfrobnicate"}) {
+            CAPTURE(option);
+            CHECK_THROWS_WITH_AS(parse_compiler_options({option}, "test"),
+                                 doctest::Contains("nvcc's only -W options are its own"), UsageError);
+        }
+    }
+
+    TEST_CASE("nvcc's comma lists of folders and forced includes are split as nvcc splits them")
+    {
+        CompilerOptions parsed = parse_compiler_options(
+            {"-I/a,/b", "--include-path", "/c,,/d", "-isystem=/e,/f", "--system-include", "/g", "-include", "x.h,y.h"}, "test");
+        CHECK(parsed.include_dirs == std::vector<fs::path>{"/a", "/b", "/c", "/d"});
+        CHECK(parsed.system_include_dirs == std::vector<fs::path>{"/e", "/f", "/g"});
+        CHECK(parsed.pre_includes == Strings{"x.h", "y.h"});
+        CHECK(resolve_compiler_options({"-I", "a,/b", "-isystem=c,d"}, "/base", "options") ==
+              Strings{"-I=/base/a", "-I=/b", "-isystem=/base/c", "-isystem=/base/d"});
     }
 
     TEST_CASE("an options file is expanded in place: its words are keyed and checked, the file never passed")

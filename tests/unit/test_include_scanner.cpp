@@ -45,6 +45,11 @@ bool has(const std::vector<std::string>& list, const std::string& name)
     return std::find(list.begin(), list.end(), name) != list.end();
 }
 
+bool has_path(const std::vector<fs::path>& list, const fs::path& path)
+{
+    return std::find(list.begin(), list.end(), path) != list.end();
+}
+
 }  // namespace
 
 TEST_SUITE("include_scanner")
@@ -217,6 +222,52 @@ TEST_SUITE("include_scanner")
         f.tree.write("src/sim/kernels/push/bad.cuh", "\n\n#include ALSO_NOWHERE\n");
         CHECK_THROWS_WITH_AS(f.scan("#include \"bad.cuh\"\n"), doctest::Contains("bad.cuh:3: error: #include ALSO_NOWHERE"),
                              SourceError);
+    }
+
+    TEST_CASE("a directive in any standard spelling: digraph, comments and splices between # and its name")
+    {
+        for (const char* source : {"%:include \"a.cuh\"\n", "%: include \"a.cuh\"\n", "#/**/include \"a.cuh\"\n",
+                                   "# /* one\n two */ include \"a.cuh\"\n", "#\\\ninclude \"a.cuh\"\n",
+                                   "/* before */ # include \"a.cuh\"\n", "?\?=include \"a.cuh\"\n"}) {
+            CAPTURE(source);
+            auto includes = list_includes(source).includes;
+            REQUIRE(includes.size() == 1);
+            CHECK(includes[0].name == "a.cuh");
+            CHECK(includes[0].line == 1);
+        }
+        CHECK(list_includes("%:define H \"m.cuh\"\n%:include H\n").computed ==
+              std::vector<std::pair<int, std::string>>{{2, "H"}});
+        CHECK(list_includes("#// a null directive\ninclude \"a.cuh\"\n").includes.empty());
+        CHECK(list_includes("x %:include \"a.cuh\"\n").includes.empty());
+    }
+
+    TEST_CASE("a parent step from a header reached through a symlinked folder is taken from the real folder")
+    {
+        ScanFixture f;
+        f.tree.write("real/sub/a.cuh", "#include \"../b.cuh\"\n");
+        f.tree.write("real/b.cuh", "// the file the compiler reads\n");
+        f.tree.write("inc/b.cuh", "// the lexical answer\n");
+        f.tree.write("inc/plain/c.cuh", "#include \"../b.cuh\"\n");
+        fs::create_directory_symlink(f.tree / "real/sub", f.tree / "inc/sub");
+        auto scan = f.scan("#include \"sub/a.cuh\"\n");
+        std::vector<fs::path> paths;
+        for (const auto& header : scan.headers) paths.push_back(fs::weakly_canonical(header.path));
+        CHECK(has_path(paths, fs::weakly_canonical(f.tree / "real/b.cuh")));
+        CHECK(!has_path(paths, fs::weakly_canonical(f.tree / "inc/b.cuh")));
+        // Without a symlinked folder the lexical name is kept, and with it the folder's label.
+        CHECK(has(names(f.scan("#include \"plain/c.cuh\"\n")), "<I:0>/b.cuh"));
+    }
+
+    TEST_CASE("the scanner's advice: every branch is followed, and a computed include's way out is valid C")
+    {
+        ScanFixture f;
+        CHECK_THROWS_WITH_AS(f.scan("#if 0\n#include \"gone.cuh\"\n#endif\n"),
+                             doctest::Contains("follows every #if branch"), SourceError);
+        CHECK_THROWS_WITH_AS(f.scan("#if 0\n#include \"gone.cuh\"\n#endif\n"),
+                             doctest::Contains("#if __has_include(\"gone.cuh\")"), SourceError);
+        CHECK_THROWS_WITH_AS(f.scan("#define Q(x) #x\n#include Q(a.cuh)\n"),
+                             doctest::Contains("#define HEADER \"name.cuh\" in this file"), SourceError);
+        CHECK_THROWS_WITH_AS(f.scan("#include NAMED\n"), doctest::Contains("#define NAMED \"name.cuh\""), SourceError);
     }
 
     TEST_CASE("directives are read as the compiler reads them")
