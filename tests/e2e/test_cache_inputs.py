@@ -261,6 +261,7 @@ def test_nvccs_host_compiler_version_is_keyed_wherever_it_comes_from(run, tree, 
     path = {"PATH": f"{fake}:{run.env['PATH']}"}
     reason = build.reason(env=path)
     assert reason.startswith("host compiler: gcc ") and reason.endswith(" -> gcc (fake) 99.1"), reason
+    assert "sha256" not in reason  # another version: the versions say enough
     assert "1 built" in summary(build(env=path))
     assert build.reason(env=path) == "(cached)"
     # status starts no compiler: it keys with the version build recorded.
@@ -279,7 +280,55 @@ def test_nvccs_host_compiler_version_is_keyed_wherever_it_comes_from(run, tree, 
                        ([f"--compiler-option=--compiler-bindir", f"--compiler-option={other.parent}"], None),
                        ([], {"NVCC_CCBIN": str(other)})]:
         manifest = build.manifest(*flags, env=env)
-        assert manifest["inputs"]["compiler"].endswith("; host gcc (fake) 98.0"), flags
+        assert "; host gcc (fake) 98.0 (sha256 " in manifest["inputs"]["compiler"], flags
+
+
+def wrapper(path, runs, flags):
+    """A site's wrapper script that runs `runs` with `flags` added."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\nexec {runs} {flags} "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def edit_keeping_stat_times(path, old, new):
+    """Same size, modification time set back: only the change time and content say it changed."""
+    before = path.stat()
+    path.write_text(path.read_text().replace(old, new))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+@pytest.mark.parametrize("member", ["nvcc wrapper", "what the nvcc wrapper runs", "-ccbin wrapper", "NVCC_CCBIN wrapper"])
+def test_the_compiler_files_that_run_are_keyed_by_content(run, tree, tmp_path, member):
+    # The version line is not the compiler: a wrapper script that adds a flag
+    # prints the same one. Each file that runs is keyed by its content.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
+    root = fake_toolkit(tmp_path)
+    gcc = shutil.which("gcc")
+    flags, env = ["--cuda-root", root, f"--compiler-option=-I{tree.parent / 'inc'}"], None
+    if member == "nvcc wrapper":
+        edited = wrapper(root / "bin" / "nvcc", f"{real_root}/bin/nvcc", "-DSCALE=2.0")
+    elif member == "what the nvcc wrapper runs":
+        edited = wrapper(tmp_path / "site" / "nvcc-flags", f"{real_root}/bin/nvcc", "-DSCALE=2.0")
+        wrapper(root / "bin" / "nvcc", edited, "")
+    elif member == "-ccbin wrapper":
+        edited = wrapper(tmp_path / "ccbin" / "gccw", gcc, "-DSCALE=2.0")
+        flags.append(f"--compiler-option=-ccbin={edited}")
+    else:
+        edited = wrapper(tmp_path / "ccbin" / "gccw", gcc, "-DSCALE=2.0")
+        env = {"NVCC_CCBIN": str(edited)}
+    build = Build(run, tree, tmp_path, "nvcc", *flags)
+    assert "1 built" in summary(build(env=env))
+    assert build.reason(env=env) == "(cached)"
+    edit_keeping_stat_times(edited, "SCALE=2.0", "SCALE=3.0")
+    reason = build.reason(env=env)
+    part = "host compiler: gcc " if "ccbin" in member.lower() else "compiler: nvcc "
+    assert reason.startswith(part) and "its file's content changed (sha256 " in reason, reason
+    served = build.report(env=env)[0]["jobs"][0]
+    assert served["state"] == "built"
+    fresh = Build(run, tree, tmp_path / "fresh", "nvcc", *flags).report(env=env)[0]["jobs"][0]
+    assert Path(served["artifacts"][0]).read_bytes() == Path(fresh["artifacts"][0]).read_bytes()
+    assert build.reason(env=env) == "(cached)"
 
 
 def test_a_missing_host_compiler_fails_the_nvcc_build_with_its_name(run, tree, tmp_path):
