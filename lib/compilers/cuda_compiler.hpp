@@ -82,8 +82,8 @@ public:
         return std::string();
     }
     /// The toolkit's header folders, searched last: `<toolkit>/include`, then
-    /// `<toolkit>/include/cccl`. Headers found there are not key inputs: the
-    /// identity covers them.
+    /// `<toolkit>/include/cccl`. A header the kernel names from there is a
+    /// key input ("<cuda>/name"); what it includes in turn is not followed.
     virtual std::vector<std::filesystem::path> toolkit_include_dirs() const = 0;
     /// The environment variables the compiler reads and what the key does with them.
     virtual const CompilerEnvironment& environment() const = 0;

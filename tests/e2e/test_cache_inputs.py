@@ -482,6 +482,50 @@ def fake_toolkit(tmp_path):
     return root
 
 
+def shadow_toolkit(real_root, root, header, text):
+    """A toolkit at `root` that is `real_root` through links but for one header (a path under include/)."""
+    folder, real = root, real_root
+    parts = Path("include", header).parts
+    for part in parts[:-1]:
+        folder, real = folder / part, real / part
+        folder.mkdir(parents=True, exist_ok=True)
+        for entry in real.iterdir():
+            if entry.name != parts[parts.index(part) + 1] and not (folder / entry.name).exists():
+                (folder / entry.name).symlink_to(entry)
+    for entry in real_root.iterdir():
+        if entry.name != "include" and not (root / entry.name).exists():
+            (root / entry.name).symlink_to(entry)
+    (folder / parts[-1]).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("header", ["vector_types.h", "cuda/std/version", "forced vector_types.h"])
+def test_toolkit_headers_a_kernel_names_are_keyed_by_content(run, tree, tmp_path, header):
+    # Two toolkits that share one libnvrtc (a CCCL from pip or conda beside
+    # the system toolkit) differ in a header: each serves its own cubin.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
+    forced = header.startswith("forced ")
+    name = header.removeprefix("forced ")
+    in_cccl = (real_root / "include" / "cccl" / name).exists() and not (real_root / "include" / name).exists()
+    path = Path("cccl", name) if in_cccl else Path(name)
+    kernel = tree / "sim" / "kernels" / "scale" / "scale_cuda.cu"
+    if not forced:
+        kernel.write_text(f"#include <{name}>\n" + kernel.read_text())
+    text = (real_root / "include" / path).read_text()
+    other = shadow_toolkit(real_root, tmp_path / "other", path, text + "\n#define SCALE 3.0\n")
+    flags = [f"--compiler-option=-I{tree.parent / 'inc'}"] + ([f"--compiler-option=-include={name}"] if forced else [])
+    build = Build(run, tree, tmp_path, "nvrtc", *flags)
+    mine = build.report(env={"CUDA_PATH": str(real_root)})[0]["jobs"][0]
+    assert f"<cuda>/{name}" in json.loads((Path(mine["entry"]) / "manifest.json").read_text())["inputs"]["headers"]
+    env = {"CUDA_PATH": str(other)}
+    assert build.reason(env=env) == f"header <cuda>/{name} changed"
+    theirs = build.report(env=env)[0]["jobs"][0]
+    assert theirs["state"] == "built"
+    assert Path(theirs["artifacts"][0]).read_bytes() != Path(mine["artifacts"][0]).read_bytes()
+    assert build.reason(env={"CUDA_PATH": str(real_root)}) == "(cached)"
+    assert build.reason(env=env) == "(cached)"
+
+
 def test_nvcc_profile_is_keyed(run, tree, tmp_path):
     root = fake_toolkit(tmp_path)
     build = Build(run, tree, tmp_path, "nvcc", "--cuda-root", root, f"--compiler-option=-I{tree.parent / 'inc'}")
