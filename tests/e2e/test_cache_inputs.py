@@ -431,6 +431,9 @@ def test_the_toolkit_is_found_as_cupy_finds_it_and_named(run, tree, tmp_path, fo
     build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}")
     out = build("--dry-run", env=env).stdout
     named = "nvcc in PATH" if found_by == "PATH" else f"${found_by}"
+    # fake_toolkit's nvcc is a wrapper script: in PATH, it names the toolkit it runs.
+    if found_by == "PATH":
+        root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
     assert f"CUDA toolkit: {root} (found by {named}" in out, out
     status = run("status", "--compiler", "nvcc", "--cache-dir", build.cache, tree, env=env, check=None)
     assert f"CUDA toolkit: {root} (found by {named}" in status.stdout, status.stdout
@@ -440,6 +443,53 @@ def test_the_toolkit_is_found_as_cupy_finds_it_and_named(run, tree, tmp_path, fo
         other.mkdir()
         out = build("--dry-run", env={**env, "CUDA_PATH": str(root)}).stdout
         assert "(found by $CUDA_PATH)" in out
+
+
+def path_nvcc(tmp_path, member, real_root):
+    """A folder for PATH whose nvcc is `member`: a link, a link to a folder, or a wrapper script."""
+    bin_dir = tmp_path / member.replace(" ", "-") / "bin"
+    if member == "folder link":
+        bin_dir.parent.symlink_to(real_root)
+        return bin_dir
+    bin_dir.mkdir(parents=True)
+    nvcc = bin_dir / "nvcc"
+    if member == "nvcc link":
+        nvcc.symlink_to(real_root / "bin" / "nvcc")
+    elif member == "wrapper script":
+        wrapper(nvcc, f'"{real_root}/bin/nvcc"', "")
+    elif member == "link to a wrapper script":
+        nvcc.symlink_to(wrapper(tmp_path / "site" / "nvcc-wrapper", f"{real_root}/bin/nvcc", ""))
+    else:  # a wrapper whose target is a variable: what it runs cannot be known
+        wrapper(nvcc, '"$SITE_NVCC"', "")
+    return bin_dir
+
+
+@pytest.mark.parametrize("member", ["nvcc link", "folder link", "wrapper script", "link to a wrapper script"])
+def test_the_nvcc_in_path_names_the_toolkit_it_runs(run, tree, tmp_path, member):
+    # As CuPy takes the real path of what it loads: links resolved, and a
+    # wrapper script's `exec` followed to the toolkit it runs.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
+    env = {"CUDA_PATH": "", "CUDA_HOME": "", "PATH": f"{path_nvcc(tmp_path, member, real_root)}:/usr/bin:/bin"}
+    build = Build(run, tree, tmp_path, "nvrtc", f"--compiler-option=-I{tree.parent / 'inc'}")
+    out = build("--dry-run", env=env).stdout
+    assert f"CUDA toolkit: {real_root} (found by nvcc in PATH" in out, out
+    if "script" in member:
+        assert f"a script running {real_root}/bin/nvcc)" in out, out
+    assert "1 built" in summary(build(env=env))
+
+
+@pytest.mark.parametrize("command", ["build", "status"])
+def test_an_nvcc_in_path_whose_toolkit_cannot_be_known_is_refused_naming_cuda_home(run, tree, tmp_path, command):
+    env = {"CUDA_PATH": "", "CUDA_HOME": "",
+           "PATH": f"{path_nvcc(tmp_path, 'unknown wrapper', Path('/nonexistent'))}:/usr/bin:/bin"}
+    args = (["--dry-run", "--only", "cuda"] if command == "build" else []) + [f"--compiler-option=-I{tree.parent / 'inc'}"]
+    result = run(command, *args, "--cache-dir", tmp_path / "cache", tree, env=env, check=None)
+    assert result.returncode != 0
+    assert "lies in no CUDA toolkit" in result.stderr and "set CUDA_HOME" in result.stderr, result.stderr
+    # Naming the toolkit is the way out.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
+    assert run(command, *args, "--cache-dir", tmp_path / "cache", tree, env={**env, "CUDA_HOME": str(real_root)},
+               check=None).returncode == 0
 
 
 @pytest.mark.parametrize("headers", ["none", "a copy"])
