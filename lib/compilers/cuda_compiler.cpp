@@ -2,6 +2,7 @@
 
 #include "compilers/nvcc_compiler.hpp"
 #include "compilers/nvrtc_compiler.hpp"
+#include "compilers/program_file.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/subprocess.hpp"
 
@@ -26,17 +27,44 @@ CudaToolkit named_cuda_root(const Config& config)
     return {};
 }
 
+// The toolkit folder above `nvcc` (links resolved, as CuPy's realpath of
+// NVRTC does): one whose include/ holds cuda_runtime_api.h; empty when none.
+fs::path toolkit_above(const fs::path& nvcc)
+{
+    std::error_code error;
+    fs::path root = fs::canonical(nvcc, error).parent_path().parent_path();
+    return !error && fs::is_regular_file(root / "include" / "cuda_runtime_api.h", error) ? root : fs::path();
+}
+
+// The toolkit of the nvcc in PATH: the one a wrapper script there hands over
+// to (`exec /usr/local/cuda-13.0/bin/nvcc`), whose headers and NVRTC the
+// compile uses, though the script's folder may look like a toolkit (links
+// and a copy of include/ in /usr/local); else the one it lies in.
+CudaToolkit toolkit_of_path_nvcc(const fs::path& nvcc)
+{
+    if (auto runs = wrapper_exec_target(nvcc))
+        if (fs::path root = toolkit_above(*runs); !root.empty())
+            return {root, "nvcc in PATH (" + nvcc.string() + ", a script running " + runs->string() + ")"};
+    if (fs::path root = toolkit_above(nvcc); !root.empty()) return {root, "nvcc in PATH (" + nvcc.string() + ")"};
+    throw ToolchainError("the nvcc in PATH, " + nvcc.string() + ", lies in no CUDA toolkit (no ../include/cuda_runtime_api.h "
+                         "beside its folder) and is no wrapper script whose `exec` names a toolkit's nvcc, so which "
+                         "toolkit builds (and which CuPy uses) cannot be known; set CUDA_HOME (or CUDA_PATH, or the "
+                         "config key cuda-root) to the toolkit it runs");
+}
+
 }  // namespace
 
 CudaToolkit find_cuda_toolkit(const Config& config)
 {
     CudaToolkit named = named_cuda_root(config);
     if (!named.root.empty()) return named;
-    // As CuPy (cupy/_environment.py): the folder above the nvcc in PATH, as
-    // a cluster's `module load cuda/12.x` sets it, before the usual place.
+    // A cluster's `module load cuda/12.x` sets only PATH: the nvcc there
+    // names the toolkit, before the usual place.
     fs::path nvcc = util::find_in_path("nvcc");
-    if (!nvcc.empty()) return {nvcc.parent_path().parent_path(), "nvcc in PATH (" + nvcc.string() + ")"};
-    return {"/usr/local/cuda", "the default"};
+    if (!nvcc.empty()) return toolkit_of_path_nvcc(nvcc);
+    std::error_code error;
+    fs::path usual = fs::canonical("/usr/local/cuda", error);
+    return {error ? fs::path("/usr/local/cuda") : usual, "the default"};
 }
 
 fs::path cuda_root_of(const Config& config)

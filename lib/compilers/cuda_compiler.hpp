@@ -82,8 +82,8 @@ public:
         return std::string();
     }
     /// The toolkit's header folders, searched last: `<toolkit>/include`, then
-    /// `<toolkit>/include/cccl`. Headers found there are not key inputs: the
-    /// identity covers them.
+    /// `<toolkit>/include/cccl`. A header the kernel names from there is a
+    /// key input ("<cuda>/name"); what it includes in turn is not followed.
     virtual std::vector<std::filesystem::path> toolkit_include_dirs() const = 0;
     /// The environment variables the compiler reads and what the key does with them.
     virtual const CompilerEnvironment& environment() const = 0;
@@ -112,8 +112,11 @@ struct CudaToolkit {
 };
 
 /// The toolkit as CuPy (and so cunumpy's ranks) finds it: `config.cuda_root`,
-/// else $CUDA_PATH, $CUDA_HOME, the folder above the nvcc in PATH,
-/// /usr/local/cuda.
+/// else $CUDA_PATH, $CUDA_HOME (as given); else the toolkit of the nvcc in
+/// PATH, links resolved: the toolkit a wrapper script there execs, else the
+/// folder above it when its include/ holds cuda_runtime_api.h; else
+/// /usr/local/cuda, links resolved. Throws ToolchainError, naming CUDA_HOME,
+/// when the nvcc in PATH lies in no toolkit and its toolkit cannot be known.
 CudaToolkit find_cuda_toolkit(const Config& config);
 
 /// find_cuda_toolkit(config).root.

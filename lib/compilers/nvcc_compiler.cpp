@@ -4,6 +4,7 @@
 
 #include "compilers/compiler_scratch.hpp"
 #include "compilers/entry_symbols.hpp"
+#include "compilers/program_file.hpp"
 #include "compilers/tool_probe.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
@@ -176,14 +177,19 @@ std::string NvccCompiler::identity() const
         if (result.exit_code != 0) throw ToolchainError(nvcc_.string() + " --version failed:\n" + result.output);
         return "nvcc " + last_nonempty_line(result.output);
     };
-    return probe_ ? probe_->answer(nvcc_, "nvcc-identity", ask) : ask();
+    std::string version = probe_ ? probe_->answer(nvcc_, "nvcc-identity", ask) : ask();
+    auto digest = program_digest(nvcc_, probe_, true);
+    if (!digest) throw ToolchainError(nvcc_.string() + " cannot be read, so the cache key cannot hold what it is; make it readable");
+    return version + " (" + *digest + ")";
 }
 
 std::optional<std::string> NvccCompiler::remembered_identity() const
 {
     if (!probe_) return std::nullopt;
-    std::string identity = probe_->answer(nvcc_, "nvcc-identity", [] { return std::string(); });
-    return identity.empty() ? std::nullopt : std::optional<std::string>(identity);
+    std::string version = probe_->answer(nvcc_, "nvcc-identity", [] { return std::string(); });
+    auto digest = program_digest(nvcc_, probe_, false);
+    if (version.empty() || !digest) return std::nullopt;
+    return version + " (" + *digest + ")";
 }
 
 std::optional<std::string> NvccCompiler::host_compiler_identity(const std::optional<std::string>& ccbin,
@@ -213,7 +219,14 @@ std::optional<std::string> NvccCompiler::host_compiler_identity(const std::optio
     };
     std::string identity = probe_ ? probe_->answer(file, "host-compiler-identity", ask) : ask();
     if (identity.empty()) return std::nullopt;
-    return identity;
+    // The file nvcc runs, not only its version line: a -ccbin wrapper script
+    // that adds flags prints the same line.
+    auto digest = program_digest(file, probe_, may_start);
+    if (!digest && may_start)
+        throw ToolchainError("nvcc's host compiler " + file.string() + " (" + origin + ") cannot be read, so the cache key "
+                             "cannot hold what it is; make it readable");
+    if (!digest) return std::nullopt;
+    return identity + " (" + *digest + ")";
 }
 
 namespace {

@@ -30,11 +30,16 @@ public:
     NvccCompiler(const std::filesystem::path& cuda_root, const ToolProbe* probe,
                  const EnvironmentReader& read = process_environment());
 
+    /// "nvcc <last line of --version> (sha256 <16 hex>[, a script ...])":
+    /// the version and the content of the nvcc file that runs
+    /// (program_digest), remembered under its stat. Throws ToolchainError
+    /// when nvcc fails to start or cannot be read.
     std::string identity() const override;
     std::optional<std::string> remembered_identity() const override;
-    /// "host gcc (Debian 12.2.0-14) 12.2.0": the first line of `--version` of
-    /// the compiler nvcc runs: `ccbin` (a file, a folder holding gcc, or a
-    /// name in PATH), else NVCC_CCBIN, else gcc in PATH.
+    /// "host gcc (Debian 12.2.0-14) 12.2.0 (sha256 <16 hex>)": the first line
+    /// of `--version` of the compiler nvcc runs and its file's content
+    /// (program_digest): `ccbin` (a file, a folder holding gcc, or a name in
+    /// PATH), else NVCC_CCBIN, else gcc in PATH.
     std::optional<std::string> host_compiler_identity(const std::optional<std::string>& ccbin,
                                                       bool may_start) const override;
     std::vector<std::filesystem::path> toolkit_include_dirs() const override;

@@ -1,5 +1,6 @@
 // Remembers facts about tools (a compiler's version, where a Python finds
-// cunumpy) keyed by the tool file's path, size and modification time, so a
+// cunumpy, a compiler file's digest) keyed by the tool file's path and stat
+// (size, modification and change time, device and inode), so a
 // warm build starts no process and loads no library to learn them again.
 // The records sit in `<cache root>/.probes/`, one small file each.
 #pragma once

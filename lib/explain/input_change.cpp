@@ -84,6 +84,18 @@ std::string describe_environment(const json& before, const json& after)
     return "";
 }
 
+// A compiler part is "<version line> (sha256 <digest>[, a script ...])":
+// the versions when they differ, else the file's content that changed.
+std::string describe_program_change(const std::string& was, const std::string& now)
+{
+    auto version = [](const std::string& part) { return part.substr(0, part.rfind(" (sha256 ")); };
+    if (version(was) != version(now) || version(was) == was) return version(was) + " -> " + version(now);
+    auto digest = [](const std::string& part) { return part.substr(part.rfind(" (sha256 ") + 2); };
+    std::string inner_was = digest(was), inner_now = digest(now);
+    return version(now) + ", its file's content changed (" + inner_was.substr(0, inner_was.size() - 1) + " -> " +
+           inner_now.substr(0, inner_now.size() - 1) + ")";
+}
+
 // The compiler's identity is "<CUDA compiler>; host <gcc --version line>"
 // for nvcc: name the part that changed, whole, rather than a cut prefix that
 // both values share.
@@ -105,7 +117,7 @@ std::string describe_compiler(const json& before, const json& after)
         if (was == now) continue;
         bool host = was.rfind("host ", 0) == 0 || now.rfind("host ", 0) == 0;
         auto strip = [](const std::string& part) { return part.rfind("host ", 0) == 0 ? part.substr(5) : part; };
-        return host ? "host compiler: " + strip(was) + " -> " + strip(now) : "compiler: " + was + " -> " + now;
+        return (host ? "host compiler: " : "compiler: ") + describe_program_change(strip(was), strip(now));
     }
     return "compiler: " + short_value(before) + " -> " + short_value(after);
 }

@@ -301,7 +301,8 @@ IncludeScanner::Resolution IncludeScanner::resolve(const IncludeDirective& inclu
     }
     for (std::size_t place = first; place < places; ++place) {
         if (const fs::path* dir = toolkit_dir(place)) {
-            if (candidate(*dir, include.name).regular) return Resolution{Resolution::toolkit, {}, place};
+            const Candidate& c = candidate(*dir, include.name);
+            if (c.regular) return Resolution{Resolution::toolkit, c.path, place};
         } else if (const fs::path* folder = folder_of(place)) {
             const Candidate& c = candidate(*folder, include.name);
             if (lookup.holds(c)) return Resolution{Resolution::found, c.path, place};
@@ -424,7 +425,13 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
     auto visit = [&](const fs::path& file, std::size_t place,
                      const IncludeDirective& include) -> std::pair<std::string, fs::path> {
         Resolution r = resolve(include, file, place, lookup);
-        if (r.state == Resolution::toolkit) return {"<cuda>/" + include.name, include.name};
+        if (r.state == Resolution::toolkit) {
+            // Keyed, not followed: two toolkits (or CCCL releases) may share
+            // a compiler but not a header the kernel names.
+            std::string label = "<cuda>/" + include.name;
+            if (!headers.contains(label)) headers[label] = IncludedHeader{label, r.path, facts(r.path).sha256};
+            return {label, include.name};
+        }
         if (r.state == Resolution::missing) {
             bool cunumpy = include.name.rfind("cunumpy/", 0) == 0;
             if (cunumpy && !late_dir_) unresolved.insert(include.name);  // cunumpy was not found: warned about

@@ -7,8 +7,10 @@
 // folders (see IncludeSearch): a quoted include is searched beside the
 // including file, then in `dirs`; an angle include in `dirs` only; then, for
 // both, the toolkit's include folder, `system_dirs`, the toolkit's cccl
-// folder. `#include_next` goes on after the folder that held the including file. Toolkit headers end the search and are not followed: the compiler's
-// identity covers them. An angle include found nowhere is a system header;
+// folder. `#include_next` goes on after the folder that held the including file. A toolkit header ends the search: its content
+// is keyed as "<cuda>/name" (two toolkits may share one NVRTC but not a
+// header), and it is not followed: what it includes in turn is the
+// toolkit's release, which the compiler's identity names. An angle include found nowhere is a system header;
 // a quoted one found nowhere is an error (file:line and the folders searched)
 // unless a `__has_include` of the same name guards it. A computed include
 // (`#include H`) is followed through the object-like macros the scanned files

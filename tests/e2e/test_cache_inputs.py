@@ -194,13 +194,14 @@ def test_a_quoted_include_found_nowhere_fails_unless_guarded(run, tree, tmp_path
 
 @pytest.mark.parametrize("header", ["<cuda/std/cstdint>", "<cuda/std/cmath>", "<cooperative_groups.h>"])
 @pytest.mark.parametrize("compiler", COMPILERS)
-def test_toolkit_headers_build_with_both_compilers_and_stay_out_of_the_key(run, tree, tmp_path, compiler, header):
+def test_toolkit_headers_build_with_both_compilers_and_only_the_named_one_is_keyed(run, tree, tmp_path, compiler, header):
     kernel = tree / "sim" / "kernels" / "scale" / "scale_cuda.cu"
     kernel.write_text(f"#include {header}\n#define SCALE 2.0\n" + KERNEL)
     build = Build(run, tree, tmp_path, compiler)
     result = build()
     assert "1 built" in summary(result), result.stderr
-    assert build.manifest()["inputs"]["headers"] == {}
+    # What the toolkit header includes in turn is not followed.
+    assert list(build.manifest()["inputs"]["headers"]) == [f"<cuda>/{header[1:-1]}"]
 
 
 def test_nvrtc_on_a_host_only_header_suggests_nvcc(run, tree, tmp_path):
@@ -262,6 +263,7 @@ def test_nvccs_host_compiler_version_is_keyed_wherever_it_comes_from(run, tree, 
     path = {"PATH": f"{fake}:{run.env['PATH']}"}
     reason = build.reason(env=path)
     assert reason.startswith("host compiler: gcc ") and reason.endswith(" -> gcc (fake) 99.1"), reason
+    assert "sha256" not in reason  # another version: the versions say enough
     assert "1 built" in summary(build(env=path))
     assert build.reason(env=path) == "(cached)"
     # status starts no compiler: it keys with the version build recorded.
@@ -280,7 +282,55 @@ def test_nvccs_host_compiler_version_is_keyed_wherever_it_comes_from(run, tree, 
                        ([f"--compiler-option=--compiler-bindir", f"--compiler-option={other.parent}"], None),
                        ([], {"NVCC_CCBIN": str(other)})]:
         manifest = build.manifest(*flags, env=env)
-        assert manifest["inputs"]["compiler"].endswith("; host gcc (fake) 98.0"), flags
+        assert "; host gcc (fake) 98.0 (sha256 " in manifest["inputs"]["compiler"], flags
+
+
+def wrapper(path, runs, flags):
+    """A site's wrapper script that runs `runs` with `flags` added."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'#!/bin/sh\nexec {runs} {flags} "$@"\n')
+    path.chmod(0o755)
+    return path
+
+
+def edit_keeping_stat_times(path, old, new):
+    """Same size, modification time set back: only the change time and content say it changed."""
+    before = path.stat()
+    path.write_text(path.read_text().replace(old, new))
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+
+
+@pytest.mark.parametrize("member", ["nvcc wrapper", "what the nvcc wrapper runs", "-ccbin wrapper", "NVCC_CCBIN wrapper"])
+def test_the_compiler_files_that_run_are_keyed_by_content(run, tree, tmp_path, member):
+    # The version line is not the compiler: a wrapper script that adds a flag
+    # prints the same one. Each file that runs is keyed by its content.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
+    root = fake_toolkit(tmp_path)
+    gcc = shutil.which("gcc")
+    flags, env = ["--cuda-root", root, f"--compiler-option=-I{tree.parent / 'inc'}"], None
+    if member == "nvcc wrapper":
+        edited = wrapper(root / "bin" / "nvcc", f"{real_root}/bin/nvcc", "-DSCALE=2.0")
+    elif member == "what the nvcc wrapper runs":
+        edited = wrapper(tmp_path / "site" / "nvcc-flags", f"{real_root}/bin/nvcc", "-DSCALE=2.0")
+        wrapper(root / "bin" / "nvcc", edited, "")
+    elif member == "-ccbin wrapper":
+        edited = wrapper(tmp_path / "ccbin" / "gccw", gcc, "-DSCALE=2.0")
+        flags.append(f"--compiler-option=-ccbin={edited}")
+    else:
+        edited = wrapper(tmp_path / "ccbin" / "gccw", gcc, "-DSCALE=2.0")
+        env = {"NVCC_CCBIN": str(edited)}
+    build = Build(run, tree, tmp_path, "nvcc", *flags)
+    assert "1 built" in summary(build(env=env))
+    assert build.reason(env=env) == "(cached)"
+    edit_keeping_stat_times(edited, "SCALE=2.0", "SCALE=3.0")
+    reason = build.reason(env=env)
+    part = "host compiler: gcc " if "ccbin" in member.lower() else "compiler: nvcc "
+    assert reason.startswith(part) and "its file's content changed (sha256 " in reason, reason
+    served = build.report(env=env)[0]["jobs"][0]
+    assert served["state"] == "built"
+    fresh = Build(run, tree, tmp_path / "fresh", "nvcc", *flags).report(env=env)[0]["jobs"][0]
+    assert Path(served["artifacts"][0]).read_bytes() == Path(fresh["artifacts"][0]).read_bytes()
+    assert build.reason(env=env) == "(cached)"
 
 
 def test_a_missing_host_compiler_fails_the_nvcc_build_with_its_name(run, tree, tmp_path):
@@ -384,6 +434,9 @@ def test_the_toolkit_is_found_as_cupy_finds_it_and_named(run, tree, tmp_path, fo
     build = Build(run, tree, tmp_path, "nvcc", f"--compiler-option=-I{tree.parent / 'inc'}")
     out = build("--dry-run", env=env).stdout
     named = "nvcc in PATH" if found_by == "PATH" else f"${found_by}"
+    # fake_toolkit's nvcc is a wrapper script: in PATH, it names the toolkit it runs.
+    if found_by == "PATH":
+        root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
     assert f"CUDA toolkit: {root} (found by {named}" in out, out
     status = run("status", "--compiler", "nvcc", "--cache-dir", build.cache, tree, env=env, check=None)
     assert f"CUDA toolkit: {root} (found by {named}" in status.stdout, status.stdout
@@ -393,6 +446,53 @@ def test_the_toolkit_is_found_as_cupy_finds_it_and_named(run, tree, tmp_path, fo
         other.mkdir()
         out = build("--dry-run", env={**env, "CUDA_PATH": str(root)}).stdout
         assert "(found by $CUDA_PATH)" in out
+
+
+def path_nvcc(tmp_path, member, real_root):
+    """A folder for PATH whose nvcc is `member`: a link, a link to a folder, or a wrapper script."""
+    bin_dir = tmp_path / member.replace(" ", "-") / "bin"
+    if member == "folder link":
+        bin_dir.parent.symlink_to(real_root)
+        return bin_dir
+    bin_dir.mkdir(parents=True)
+    nvcc = bin_dir / "nvcc"
+    if member == "nvcc link":
+        nvcc.symlink_to(real_root / "bin" / "nvcc")
+    elif member == "wrapper script":
+        wrapper(nvcc, f'"{real_root}/bin/nvcc"', "")
+    elif member == "link to a wrapper script":
+        nvcc.symlink_to(wrapper(tmp_path / "site" / "nvcc-wrapper", f"{real_root}/bin/nvcc", ""))
+    else:  # a wrapper whose target is a variable: what it runs cannot be known
+        wrapper(nvcc, '"$SITE_NVCC"', "")
+    return bin_dir
+
+
+@pytest.mark.parametrize("member", ["nvcc link", "folder link", "wrapper script", "link to a wrapper script"])
+def test_the_nvcc_in_path_names_the_toolkit_it_runs(run, tree, tmp_path, member):
+    # As CuPy takes the real path of what it loads: links resolved, and a
+    # wrapper script's `exec` followed to the toolkit it runs.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
+    env = {"CUDA_PATH": "", "CUDA_HOME": "", "PATH": f"{path_nvcc(tmp_path, member, real_root)}:/usr/bin:/bin"}
+    build = Build(run, tree, tmp_path, "nvrtc", f"--compiler-option=-I{tree.parent / 'inc'}")
+    out = build("--dry-run", env=env).stdout
+    assert f"CUDA toolkit: {real_root} (found by nvcc in PATH" in out, out
+    if "script" in member:
+        assert f"a script running {real_root}/bin/nvcc)" in out, out
+    assert "1 built" in summary(build(env=env))
+
+
+@pytest.mark.parametrize("command", ["build", "status"])
+def test_an_nvcc_in_path_whose_toolkit_cannot_be_known_is_refused_naming_cuda_home(run, tree, tmp_path, command):
+    env = {"CUDA_PATH": "", "CUDA_HOME": "",
+           "PATH": f"{path_nvcc(tmp_path, 'unknown wrapper', Path('/nonexistent'))}:/usr/bin:/bin"}
+    args = (["--dry-run", "--only", "cuda"] if command == "build" else []) + [f"--compiler-option=-I{tree.parent / 'inc'}"]
+    result = run(command, *args, "--cache-dir", tmp_path / "cache", tree, env=env, check=None)
+    assert result.returncode != 0
+    assert "lies in no CUDA toolkit" in result.stderr and "set CUDA_HOME" in result.stderr, result.stderr
+    # Naming the toolkit is the way out.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
+    assert run(command, *args, "--cache-dir", tmp_path / "cache", tree, env={**env, "CUDA_HOME": str(real_root)},
+               check=None).returncode == 0
 
 
 @pytest.mark.parametrize("headers", ["none", "a copy"])
@@ -434,6 +534,50 @@ def fake_toolkit(tmp_path):
     nvcc.chmod(nvcc.stat().st_mode | stat.S_IEXEC)
     shutil.copy(real_root / "bin" / "nvcc.profile", root / "bin" / "nvcc.profile")
     return root
+
+
+def shadow_toolkit(real_root, root, header, text):
+    """A toolkit at `root` that is `real_root` through links but for one header (a path under include/)."""
+    folder, real = root, real_root
+    parts = Path("include", header).parts
+    for part in parts[:-1]:
+        folder, real = folder / part, real / part
+        folder.mkdir(parents=True, exist_ok=True)
+        for entry in real.iterdir():
+            if entry.name != parts[parts.index(part) + 1] and not (folder / entry.name).exists():
+                (folder / entry.name).symlink_to(entry)
+    for entry in real_root.iterdir():
+        if entry.name != "include" and not (root / entry.name).exists():
+            (root / entry.name).symlink_to(entry)
+    (folder / parts[-1]).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize("header", ["vector_types.h", "cuda/std/version", "forced vector_types.h"])
+def test_toolkit_headers_a_kernel_names_are_keyed_by_content(run, tree, tmp_path, header):
+    # Two toolkits that share one libnvrtc (a CCCL from pip or conda beside
+    # the system toolkit) differ in a header: each serves its own cubin.
+    real_root = Path(os.environ.get("CUDA_HOME", "/usr/local/cuda")).resolve()
+    forced = header.startswith("forced ")
+    name = header.removeprefix("forced ")
+    in_cccl = (real_root / "include" / "cccl" / name).exists() and not (real_root / "include" / name).exists()
+    path = Path("cccl", name) if in_cccl else Path(name)
+    kernel = tree / "sim" / "kernels" / "scale" / "scale_cuda.cu"
+    if not forced:
+        kernel.write_text(f"#include <{name}>\n" + kernel.read_text())
+    text = (real_root / "include" / path).read_text()
+    other = shadow_toolkit(real_root, tmp_path / "other", path, text + "\n#define SCALE 3.0\n")
+    flags = [f"--compiler-option=-I{tree.parent / 'inc'}"] + ([f"--compiler-option=-include={name}"] if forced else [])
+    build = Build(run, tree, tmp_path, "nvrtc", *flags)
+    mine = build.report(env={"CUDA_PATH": str(real_root)})[0]["jobs"][0]
+    assert f"<cuda>/{name}" in json.loads((Path(mine["entry"]) / "manifest.json").read_text())["inputs"]["headers"]
+    env = {"CUDA_PATH": str(other)}
+    assert build.reason(env=env) == f"header <cuda>/{name} changed"
+    theirs = build.report(env=env)[0]["jobs"][0]
+    assert theirs["state"] == "built"
+    assert Path(theirs["artifacts"][0]).read_bytes() != Path(mine["artifacts"][0]).read_bytes()
+    assert build.reason(env={"CUDA_PATH": str(real_root)}) == "(cached)"
+    assert build.reason(env=env) == "(cached)"
 
 
 def test_nvcc_profile_is_keyed(run, tree, tmp_path):

@@ -201,6 +201,16 @@ TEST_CASE("describe_input_change names the changed input")
     CHECK(describe_input_change(before, after) == "host compiler: gcc (Debian 12.2.0-14+deb12u1) 12.2.0 -> gcc (fake) 99.0");
     after["compiler"] = "nvcc Build cuda_13.1; host gcc (Debian 12.2.0-14+deb12u1) 12.2.0";
     CHECK(describe_input_change(before, after) == "compiler: nvcc Build cuda_13.0.r13.0/compiler.36424714_0 -> nvcc Build cuda_13.1");
+    // Each part ends in its file's digest: a content change with the same
+    // version names the digests; another version names the versions only.
+    before["compiler"] = "nvcc V13 (sha256 aa, a script running sha256 bb); host gcc 12 (sha256 cc)";
+    after["compiler"] = "nvcc V13 (sha256 dd, a script running sha256 bb); host gcc 12 (sha256 cc)";
+    CHECK(describe_input_change(before, after) ==
+          "compiler: nvcc V13, its file's content changed (sha256 aa, a script running sha256 bb -> sha256 dd, a script running sha256 bb)");
+    after["compiler"] = "nvcc V13 (sha256 aa, a script running sha256 bb); host gcc 12 (sha256 ee)";
+    CHECK(describe_input_change(before, after) == "host compiler: gcc 12, its file's content changed (sha256 cc -> sha256 ee)");
+    after["compiler"] = "nvcc V13 (sha256 aa, a script running sha256 bb); host gcc 13 (sha256 ee)";
+    CHECK(describe_input_change(before, after) == "host compiler: gcc 12 -> gcc 13");
     after = before;
     after["source"]["sha256"] = "b";
     CHECK(describe_input_change(before, after) == "source push_cuda.cu changed");

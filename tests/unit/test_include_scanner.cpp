@@ -2,6 +2,7 @@
 #include "source/include_scanner.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "temp_tree.hpp"
+#include "util/sha256.hpp"
 
 #include <doctest/doctest.h>
 
@@ -127,11 +128,14 @@ TEST_SUITE("include_scanner")
         CHECK_THROWS_AS(f.scan("#if __has_include(\"other.cuh\")\n#endif\n#include \"opt.cuh\"\n"), SourceError);
     }
 
-    TEST_CASE("toolkit headers end the search and are not key inputs; system headers neither")
+    TEST_CASE("toolkit headers end the search and are keyed by content, not followed; system headers are not keyed")
     {
         ScanFixture f;
+        f.tree.write("cuda/include/cccl/cub/cub.cuh", "#include <cub/detail.cuh>\n#include \"nowhere.cuh\"\n");
         IncludeScan scan = f.scan("#include <cuda/std/cstdint>\n#include <cub/cub.cuh>\n#include <cstdio>\n");
-        CHECK(scan.headers.empty());
+        CHECK(names(scan) == std::vector<std::string>{"<cuda>/cub/cub.cuh", "<cuda>/cuda/std/cstdint"});
+        CHECK(scan.headers[1].sha256 == sha256_hex("// toolkit\n"));
+        CHECK(scan.headers[0].path == f.tree / "cuda/include/cccl/cub/cub.cuh");
         CHECK(has(scan.absent, "<kernel>/cuda/std/cstdint"));
         CHECK(has(scan.absent, "<I:0>/cstdio"));
     }
@@ -144,7 +148,8 @@ TEST_SUITE("include_scanner")
         f.tree.write("sys/cub/cub.cuh", "// shadows cccl\n");
         f.tree.write("sys/mine.cuh", "// found\n");
         IncludeScan scan = f.scan("#include <cuda/std/cstdint>\n#include <cub/cub.cuh>\n#include <mine.cuh>\n");
-        CHECK(names(scan) == std::vector<std::string>{"<isystem:0>/cub/cub.cuh", "<isystem:0>/mine.cuh"});
+        CHECK(names(scan) ==
+              std::vector<std::string>{"<cuda>/cuda/std/cstdint", "<isystem:0>/cub/cub.cuh", "<isystem:0>/mine.cuh"});
     }
 
     TEST_CASE("forced includes are scanned first, as quoted includes of the source")
@@ -155,7 +160,7 @@ TEST_SUITE("include_scanner")
         IncludeScan scan = f.scan("", {"force.cuh", "cuda/std/cstdint"});
         CHECK(scan.pre_includes == std::vector<std::string>{"<I:0>/force.cuh", "<cuda>/cuda/std/cstdint"});
         CHECK(scan.pre_include_files == std::vector<fs::path>{f.tree / "inc/force.cuh", "cuda/std/cstdint"});
-        CHECK(names(scan) == std::vector<std::string>{"<I:0>/detail.cuh", "<I:0>/force.cuh"});
+        CHECK(names(scan) == std::vector<std::string>{"<I:0>/detail.cuh", "<I:0>/force.cuh", "<cuda>/cuda/std/cstdint"});
         CHECK_THROWS_WITH_AS(f.scan("", {"missing.cuh"}), doctest::Contains("forced include \"missing.cuh\" not found"),
                              SourceError);
     }
