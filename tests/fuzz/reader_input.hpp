@@ -39,13 +39,22 @@ inline ReaderInput split_input(std::string_view data)
     return {is_identifier(first) && first.size() <= 64 ? std::string(first) : std::string("push"), rest};
 }
 
+/// The lines of `source` as Python and C++ count them: a line ends at \n,
+/// \r\n or a lone \r (Python reads CR-only text so, and a reader may too).
+inline int line_count(std::string_view source)
+{
+    int lines = 1;
+    for (std::size_t i = 0; i < source.size(); ++i)
+        lines += source[i] == '\n' || (source[i] == '\r' && (i + 1 == source.size() || source[i + 1] != '\n')) ? 1 : 0;
+    return lines;
+}
+
 /// What every result must satisfy, whatever the input: a found declaration
 /// lists identifiers only and no reason; anything else has a reason and no
 /// names; the line lies within the source. Returns "" or what is violated.
 inline std::string violation(const SignatureRead& read, std::string_view source)
 {
-    int lines = 1;
-    for (char c : source) lines += c == '\n' ? 1 : 0;
+    int lines = line_count(source);
     if (read.line < 0 || read.line > lines) return "line " + std::to_string(read.line) + " outside the source";
     if (read.status == SignatureRead::Status::found) {
         if (!read.reason.empty()) return "a found declaration with a reason";
@@ -62,8 +71,7 @@ inline std::string violation(const SignatureRead& read, std::string_view source)
 /// the source, a failure has a reason and no names, a reading no reason.
 inline std::string cunumpy_violation(const signatures::CunumpyReading& reading, std::string_view source)
 {
-    int lines = 1;
-    for (char c : source) lines += c == '\n' ? 1 : 0;
+    int lines = line_count(source);
     if (reading.line < 0 || reading.line > lines) return "cunumpy model: line " + std::to_string(reading.line) + " outside the source";
     if (reading.raises && (reading.why.empty() || !reading.names.empty())) return "cunumpy model: a failure without reason, or with names";
     if (!reading.raises && !reading.why.empty()) return "cunumpy model: a reading with a reason";
