@@ -30,20 +30,27 @@ std::vector<std::string> ptx_entries(const std::string& ptx)
     return names;
 }
 
+namespace {
+
+// The Itanium mangling's start for a free function `kernel` (or a template of it).
+std::string mangled_prefix(const std::string& kernel) { return "_Z" + std::to_string(kernel.size()) + kernel; }
+
+}  // namespace
+
 std::string pick_entry_symbol(const std::vector<std::string>& symbols, const std::string& kernel)
 {
-    std::string mangled_prefix = "_Z" + std::to_string(kernel.size()) + kernel;
+    std::string prefix = mangled_prefix(kernel);
     std::vector<std::string> matches;
     for (const auto& symbol : symbols) {
         if (symbol == kernel) return symbol;
-        if (symbol.rfind(mangled_prefix, 0) == 0) matches.push_back(symbol);
+        if (symbol.rfind(prefix, 0) == 0) matches.push_back(symbol);
     }
     return matches.size() == 1 ? matches.front() : std::string();
 }
 
 bool is_entry_of(const std::string& symbol, const std::string& kernel)
 {
-    return symbol == kernel || symbol.rfind("_Z" + std::to_string(kernel.size()) + kernel, 0) == 0;
+    return symbol == kernel || symbol.rfind(mangled_prefix(kernel), 0) == 0;
 }
 
 namespace {
@@ -81,7 +88,7 @@ std::string template_arguments_of(const std::string& text, const std::string& ke
 std::string pick_template_entry_symbol(const std::vector<std::string>& symbols, const std::string& kernel,
                                        const std::string& expression)
 {
-    std::string prefix = "_Z" + std::to_string(kernel.size()) + kernel + "I";
+    std::string prefix = mangled_prefix(kernel) + "I";
     std::string wanted = template_arguments_of(expression, kernel);
     std::vector<std::string> instances;
     for (const auto& symbol : symbols) {
