@@ -1,4 +1,5 @@
 #include "compilers/compiler_options.hpp"
+#include "compilers/option_lists.hpp"
 
 #include "compilers/forwarded_options.hpp"
 #include "cunumpy_kernels/config.hpp"
@@ -386,29 +387,6 @@ Match match(const std::string& arg)
     return {};
 }
 
-std::string trimmed(const std::string& text)
-{
-    auto begin = text.find_first_not_of(" \t");
-    return begin == std::string::npos ? "" : text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
-}
-
-// nvcc's list options (`-I a,b`, `-isystem=a,b`, `-include a.h,b.h`,
-// `-optf f,g`) take several values in one, split at every comma: each is
-// one folder or file for the search and the key, as for nvcc. NVRTC's
-// options are given one value each, so a folder whose name holds a comma
-// cannot be named through them with either compiler.
-std::vector<std::string> list_items(const std::string& value)
-{
-    std::vector<std::string> items;
-    std::size_t start = 0;
-    while (start <= value.size()) {
-        std::size_t end = std::min(value.find(',', start), value.size());
-        std::string item = trimmed(value.substr(start, end - start));
-        if (!item.empty()) items.push_back(item);
-        start = end + 1;
-    }
-    return items;
-}
 
 // "-isystem /x" given as one argument (a pyproject list item, a quoted
 // flag): the user meant the option and its value. The compiler, handed one
@@ -455,7 +433,7 @@ void expand_options_files(CompilerOptions& parsed, const std::string& files, con
     if (depth >= max_options_file_depth)
         throw UsageError(where + ": " + arg + ": options files nest deeper than " +
                          std::to_string(max_options_file_depth) + " (does one name itself?)");
-    for (const auto& name : list_items(files)) {
+    for (const auto& name : comma_list_items(files)) {
         fs::path file = fs::path(name).is_absolute() || base.empty() ? fs::absolute(name) : base / name;
         std::string text;
         try {
@@ -517,13 +495,13 @@ void parse_into(CompilerOptions& parsed, const std::vector<std::string>& given, 
         };
         switch (spec.kind) {
         case Kind::include_dir:
-            for (const auto& dir : list_items(text)) parsed.include_dirs.emplace_back(dir);
+            for (const auto& dir : comma_list_items(text)) parsed.include_dirs.emplace_back(dir);
             break;
         case Kind::system_include_dir:
-            for (const auto& dir : list_items(text)) parsed.system_include_dirs.emplace_back(dir);
+            for (const auto& dir : comma_list_items(text)) parsed.system_include_dirs.emplace_back(dir);
             break;
         case Kind::pre_include:
-            for (const auto& file : list_items(text)) parsed.pre_includes.push_back(file);
+            for (const auto& file : comma_list_items(text)) parsed.pre_includes.push_back(file);
             break;
         case Kind::options_file: expand_options_files(parsed, text, arg, where, base, depth); break;
         case Kind::host_options:
@@ -599,7 +577,7 @@ std::vector<std::string> resolve_compiler_options(const std::vector<std::string>
         }
         std::string value = found.value ? trimmed(*found.value) : "";
         if (value.empty()) value = trimmed(options[++i]);
-        for (const auto& item : list_items(value))
+        for (const auto& item : comma_list_items(value))
             out.push_back(std::string(found.spec->name) + "=" + resolved_path(item, base, found.spec->kind).string());
     }
     return out;

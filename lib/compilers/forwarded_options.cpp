@@ -1,4 +1,5 @@
 #include "compilers/forwarded_options.hpp"
+#include "compilers/option_lists.hpp"
 
 #include "cunumpy_kernels/error.hpp"
 
@@ -223,25 +224,6 @@ constexpr std::array ptxas_table = {
     Entry{"-O", true, Rule::keyed},
 };
 
-std::string trimmed(const std::string& text)
-{
-    auto begin = text.find_first_not_of(" \t");
-    return begin == std::string::npos ? "" : text.substr(begin, text.find_last_not_of(" \t") - begin + 1);
-}
-
-std::vector<std::string> comma_parts(const std::string& value)
-{
-    std::vector<std::string> parts;
-    std::size_t start = 0;
-    while (start <= value.size()) {
-        std::size_t end = std::min(value.find(',', start), value.size());
-        std::string part = trimmed(value.substr(start, end - start));
-        if (!part.empty()) parts.push_back(part);
-        start = end + 1;
-    }
-    return parts;
-}
-
 template <std::size_t N>
 const Entry* lookup(const std::array<Entry, N>& table, const std::string& part)
 {
@@ -259,7 +241,7 @@ template <std::size_t N>
 void check_parts(const std::array<Entry, N>& table, const std::string& program, const std::string& value,
                  const std::string& option, const std::string& where)
 {
-    std::vector<std::string> parts = comma_parts(value);
+    std::vector<std::string> parts = comma_list_items(value);
     auto refuse = [&](const std::string& part, const std::string& why) {
         std::string named = option.find(part) == std::string::npos ? option + " " + part : option;
         throw UsageError(where + ": " + named + " is not accepted: " + why);
@@ -303,7 +285,7 @@ std::string verbatim_door(const std::string& option)
 
 void check_host_compiler_options(const std::string& value, const std::string& option, const std::string& where)
 {
-    for (const auto& part : comma_parts(value))
+    for (const auto& part : comma_list_items(value))
         if (depends_on_build_machine(part))
             throw UsageError(where + ": " + option + " is not accepted: " + part +
                              " means what the CPU of the machine that builds is, and nvcc's host preprocessor defines "
