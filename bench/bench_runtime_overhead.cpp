@@ -25,17 +25,30 @@ namespace fs = std::filesystem;
 class NullDriver final : public ck::CudaDriver {
 public:
     CUresult init() override { return CUDA_SUCCESS; }
-    CUresult driver_version(int* v) override { *v = 13000; return CUDA_SUCCESS; }
-    CUresult device_count(int* n) override { *n = 1; return CUDA_SUCCESS; }
-    CUresult device_get(CUdevice* d, int) override { *d = 0; return CUDA_SUCCESS; }
+    CUresult driver_version(int* v) override
+    {
+        *v = 13000;
+        return CUDA_SUCCESS;
+    }
+    CUresult device_count(int* n) override
+    {
+        *n = 1;
+        return CUDA_SUCCESS;
+    }
+    CUresult device_get(CUdevice* d, int) override
+    {
+        *d = 0;
+        return CUDA_SUCCESS;
+    }
     CUresult device_attribute(int* value, CUdevice_attribute a, CUdevice) override
     {
-        *value = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR ? 9
-               : a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR ? 0
-               : a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK ? 49152
-               : a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ? 232448
-               : a == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z ? 64
-               : a == CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X ? 2147483647 : 65535;
+        *value = a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR            ? 9
+                 : a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR          ? 0
+                 : a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK       ? 49152
+                 : a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN ? 232448
+                 : a == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z                   ? 64
+                 : a == CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X                    ? 2147483647
+                                                                              : 65535;
         if (a == CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK || a == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X ||
             a == CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y)
             *value = 1024;
@@ -46,29 +59,62 @@ public:
         std::strncpy(name, "null device", static_cast<std::size_t>(length));
         return CUDA_SUCCESS;
     }
-    CUresult primary_context_retain(CUcontext* c, CUdevice) override { *c = reinterpret_cast<CUcontext>(&token_); return CUDA_SUCCESS; }
+    CUresult primary_context_retain(CUcontext* c, CUdevice) override
+    {
+        *c = reinterpret_cast<CUcontext>(&token_);
+        return CUDA_SUCCESS;
+    }
     CUresult primary_context_release(CUdevice) override { return CUDA_SUCCESS; }
-    CUresult context_get_current(CUcontext* c) override { *c = current_; return CUDA_SUCCESS; }
-    CUresult context_set_current(CUcontext c) override { current_ = c; return CUDA_SUCCESS; }
-    CUresult context_get_device(CUdevice* d) override { *d = 0; return CUDA_SUCCESS; }
+    CUresult context_get_current(CUcontext* c) override
+    {
+        *c = current_;
+        return CUDA_SUCCESS;
+    }
+    CUresult context_set_current(CUcontext c) override
+    {
+        current_ = c;
+        return CUDA_SUCCESS;
+    }
+    CUresult context_get_device(CUdevice* d) override
+    {
+        *d = 0;
+        return CUDA_SUCCESS;
+    }
     CUresult context_synchronize() override { return CUDA_SUCCESS; }
-    CUresult module_load_data(CUmodule* m, const void*) override { *m = reinterpret_cast<CUmodule>(&token_); return CUDA_SUCCESS; }
+    CUresult module_load_data(CUmodule* m, const void*) override
+    {
+        *m = reinterpret_cast<CUmodule>(&token_);
+        return CUDA_SUCCESS;
+    }
     CUresult module_unload(CUmodule) override { return CUDA_SUCCESS; }
-    CUresult module_get_function(CUfunction* f, CUmodule, const char*) override { *f = reinterpret_cast<CUfunction>(&token_); return CUDA_SUCCESS; }
+    CUresult module_get_function(CUfunction* f, CUmodule, const char*) override
+    {
+        *f = reinterpret_cast<CUfunction>(&token_);
+        return CUDA_SUCCESS;
+    }
     CUresult function_attribute(int* v, CUfunction_attribute a, CUfunction) override
     {
-        *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024 : a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? 49152 : 0;
+        *v = a == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK           ? 1024
+             : a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? 49152
+                                                                    : 0;
         return CUDA_SUCCESS;
     }
     CUresult function_set_attribute(CUfunction, CUfunction_attribute, int) override { return CUDA_SUCCESS; }
-    CUresult function_param_info(CUfunction, std::size_t, std::size_t*, std::size_t*) override { return CUDA_ERROR_NOT_SUPPORTED; }
+    CUresult function_param_info(CUfunction, std::size_t, std::size_t*, std::size_t*) override
+    {
+        return CUDA_ERROR_NOT_SUPPORTED;
+    }
     CUresult launch(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                     void** params) override
     {
         benchmark::DoNotOptimize(params);
         return CUDA_SUCCESS;
     }
-    CUresult mem_alloc(CUdeviceptr* p, std::size_t) override { *p = 0x10000; return CUDA_SUCCESS; }
+    CUresult mem_alloc(CUdeviceptr* p, std::size_t) override
+    {
+        *p = 0x10000;
+        return CUDA_SUCCESS;
+    }
     CUresult mem_free(CUdeviceptr) override { return CUDA_SUCCESS; }
     CUresult memcpy_htod(CUdeviceptr, const void*, std::size_t) override { return CUDA_SUCCESS; }
     CUresult memcpy_dtoh(void*, CUdeviceptr, std::size_t) override { return CUDA_SUCCESS; }

@@ -69,7 +69,8 @@ int main(int argc, char** argv)
     auto gpu = ck::Gpu::system();
     std::string why;
     if (!gpu->available(&why) || !root || !cache) {
-        std::fprintf(stderr, "launch-pairs: skipped: %s\n", why.empty() ? "set CK_SOURCE_ROOT and CK_GPU_CLI_CACHE" : why.c_str());
+        std::fprintf(stderr, "launch-pairs: skipped: %s\n",
+                     why.empty() ? "set CK_SOURCE_ROOT and CK_GPU_CLI_CACHE" : why.c_str());
         return 77;
     }
     fs::path package = fs::path(root) / "share/examples/particles/src/particles/kernels";
@@ -126,10 +127,11 @@ int main(int argc, char** argv)
         ratios.push_back(b / a);
     }
     driver.synchronize();
-    std::printf("%s rounds=%d n=%d raw_ns median %.0f [q1 %.0f q3 %.0f]  call_ns median %.0f [q1 %.0f q3 %.0f]  "
-                "ratio median %.4f [q1 %.4f q3 %.4f]\n",
-                label, rounds, n, quantile(raws, 0.5), quantile(raws, 0.25), quantile(raws, 0.75), quantile(calls, 0.5),
-                quantile(calls, 0.25), quantile(calls, 0.75), quantile(ratios, 0.5), quantile(ratios, 0.25),
-                quantile(ratios, 0.75));
+    std::printf(
+        "%s rounds=%d n=%d raw_ns median %.0f [q1 %.0f q3 %.0f]  call_ns median %.0f [q1 %.0f q3 %.0f]  "
+        "ratio median %.4f [q1 %.4f q3 %.4f]\n",
+        label, rounds, n, quantile(raws, 0.5), quantile(raws, 0.25), quantile(raws, 0.75), quantile(calls, 0.5),
+        quantile(calls, 0.25), quantile(calls, 0.75), quantile(ratios, 0.5), quantile(ratios, 0.25),
+        quantile(ratios, 0.75));
     return 0;
 }

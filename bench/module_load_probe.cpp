@@ -3,8 +3,8 @@
 // cuLibraryLoadData (CUDA 12's context-independent loading), four loads in
 // a row, with the first launch when asked (a kernel taking one float*).
 // Not built by Meson (it links the driver, which the project only dlopens):
-//   nvcc -cubin -arch=sm_90 -o touch.cubin touch.cu   # extern "C" __global__ void touch(float* x) { x[threadIdx.x] = 1.0f; }
-//   g++ -O2 -std=c++20 -I/usr/local/cuda/include bench/module_load_probe.cpp -o module-load-probe
+//   nvcc -cubin -arch=sm_90 -o touch.cubin touch.cu   # extern "C" __global__ void touch(float* x) { x[threadIdx.x]
+//   = 1.0f; } g++ -O2 -std=c++20 -I/usr/local/cuda/include bench/module_load_probe.cpp -o module-load-probe
 //       -L/usr/local/cuda/lib64/stubs -lcuda   (one line)
 //   CUDA_MODULE_LOADING=LAZY ./module-load-probe touch.cubin touch module launch
 #include <cuda.h>

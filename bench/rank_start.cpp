@@ -37,13 +37,20 @@ Flags parse(int argc, char** argv)
     for (int i = 1; i + 1 < argc; i += 2) {
         std::string flag = argv[i];
         std::filesystem::path value = argv[i + 1];
-        if (flag == "--tree") flags.tree = value;
-        else if (flag == "--bundle") flags.bundle = value;
-        else if (flag == "--cache-dir") flags.cache_dir = value;
-        else if (flag == "--cunumpy-include-dir") flags.cunumpy_include_dir = value;
-        else if (flag == "--barrier") flags.barrier = value;
-        else if (flag == "--ranks") flags.ranks = std::stoi(value.string());
-        else throw ck::UsageError("unknown flag " + flag);
+        if (flag == "--tree")
+            flags.tree = value;
+        else if (flag == "--bundle")
+            flags.bundle = value;
+        else if (flag == "--cache-dir")
+            flags.cache_dir = value;
+        else if (flag == "--cunumpy-include-dir")
+            flags.cunumpy_include_dir = value;
+        else if (flag == "--barrier")
+            flags.barrier = value;
+        else if (flag == "--ranks")
+            flags.ranks = std::stoi(value.string());
+        else
+            throw ck::UsageError("unknown flag " + flag);
     }
     if (!flags.tree == !flags.bundle) throw ck::UsageError("give --tree DIR or --bundle FILE");
     return flags;
@@ -98,9 +105,10 @@ int main(int argc, char** argv)
         auto loading = std::chrono::steady_clock::now();
         auto loaded = catalog.compile_all(1);
         double load_ms = ms_since(loading);
-        std::printf("{\"mode\":\"%s\",\"kernels\":%zu,\"context_ms\":%.3f,\"open_ms\":%.3f,\"load_ms\":%.3f,"
-                    "\"total_ms\":%.3f}\n",
-                    flags.bundle ? "bundle" : "cache", loaded.size(), context_ms, open_ms, load_ms, ms_since(start));
+        std::printf(
+            "{\"mode\":\"%s\",\"kernels\":%zu,\"context_ms\":%.3f,\"open_ms\":%.3f,\"load_ms\":%.3f,"
+            "\"total_ms\":%.3f}\n",
+            flags.bundle ? "bundle" : "cache", loaded.size(), context_ms, open_ms, load_ms, ms_since(start));
         return 0;
     } catch (const ck::Error& error) {
         std::fprintf(stderr, "rank-start: %s\n", error.what());

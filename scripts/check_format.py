@@ -18,9 +18,10 @@ FOLDERS = ["include", "lib", "tools", "tests", "bench"]
 
 
 def clang_format():
+    # Each clang-format release formats a little differently: only 14's output is the project's.
     for name in ("clang-format-14", "clang-format"):
         path = shutil.which(name)
-        if path:
+        if path and " version 14." in subprocess.run([path, "--version"], capture_output=True, text=True).stdout:
             return path
     sys.exit("check_format: clang-format 14 is not installed: apt-get install clang-format-14 "
              "(scripts/setup installs it), or pip install clang-format==14.0.6")

@@ -32,9 +32,13 @@ struct CommandSpec {
 const CommandSpec command_table[] = {
     {"build", "Compile every kernel's host (Pyccel) and CUDA builds that the cache lacks", setup_build},
     {"cache", "Inspect, verify, prune, export and import the cache", setup_cache},
-    {"bundle", "Write one file with the catalog and the cached cubins and PTX of a tree, for KernelCatalog::from_bundle", setup_bundle},
-    {"status", "Show which kernels have CUDA, whether signatures agree, and the cache state of every artifact", setup_status},
-    {"check-signatures", "Check that each kernel's host and CUDA versions take the same parameters (files or trees)", setup_check_signatures},
+    {"bundle",
+     "Write one file with the catalog and the cached cubins and PTX of a tree, for KernelCatalog::from_bundle",
+     setup_bundle},
+    {"status", "Show which kernels have CUDA, whether signatures agree, and the cache state of every artifact",
+     setup_status},
+    {"check-signatures", "Check that each kernel's host and CUDA versions take the same parameters (files or trees)",
+     setup_check_signatures},
 };
 
 // The commands a command line names, outermost first ("cache verify"), and
@@ -42,7 +46,7 @@ const CommandSpec command_table[] = {
 // CLI11 would only say "A subcommand is required", and point at the top
 // level's help.
 struct CommandWords {
-    std::string path;                  ///< "cache verify"; "" before any command
+    std::string path;                   ///< "cache verify"; "" before any command
     std::vector<std::string> expected;  ///< the commands allowed where `unknown` stands
     const char* unknown = nullptr;
 };
@@ -60,7 +64,8 @@ CommandWords command_words(const CLI::App& app, int argc, char** argv)
         if (arg.empty() || arg[0] == '-') continue;
         auto subcommands = at->get_subcommands([](const CLI::App*) { return true; });
         if (subcommands.empty()) break;  // a leaf command: the rest are its arguments
-        auto named = std::find_if(subcommands.begin(), subcommands.end(), [&](const CLI::App* c) { return c->get_name() == arg; });
+        auto named = std::find_if(subcommands.begin(), subcommands.end(),
+                                  [&](const CLI::App* c) { return c->get_name() == arg; });
         if (named == subcommands.end()) {
             for (const CLI::App* c : subcommands) words.expected.push_back(c->get_name());
             words.unknown = argv[i];

@@ -35,10 +35,7 @@ struct BuildFlags {
     std::optional<std::string> cupy_cache_dir;
 };
 
-bool asks_cupy(const BuildFlags& flags)
-{
-    return flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy";
-}
+bool asks_cupy(const BuildFlags& flags) { return flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy"; }
 
 Config build_config(const BuildFlags& flags)
 {
@@ -78,19 +75,19 @@ public:
         ++done_;
         total_ = std::max(total_, done_);  // CuPy's jobs are known only once its child reports
         switch (job.state) {
-        case JobState::hit:
-            terminal_.note(fmt::format("cached  {}", label(job)), 1);
-            break;
-        case JobState::built:
-            terminal_.note(fmt::format("{}   {} ({:.2f} s{})", terminal_.green("built"), label(job), job.seconds,
-                                       job.reason == "no entry" ? "" : ", " + job.reason),
-                           terminal_.interactive() ? 1 : 0);
-            break;
-        case JobState::failed:
-            terminal_.note(fmt::format("{}  {}\n{}", terminal_.red("failed"), label(job), job.log), -1);
-            break;
-        case JobState::would_build:
-            break;
+            case JobState::hit:
+                terminal_.note(fmt::format("cached  {}", label(job)), 1);
+                break;
+            case JobState::built:
+                terminal_.note(fmt::format("{}   {} ({:.2f} s{})", terminal_.green("built"), label(job), job.seconds,
+                                           job.reason == "no entry" ? "" : ", " + job.reason),
+                               terminal_.interactive() ? 1 : 0);
+                break;
+            case JobState::failed:
+                terminal_.note(fmt::format("{}  {}\n{}", terminal_.red("failed"), label(job), job.log), -1);
+                break;
+            case JobState::would_build:
+                break;
         }
         show();
     }
@@ -138,12 +135,13 @@ void print_summary(Terminal& terminal, const BuildReport& report)
 {
     std::size_t ported = 0;
     for (const auto& kernel : report.kernels) ported += kernel.cuda_file ? 1 : 0;
-    std::size_t host = static_cast<std::size_t>(
-        std::count_if(report.jobs.begin(), report.jobs.end(), [](const JobResult& job) { return job.target == "host"; }));
+    std::size_t host = static_cast<std::size_t>(std::count_if(
+        report.jobs.begin(), report.jobs.end(), [](const JobResult& job) { return job.target == "host"; }));
     std::string host_part = host == 0 ? "" : ", " + counted(host, "host module");
-    std::string line = fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
-                                   counted(report.kernels.size(), "kernel"), ported, host_part, report.count(JobState::built),
-                                   report.count(JobState::hit), report.count(JobState::failed), report.seconds);
+    std::string line =
+        fmt::format("{} ({} with CUDA{}): {} built, {} cached, {} failed in {:.2f} s\n",
+                    counted(report.kernels.size(), "kernel"), ported, host_part, report.count(JobState::built),
+                    report.count(JobState::hit), report.count(JobState::failed), report.seconds);
     if (report.cupy && !report.cupy->description().empty()) {
         auto cupy = [&](JobState state) {
             return std::count_if(report.jobs.begin(), report.jobs.end(),
@@ -206,19 +204,22 @@ CommandRunner setup_build(CLI::App& command)
     flags->targets.add_to(command);
     command.add_flag("-n,--dry-run", flags->dry_run, "List what would compile and why; compile nothing");
     command.add_flag("--json", flags->json, "Print one JSON report on stdout");
-    command.add_option("--only", flags->only,
-                       "Build only the host (Pyccel) kernels, only the CUDA kernels, or only CuPy's cache entries (cupy); "
-                       "--cupy-cache adds CuPy's to host or cuda")
+    command
+        .add_option("--only", flags->only,
+                    "Build only the host (Pyccel) kernels, only the CUDA kernels, or only CuPy's cache entries (cupy); "
+                    "--cupy-cache adds CuPy's to host or cuda")
         ->check(CLI::IsMember({"host", "cuda", "cupy"}));
     command.add_flag("--cupy-cache", flags->cupy_cache,
                      "Also fill CuPy's kernel cache as cunumpy's first call of each CUDA kernel would (needs CuPy and "
                      "cunumpy in --python; no GPU)");
-    command.add_option("--cupy-cache-dir", flags->cupy_cache_dir,
-                       "CuPy's cache folder to fill (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
-                       "~/.cupy/kernel_cache)")
+    command
+        .add_option("--cupy-cache-dir", flags->cupy_cache_dir,
+                    "CuPy's cache folder to fill (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
+                    "~/.cupy/kernel_cache)")
         ->check(non_empty_path());
-    command.add_flag("--replace-foreign", flags->replace_foreign,
-                     "With --in-place: also rebuild in-place modules another tool built, even when newer than their sources");
+    command.add_flag(
+        "--replace-foreign", flags->replace_foreign,
+        "With --in-place: also rebuild in-place modules another tool built, even when newer than their sources");
     return [flags](Terminal& terminal) { return run_build_command(*flags, terminal); };
 }
 

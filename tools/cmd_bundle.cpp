@@ -46,9 +46,10 @@ int run_bundle(const BundleFlags& flags, Terminal& terminal)
                             {"bytes", summary.bytes}};
         terminal.result(util::json_text(j, 2) + "\n");
     } else if (terminal.verbosity() >= 0) {
-        terminal.result(fmt::format("{}: {} ({} with CUDA), {} for {}, {} bytes\n", display_path(summary.output),
-                                    counted(summary.kernels, "kernel"), summary.ported,
-                                    counted(summary.artifacts, "artifact"), summary.targets.empty() ? "no target" : util::comma_list(summary.targets), summary.bytes));
+        terminal.result(
+            fmt::format("{}: {} ({} with CUDA), {} for {}, {} bytes\n", display_path(summary.output),
+                        counted(summary.kernels, "kernel"), summary.ported, counted(summary.artifacts, "artifact"),
+                        summary.targets.empty() ? "no target" : util::comma_list(summary.targets), summary.bytes));
     }
     return 0;
 }

@@ -35,13 +35,13 @@ struct CacheFlags {
     std::optional<std::string> max_age;
     std::optional<std::string> max_size;
     std::string archive;
-    std::string kernel;                  ///< path: kernel name or dotted module
-    std::optional<std::string> target;   ///< path: sm_90 or compute_90
-    std::optional<std::string> compiler; ///< path: nvrtc or nvcc
-    std::optional<std::string> python;   ///< path: the interpreter that locates cunumpy's headers
+    std::string kernel;                              ///< path: kernel name or dotted module
+    std::optional<std::string> target;               ///< path: sm_90 or compute_90
+    std::optional<std::string> compiler;             ///< path: nvrtc or nvcc
+    std::optional<std::string> python;               ///< path: the interpreter that locates cunumpy's headers
     std::optional<std::string> cunumpy_include_dir;  ///< path: cunumpy's CUDA headers
-    bool in_place = false;               ///< clean: what build --in-place wrote in the tree
-    bool zero = false;                   ///< info: zero the hit and miss counters
+    bool in_place = false;                           ///< clean: what build --in-place wrote in the tree
+    bool zero = false;                               ///< info: zero the hit and miss counters
 };
 
 // Which cache: --cache-dir, else the name from --cache-name, the tree's
@@ -85,8 +85,8 @@ std::string human_bytes(std::uint64_t bytes)
 
 nlohmann::json entry_json(const EntryInfo& entry)
 {
-    nlohmann::json j = {{"kind", entry.kind},       {"key", entry.key},         {"dir", entry.dir.string()},
-                        {"bytes", entry.bytes},     {"current", entry.current}, {"linked", entry.linked},
+    nlohmann::json j = {{"kind", entry.kind},          {"key", entry.key},         {"dir", entry.dir.string()},
+                        {"bytes", entry.bytes},        {"current", entry.current}, {"linked", entry.linked},
                         {"last_used", entry.last_used}};
     if (entry.manifest) {
         j["module"] = entry.manifest->module;
@@ -120,11 +120,12 @@ std::string statistics_text(const CacheStatistics& statistics)
 {
     const CacheCounters& c = statistics.counters;
     std::uint64_t hits = c.build_hits + c.load_hits, misses = c.build_misses + c.load_misses;
-    return fmt::format("hits:       {} ({} hit rate; build {}, runtime loads {})\n"
-                       "misses:     {} (build compiles {}, runtime compiles {})\n"
-                       "counted:    {}\n",
-                       hits, percent(hits, hits + misses), c.build_hits, c.load_hits, misses, c.build_misses,
-                       c.load_misses, statistics.since.empty() ? "since the cache began" : "since " + statistics.since);
+    return fmt::format(
+        "hits:       {} ({} hit rate; build {}, runtime loads {})\n"
+        "misses:     {} (build compiles {}, runtime compiles {})\n"
+        "counted:    {}\n",
+        hits, percent(hits, hits + misses), c.build_hits, c.load_hits, misses, c.build_misses, c.load_misses,
+        statistics.since.empty() ? "since the cache began" : "since " + statistics.since);
 }
 
 int run_info(const CacheFlags& flags, Terminal& terminal)
@@ -133,7 +134,8 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
         CacheLocation location = locate(flags, true);
         zero_statistics(EntryStore(location.root));
         if (flags.json)
-            terminal.result(util::json_text(nlohmann::json{{"root", location.root.string()}, {"zeroed", true}}, 2) + "\n");
+            terminal.result(util::json_text(nlohmann::json{{"root", location.root.string()}, {"zeroed", true}}, 2) +
+                            "\n");
         else
             terminal.result(fmt::format("hit and miss counters of {} zeroed\n", location.root.string()));
         return 0;
@@ -152,8 +154,12 @@ int run_info(const CacheFlags& flags, Terminal& terminal)
         if (!entry.current) ++superseded;
     }
     if (flags.json) {
-        nlohmann::json j{{"root", location.root.string()}, {"name", location.name}, {"entries", entries.size()},
-                         {"bytes", bytes}, {"by_kind", by_kind}, {"bytes_by_kind", bytes_by_kind},
+        nlohmann::json j{{"root", location.root.string()},
+                         {"name", location.name},
+                         {"entries", entries.size()},
+                         {"bytes", bytes},
+                         {"by_kind", by_kind},
+                         {"bytes_by_kind", bytes_by_kind},
                          {"superseded", superseded},
                          {"statistics",
                           {{"build_hits", statistics.counters.build_hits},
@@ -265,7 +271,8 @@ int run_path(const CacheFlags& flags, Terminal& terminal)
     const std::string& name = flags.kernel;
     auto is_named = [&](const JobResult& job) {
         return job.kernel == name || job.module == name ||
-               (job.module.size() > name.size() && job.module.compare(job.module.size() - name.size(), name.size(), name) == 0 &&
+               (job.module.size() > name.size() &&
+                job.module.compare(job.module.size() - name.size(), name.size(), name) == 0 &&
                 job.module[job.module.size() - name.size() - 1] == '.');
     };
     std::string out;
@@ -278,12 +285,13 @@ int run_path(const CacheFlags& flags, Terminal& terminal)
             continue;
         }
         ++missing;
-        terminal.note(fmt::format("{} [{}]: no current artifact ({}); run cunumpy-kernels build", job.module, job.target,
-                                  job.reason.empty() ? "not built" : job.reason));
+        terminal.note(fmt::format("{} [{}]: no current artifact ({}); run cunumpy-kernels build", job.module,
+                                  job.target, job.reason.empty() ? "not built" : job.reason));
     }
     if (matched == 0)
-        throw UsageError("cache path: no CUDA kernel '" + name + "'" + (flags.target ? " with target " + *flags.target : "") +
-                         " in " + flags.tree + " (a kernel name, or its dotted module)");
+        throw UsageError("cache path: no CUDA kernel '" + name + "'" +
+                         (flags.target ? " with target " + *flags.target : "") + " in " + flags.tree +
+                         " (a kernel name, or its dotted module)");
     terminal.result(out);
     return missing == 0 ? 0 : 1;
 }
@@ -315,7 +323,8 @@ int run_clean_in_place(const CacheFlags& flags, Terminal& terminal)
 {
     auto removed = clean_in_place({flags.tree}, flags.dry_run);
     if (terminal.verbosity() > 0 || flags.dry_run)
-        for (const auto& file : removed) terminal.result((flags.dry_run ? "would remove " : "removed ") + file.string() + "\n");
+        for (const auto& file : removed)
+            terminal.result((flags.dry_run ? "would remove " : "removed ") + file.string() + "\n");
     terminal.result(fmt::format("{} {} in-place files below {}\n", flags.dry_run ? "would remove" : "removed",
                                 removed.size(), flags.tree));
     return 0;
@@ -331,7 +340,8 @@ int run_clean(const CacheFlags& flags, Terminal& terminal)
         Config config = load_config(flags.tree);
         modules = tree_modules(flags.tree, config);
         if (modules.empty())
-            throw UsageError("cache clean: no kernels in " + flags.tree + "; without --tree, clean removes every entry");
+            throw UsageError("cache clean: no kernels in " + flags.tree +
+                             "; without --tree, clean removes every entry");
     }
     CleanSummary summary = clean_entries(EntryStore(location.root), modules, flags.dry_run);
     if (flags.dry_run) {
@@ -364,13 +374,15 @@ const CacheCommand cache_commands[] = {
     {"export", "Write every sound CUDA entry to a .tar.zst archive", run_export},
     {"import", "Publish the entries of an exported archive that the cache lacks", run_import},
     {"path", "Print the current cubin or PTX of a kernel (exit 1 when missing or stale)", run_path},
-    {"clean", "Remove every entry, or with --tree those built from that tree; --in-place: what build --in-place wrote", run_clean},
+    {"clean", "Remove every entry, or with --tree those built from that tree; --in-place: what build --in-place wrote",
+     run_clean},
 };
 
 void add_location_flags(CLI::App& command, CacheFlags& flags)
 {
     command.add_option("--cache-dir", flags.cache_dir, "Cache root")->check(non_empty_path());
-    command.add_option("--cache-name", flags.cache_name, "PyccelCache name (root from $<NAME>_KERNEL_CACHE or ~/.cache/<name>/kernels)");
+    command.add_option("--cache-name", flags.cache_name,
+                       "PyccelCache name (root from $<NAME>_KERNEL_CACHE or ~/.cache/<name>/kernels)");
     command.add_option("--tree", flags.tree, "Kernel tree whose cache is meant (default: .)")->check(non_empty_path());
 }
 
@@ -389,9 +401,11 @@ CommandRunner setup_cache(CLI::App& command)
         if (name == "info") sub->add_flag("-z,--zero", flags->zero, "Zero the hit and miss counters");
         if (name == "verify") sub->add_flag("--fix", flags->fix, "Remove bad entries (the next build rebuilds them)");
         if (name == "prune") {
-            sub->add_option("--max-age", flags->max_age, "Remove entries not used or built for longer than this (30d, 12h, 45m, 90s)");
+            sub->add_option("--max-age", flags->max_age,
+                            "Remove entries not used or built for longer than this (30d, 12h, 45m, 90s)");
             sub->add_option("--max-size", flags->max_size,
-                            "Then remove superseded entries, then the least recently used, until the cache is under this size (500M, 2G)");
+                            "Then remove superseded entries, then the least recently used, until the cache is under "
+                            "this size (500M, 2G)");
             sub->add_flag("--superseded", flags->superseded, "Remove every entry that is no kernel's current build");
             sub->add_flag("-n,--dry-run", flags->dry_run, "List what would be removed");
         }
@@ -399,7 +413,8 @@ CommandRunner setup_cache(CLI::App& command)
             sub->add_option("archive", flags->archive, "The .tar.zst file")->required();
         if (name == "path") {
             sub->add_option("kernel", flags->kernel, "Kernel name, or its dotted module")->required();
-            sub->add_option("--arch", flags->target, "One target: sm_90 (cubin) or compute_90 (PTX); default: the tree's targets");
+            sub->add_option("--arch", flags->target,
+                            "One target: sm_90 (cubin) or compute_90 (PTX); default: the tree's targets");
             sub->add_option("--compiler", flags->compiler, "nvrtc (default) or nvcc: whose build is meant");
             sub->add_option("--python", flags->python,
                             "Python interpreter that locates cunumpy's headers, as given to build (default python3)");
@@ -407,8 +422,9 @@ CommandRunner setup_cache(CLI::App& command)
                             "cunumpy's CUDA header folder, as given to build (skips the Python probe)");
         }
         if (name == "clean") {
-            sub->add_flag("--in-place", flags->in_place,
-                          "Remove the files build --in-place wrote below --tree (another tool's builds stay); not the cache");
+            sub->add_flag(
+                "--in-place", flags->in_place,
+                "Remove the files build --in-place wrote below --tree (another tool's builds stay); not the cache");
             sub->add_flag("-n,--dry-run", flags->dry_run, "List what would be removed");
         }
         runners.emplace_back(sub, spec.run);

@@ -35,10 +35,7 @@ struct CheckFlags {
     bool warnings_as_errors = false;
 };
 
-bool is_warning(const SignatureFinding& finding)
-{
-    return finding.severity == SignatureFinding::Severity::warning;
-}
+bool is_warning(const SignatureFinding& finding) { return finding.severity == SignatureFinding::Severity::warning; }
 
 constexpr int exit_mismatch = 1;
 constexpr int exit_unreadable_path = 2;
@@ -69,12 +66,18 @@ std::string github_escape(const std::string& text, bool property)
 {
     std::string out;
     for (char c : text) {
-        if (c == '%') out += "%25";
-        else if (c == '\r') out += "%0D";
-        else if (c == '\n') out += "%0A";
-        else if (property && c == ':') out += "%3A";
-        else if (property && c == ',') out += "%2C";
-        else out += c;
+        if (c == '%')
+            out += "%25";
+        else if (c == '\r')
+            out += "%0D";
+        else if (c == '\n')
+            out += "%0A";
+        else if (property && c == ':')
+            out += "%3A";
+        else if (property && c == ',')
+            out += "%2C";
+        else
+            out += c;
     }
     return out;
 }
@@ -158,10 +161,12 @@ std::string summary(const std::vector<KernelSignatures>& kernels, std::size_t wa
         unreadable += agreement == SignatureAgreement::unreadable && error ? 1 : 0;
         warnings += static_cast<std::size_t>(std::count_if(kernel.findings.begin(), kernel.findings.end(), is_warning));
     }
-    std::string warned = !warnings ? "" : ", " + counted(warnings, "warning") + (warnings_fail ? " (errors: warnings-as-errors)" : "");
+    std::string warned =
+        !warnings ? "" : ", " + counted(warnings, "warning") + (warnings_fail ? " (errors: warnings-as-errors)" : "");
     std::string structs = headers == 0 && header_findings == 0 ? ""
-                          : header_findings == 0 ? "; " + counted(headers, "struct header") + " up to date"
-                                                 : fmt::format("; {} of {} struct headers fail", header_findings, headers);
+                          : header_findings == 0
+                              ? "; " + counted(headers, "struct header") + " up to date"
+                              : fmt::format("; {} of {} struct headers fail", header_findings, headers);
     if (mismatched + unreadable == 0)
         return fmt::format("check-signatures: {}, {} with more than one implementation: {}{}{}",
                            counted(kernels.size(), "kernel"), compared,
@@ -205,8 +210,10 @@ std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, Termina
     std::vector<fs::path> present;
     for (const auto& path : paths) {
         std::error_code error;
-        if (fs::exists(path, error)) present.push_back(path);
-        else terminal.note("check-signatures: " + path.string() + " does not exist (deleted or renamed): skipped");
+        if (fs::exists(path, error))
+            present.push_back(path);
+        else
+            terminal.note("check-signatures: " + path.string() + " does not exist (deleted or renamed): skipped");
     }
     return present;
 }
@@ -216,7 +223,8 @@ std::vector<fs::path> existing_paths(const std::vector<fs::path>& paths, Termina
 // suffixes may differ.
 std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::vector<fs::path>& paths,
                                           bool& warnings_as_errors, std::vector<std::string>& walk_warnings,
-                                          std::vector<StructHeaderFinding>& header_findings, std::size_t& configured_headers)
+                                          std::vector<StructHeaderFinding>& header_findings,
+                                          std::size_t& configured_headers)
 {
     warnings_as_errors = flags.warnings_as_errors;
     std::map<fs::path, std::vector<fs::path>> by_config;
@@ -229,7 +237,8 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
         SourceRecord record(source_record_file(config));
         std::vector<KernelSource> kernels;
         try {
-            kernels = kernels_of_paths(group, config, [&](const std::string& w) { walk_warnings.push_back(w); }, &record);
+            kernels = kernels_of_paths(
+                group, config, [&](const std::string& w) { walk_warnings.push_back(w); }, &record);
         } catch (const SourceError& error) {
             throw UsageError(error.what());  // a folder that cannot be listed is an unreadable path: exit 2
         }
@@ -274,8 +283,11 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
     } else if (flags.format == "github") {
         std::string annotations;
         for (const auto& h : headers)
-            annotations += "::error file=" + github_escape(report_path(h.header, true), true) + "::" +
-                           github_escape(h.problem + "\n" + h.diff + (h.regenerate.empty() ? "" : "regenerate it: " + h.regenerate), false) + "\n";
+            annotations +=
+                "::error file=" + github_escape(report_path(h.header, true), true) + "::" +
+                github_escape(
+                    h.problem + "\n" + h.diff + (h.regenerate.empty() ? "" : "regenerate it: " + h.regenerate), false) +
+                "\n";
         terminal.result(github_walk_warnings(walk_warnings) + github_report(results) + annotations);
     } else {
         std::string header_text;
@@ -294,9 +306,11 @@ CommandRunner setup_check_signatures(CLI::App& command)
     flags->tree.add_to(command);
     // Here the cache is only where the record of source digests is kept.
     command.get_option("--cache-dir")
-        ->description("Cache root whose .records/sources keeps the record of source digests "
-                      "(default: ~/.cache/cunumpy-kernels/sources.record)");
-    command.add_option("--format", flags->format, "text (file:line: error: ...), json, or github (workflow annotations)")
+        ->description(
+            "Cache root whose .records/sources keeps the record of source digests "
+            "(default: ~/.cache/cunumpy-kernels/sources.record)");
+    command
+        .add_option("--format", flags->format, "text (file:line: error: ...), json, or github (workflow annotations)")
         ->check(CLI::IsMember({"text", "json", "github"}));
     command.add_flag("--warnings-as-errors", flags->warnings_as_errors,
                      "exit 1 on warnings too (cunumpy cannot read a declaration); also the warnings-as-errors key");

@@ -37,13 +37,14 @@ struct StatusFlags {
 void refuse_with_bundle(const StatusFlags& flags)
 {
     const TargetFlags& t = flags.targets;
-    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || t.compiler || !t.options.empty() || !t.verbatim.empty() || flags.only ||
-                 flags.cupy_cache || flags.cupy_cache_dir || flags.gates.require_cuda ||
-                 flags.gates.require_built || flags.gates.check_signatures;
+    bool other = !t.architectures.empty() || t.ptx || t.no_ptx || t.compiler || !t.options.empty() ||
+                 !t.verbatim.empty() || flags.only || flags.cupy_cache || flags.cupy_cache_dir ||
+                 flags.gates.require_cuda || flags.gates.require_built || flags.gates.check_signatures;
     if (other)
-        throw UsageError("--bundle: the bundle names its targets, compiler and compiler options and is one gate of its "
-                         "own; --arch, --ptx, --no-ptx, --compiler, --compiler-option, --only, --cupy-cache, "
-                         "--cupy-cache-dir, --require-cuda, --require-built and --check-signatures do not apply to it");
+        throw UsageError(
+            "--bundle: the bundle names its targets, compiler and compiler options and is one gate of its "
+            "own; --arch, --ptx, --no-ptx, --compiler, --compiler-option, --only, --cupy-cache, "
+            "--cupy-cache-dir, --require-cuda, --require-built and --check-signatures do not apply to it");
 }
 
 std::string host_kinds(const KernelSource& kernel)
@@ -105,7 +106,8 @@ std::string artifacts_cell(const KernelStatus& status, const Terminal& terminal,
     std::string cell;
     for (const auto& [head, labels] : groups) {
         std::string text = head + ": " + labels;
-        cell += (cell.empty() ? "" : "; ") + (head.rfind("built", 0) == 0 ? terminal.green(text) : terminal.yellow(text));
+        cell +=
+            (cell.empty() ? "" : "; ") + (head.rfind("built", 0) == 0 ? terminal.green(text) : terminal.yellow(text));
     }
     return cell.empty() ? "-" : cell;
 }
@@ -153,10 +155,7 @@ std::string modules_lines(const StatusReport& report, const Terminal& terminal)
     return "\nother modules built in place: " + line + "\n" + details;
 }
 
-bool asks_cupy(const StatusFlags& flags)
-{
-    return flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy";
-}
+bool asks_cupy(const StatusFlags& flags) { return flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy"; }
 
 int run_status(const StatusFlags& flags, Terminal& terminal)
 {
@@ -183,7 +182,8 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
                                ? "\nCuPy's kernel cache: " + report.cupy->description() + "\n"
                                : "";
         CudaToolkit toolkit = find_cuda_toolkit(request.config);
-        std::string cuda = request.cuda ? "\nCUDA toolkit: " + toolkit.root.string() + " (found by " + toolkit.found_by + ")\n" : "";
+        std::string cuda =
+            request.cuda ? "\nCUDA toolkit: " + toolkit.root.string() + " (found by " + toolkit.found_by + ")\n" : "";
         std::string headers;
         for (const auto& h : report.struct_headers) headers += "\n" + finding_text(h, display_path);
         terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy +
@@ -201,19 +201,23 @@ CommandRunner setup_status(CLI::App& command)
     flags->tree.add_to(command);
     flags->targets.add_to(command);
     command.add_flag("--json", flags->json, "Print one JSON document on stdout");
-    command.add_option("--only", flags->only,
-                       "Report only the host (Pyccel), only the CUDA artifacts, or only CuPy's cache (cupy), as build --only")
+    command
+        .add_option(
+            "--only", flags->only,
+            "Report only the host (Pyccel), only the CUDA artifacts, or only CuPy's cache (cupy), as build --only")
         ->check(CLI::IsMember({"host", "cuda", "cupy"}));
     command.add_flag("--cupy-cache", flags->cupy_cache,
                      "Also report whether CuPy's kernel cache holds each CUDA kernel (starts --python with CuPy; "
                      "compiles no kernel)");
-    command.add_option("--cupy-cache-dir", flags->cupy_cache_dir,
-                       "CuPy's cache folder to read (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
-                       "~/.cupy/kernel_cache)")
+    command
+        .add_option("--cupy-cache-dir", flags->cupy_cache_dir,
+                    "CuPy's cache folder to read (implies --cupy-cache; default: $CUPY_CACHE_DIR, else "
+                    "~/.cupy/kernel_cache)")
         ->check(non_empty_path());
-    command.add_option("--bundle", flags->bundle,
-                       "Say whether this bundle (cunumpy-kernels bundle) is stale for the trees (default: those it was "
-                       "made from): exit 1 when a kernel's key changed or kernels were added or removed")
+    command
+        .add_option("--bundle", flags->bundle,
+                    "Say whether this bundle (cunumpy-kernels bundle) is stale for the trees (default: those it was "
+                    "made from): exit 1 when a kernel's key changed or kernels were added or removed")
         ->check(non_empty_path());
     command.add_flag("--require-cuda", flags->gates.require_cuda, "Exit 1 unless every kernel has a CUDA version");
     command.add_flag("--require-built", flags->gates.require_built,

@@ -15,7 +15,8 @@ std::string artifacts_text(const BundleKernelStatus& kernel)
 {
     std::string text;
     for (const auto& a : kernel.artifacts)
-        if (a.state != "current") text += (text.empty() ? "" : "; ") + a.target + ": " + a.state + " (" + a.reason + ")";
+        if (a.state != "current")
+            text += (text.empty() ? "" : "; ") + a.target + ": " + a.state + " (" + a.reason + ")";
     return text.empty() ? kernel.reason : text;
 }
 
@@ -24,12 +25,14 @@ std::string report_text(const BundleStatus& status, const Terminal& terminal)
     std::string targets = util::comma_list(status.targets);
     std::string head = "bundle " + display_path(status.bundle) + " (made " + status.created + ", " +
                        (targets.empty() ? "no target" : targets) + "): ";
-    if (status.current()) return head + terminal.green("current") + ", " + counted(status.kernels.size(), "kernel") + "\n";
+    if (status.current())
+        return head + terminal.green("current") + ", " + counted(status.kernels.size(), "kernel") + "\n";
     std::string text = head + terminal.yellow("stale") + "\n";
     if (!status.toolkit_change.empty()) text += "  toolkit: " + status.toolkit_change + "\n";
     for (const auto& k : status.kernels) {
         if (k.state == "current") continue;
-        std::string detail = k.state == "changed" || k.state == "unknown" || k.state == "corrupt" ? ": " + artifacts_text(k) : "";
+        std::string detail =
+            k.state == "changed" || k.state == "unknown" || k.state == "corrupt" ? ": " + artifacts_text(k) : "";
         text += "  " + k.state + " " + k.module + detail + "\n";
     }
     return text;
@@ -49,14 +52,17 @@ int run_status_bundle(const std::filesystem::path& bundle, const TreeOptions& tr
     for (const auto& warning : status.warnings) spdlog::warn("{}", warning);
     std::string failure;
     if (!status.modules("corrupt").empty())
-        failure = "the bundle " + display_path(bundle) + " is damaged: copy it again from where it was made, or make "
+        failure = "the bundle " + display_path(bundle) +
+                  " is damaged: copy it again from where it was made, or make "
                   "it again (cunumpy-kernels bundle)";
     else if (!status.current() && !status.toolkit_change.empty())
-        failure = "the bundle " + display_path(bundle) + " was made with another CUDA toolkit: give status --cuda-root " +
-                  status.toolkit.root + " to compare it with the tree, or run cunumpy-kernels build, then "
+        failure = "the bundle " + display_path(bundle) +
+                  " was made with another CUDA toolkit: give status --cuda-root " + status.toolkit.root +
+                  " to compare it with the tree, or run cunumpy-kernels build, then "
                   "cunumpy-kernels bundle with this one";
     else if (!status.current())
-        failure = "the bundle " + display_path(bundle) + " is stale: run cunumpy-kernels build, then cunumpy-kernels "
+        failure = "the bundle " + display_path(bundle) +
+                  " is stale: run cunumpy-kernels build, then cunumpy-kernels "
                   "bundle with the same options";
     if (json) {
         nlohmann::json j = to_json(status, display_path);

@@ -1,6 +1,3 @@
 #include "cli.hpp"
 
-int main(int argc, char** argv)
-{
-    return ck::cli::run(argc, argv);
-}
+int main(int argc, char** argv) { return ck::cli::run(argc, argv); }

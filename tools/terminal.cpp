@@ -52,7 +52,9 @@ void configure_logger(bool colored, int verbosity)
 }  // namespace
 
 Terminal::Terminal(int verbosity, ColorMode color)
-    : verbosity_(verbosity), interactive_(::isatty(STDERR_FILENO) == 1), colored_(color_allowed(color, interactive_)),
+    : verbosity_(verbosity),
+      interactive_(::isatty(STDERR_FILENO) == 1),
+      colored_(color_allowed(color, interactive_)),
       results_colored_(colored_ && (color == ColorMode::always || ::isatty(STDOUT_FILENO) == 1))
 {
     configure_logger(colored_, verbosity_);

@@ -53,22 +53,35 @@ template <typename T>
 constexpr ElementType element_type_of()
 {
     using U = std::remove_cv_t<T>;
-    if constexpr (std::is_same_v<U, bool>) return ElementType::boolean;
-    else if constexpr (std::is_same_v<U, float>) return ElementType::float32;
-    else if constexpr (std::is_same_v<U, double>) return ElementType::float64;
-    else if constexpr (std::is_same_v<U, std::complex<float>>) return ElementType::complex64;
-    else if constexpr (std::is_same_v<U, std::complex<double>>) return ElementType::complex128;
+    if constexpr (std::is_same_v<U, bool>)
+        return ElementType::boolean;
+    else if constexpr (std::is_same_v<U, float>)
+        return ElementType::float32;
+    else if constexpr (std::is_same_v<U, double>)
+        return ElementType::float64;
+    else if constexpr (std::is_same_v<U, std::complex<float>>)
+        return ElementType::complex64;
+    else if constexpr (std::is_same_v<U, std::complex<double>>)
+        return ElementType::complex128;
     else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>) {
-        if constexpr (sizeof(U) == 1) return ElementType::int8;
-        else if constexpr (sizeof(U) == 2) return ElementType::int16;
-        else if constexpr (sizeof(U) == 4) return ElementType::int32;
-        else return ElementType::int64;
+        if constexpr (sizeof(U) == 1)
+            return ElementType::int8;
+        else if constexpr (sizeof(U) == 2)
+            return ElementType::int16;
+        else if constexpr (sizeof(U) == 4)
+            return ElementType::int32;
+        else
+            return ElementType::int64;
     } else {
         static_assert(std::is_integral_v<U> && std::is_unsigned_v<U>, "no ElementType for this type");
-        if constexpr (sizeof(U) == 1) return ElementType::uint8;
-        else if constexpr (sizeof(U) == 2) return ElementType::uint16;
-        else if constexpr (sizeof(U) == 4) return ElementType::uint32;
-        else return ElementType::uint64;
+        if constexpr (sizeof(U) == 1)
+            return ElementType::uint8;
+        else if constexpr (sizeof(U) == 2)
+            return ElementType::uint16;
+        else if constexpr (sizeof(U) == 4)
+            return ElementType::uint32;
+        else
+            return ElementType::uint64;
     }
 }
 
@@ -82,7 +95,7 @@ inline constexpr int max_array_dims = 8;
 /// A view of an array the caller owns: what cunumpy's Array<N>D<T> and
 /// CArray<N>D<T> (cunumpy/array_view.cuh) carry, plus where it lives.
 struct CK_API ArrayView {
-    void* data = nullptr;                       ///< first element (host pointer or device address)
+    void* data = nullptr;  ///< first element (host pointer or device address)
     ElementType type = ElementType::float64;
     Memory memory = Memory::host;
     int ndim = 0;                               ///< 0 to max_array_dims
@@ -149,13 +162,16 @@ public:
     enum class Kind : std::uint8_t { scalar, array, structure };
 
     template <typename T>
-        requires(std::is_arithmetic_v<T>)
-    Argument(T value) : kind_(Kind::scalar), type_(element_type_of<T>())
+    requires(std::is_arithmetic_v<T>) Argument(T value) : kind_(Kind::scalar), type_(element_type_of<T>())
     {
-        if constexpr (std::is_same_v<T, bool>) payload_.scalar.value.b = value;
-        else if constexpr (std::is_floating_point_v<T>) payload_.scalar.value.f = static_cast<double>(value);
-        else if constexpr (std::is_signed_v<T>) payload_.scalar.value.i = static_cast<std::int64_t>(value);
-        else payload_.scalar.value.u = static_cast<std::uint64_t>(value);
+        if constexpr (std::is_same_v<T, bool>)
+            payload_.scalar.value.b = value;
+        else if constexpr (std::is_floating_point_v<T>)
+            payload_.scalar.value.f = static_cast<double>(value);
+        else if constexpr (std::is_signed_v<T>)
+            payload_.scalar.value.i = static_cast<std::int64_t>(value);
+        else
+            payload_.scalar.value.u = static_cast<std::uint64_t>(value);
     }
     Argument(std::complex<float> value);
     Argument(std::complex<double> value);

@@ -23,25 +23,30 @@ inline const std::vector<std::string> default_architectures = {"sm_80", "sm_90"}
 /// Every option a kernel tree can set. The field comment names its key in
 /// `[tool.cunumpy-kernels]`; man/cunumpy-kernels.5.scd documents them all.
 struct Config {
-    std::string host_suffix = "_kernels";           ///< host-suffix: `<name><suffix>.py` is the host kernel
-    std::string cuda_suffix = "_cuda.cu";            ///< cuda-suffix: `<name><suffix>` is the CUDA kernel, as cunumpy's cuda_suffix
+    std::string host_suffix = "_kernels";  ///< host-suffix: `<name><suffix>.py` is the host kernel
+    std::string cuda_suffix =
+        "_cuda.cu";  ///< cuda-suffix: `<name><suffix>` is the CUDA kernel, as cunumpy's cuda_suffix
     std::vector<std::string> architectures = default_architectures;  ///< arch: `sm_XX` cubin targets
-    bool ptx = true;                                 ///< ptx: also emit PTX of the newest arch
-    CudaCompilerKind compiler = CudaCompilerKind::nvrtc;  ///< compiler: "nvrtc" or "nvcc"
-    std::vector<std::string> options;                ///< options: extra compiler options (`-D...`, `-std=...`), include paths and options files made absolute; then verbatim-options, each as `--verbatim-option=X`
+    bool ptx = true;                                                 ///< ptx: also emit PTX of the newest arch
+    CudaCompilerKind compiler = CudaCompilerKind::nvrtc;             ///< compiler: "nvrtc" or "nvcc"
+    std::vector<std::string>
+        options;  ///< options: extra compiler options (`-D...`, `-std=...`), include paths and options files made
+                  ///< absolute; then verbatim-options, each as `--verbatim-option=X`
     /// The same options exactly as written (pyproject.toml, then
     /// --compiler-option): what an application passes to cunumpy's
     /// `options=`, and so what CuPy's key holds (`build --cupy-cache`).
     std::vector<std::string> options_as_written;
-    std::vector<std::filesystem::path> include_dirs; ///< include-dirs: searched after the package's own
-    std::optional<std::filesystem::path> cache_dir;  ///< cache-dir: the cache root, overriding cunumpy's
-    std::optional<std::string> cache_name;           ///< cache-name: PyccelCache name; default: top-level package
-    std::optional<int> jobs;                         ///< jobs: parallel compilations; default: cores
-    std::string python = "python3";                  ///< python: interpreter that finds cunumpy's headers
+    std::vector<std::filesystem::path> include_dirs;  ///< include-dirs: searched after the package's own
+    std::optional<std::filesystem::path> cache_dir;   ///< cache-dir: the cache root, overriding cunumpy's
+    std::optional<std::string> cache_name;            ///< cache-name: PyccelCache name; default: top-level package
+    std::optional<int> jobs;                          ///< jobs: parallel compilations; default: cores
+    std::string python = "python3";                   ///< python: interpreter that finds cunumpy's headers
     std::optional<std::filesystem::path> cunumpy_include_dir;  ///< cunumpy-include-dir: skip the Python probe
-    bool check_name_length = true;                   ///< check-name-length: warn on names over 48 characters
-    std::filesystem::path cuda_root;  ///< cuda-root: toolkit of nvcc/NVRTC; empty: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda
-    std::string language = "c";  ///< language: Pyccel's target for host kernels, "c" (PyccelCache's default) or "fortran"
+    bool check_name_length = true;                             ///< check-name-length: warn on names over 48 characters
+    std::filesystem::path
+        cuda_root;  ///< cuda-root: toolkit of nvcc/NVRTC; empty: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda
+    std::string language =
+        "c";  ///< language: Pyccel's target for host kernels, "c" (PyccelCache's default) or "fortran"
     std::optional<bool> openmp;  ///< openmp: host builds with OpenMP; unset: as `<NAME>_OPENMP` says, default on
     /// in-place: build host modules beside their sources, as `pyccel compile`
     /// without `--output` does, instead of into the cache (`build --in-place`)

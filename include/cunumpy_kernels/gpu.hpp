@@ -28,14 +28,14 @@ class DeviceBuffer;
 /// checks before every launch.
 struct DeviceInfo {
     int ordinal = 0;
-    std::string name;                  ///< "NVIDIA H200"
-    int cc_major = 0;                  ///< compute capability, e.g. 9
-    int cc_minor = 0;                  ///< e.g. 0
+    std::string name;  ///< "NVIDIA H200"
+    int cc_major = 0;  ///< compute capability, e.g. 9
+    int cc_minor = 0;  ///< e.g. 0
     int max_threads_per_block = 0;
-    int max_block[3] = {0, 0, 0};      ///< per axis
-    int max_grid[3] = {0, 0, 0};       ///< per axis
-    int shared_per_block = 0;          ///< bytes a block may use without opting in
-    int shared_per_block_optin = 0;    ///< bytes a block may use after cuFuncSetAttribute
+    int max_block[3] = {0, 0, 0};    ///< per axis
+    int max_grid[3] = {0, 0, 0};     ///< per axis
+    int shared_per_block = 0;        ///< bytes a block may use without opting in
+    int shared_per_block_optin = 0;  ///< bytes a block may use after cuFuncSetAttribute
 
     /// "sm_90".
     std::string arch() const { return "sm_" + std::to_string(cc_major) + std::to_string(cc_minor); }

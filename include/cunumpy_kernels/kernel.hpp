@@ -75,7 +75,8 @@ decltype(auto) host_parameter(const Argument& argument, std::size_t index)
         convert_scalar(argument, element_type_of<T>(), &value, "argument " + std::to_string(index));
         return value;
     } else {
-        static_assert(std::is_trivially_copyable_v<T>, "host kernel parameters: pointers, ArrayView, scalars, or trivially copyable structs");
+        static_assert(std::is_trivially_copyable_v<T>,
+                      "host kernel parameters: pointers, ArrayView, scalars, or trivially copyable structs");
         return *static_cast<const T*>(struct_data(argument, index, sizeof(T)));
     }
 }
@@ -105,10 +106,7 @@ HostKernel host_kernel(void (*function)(P...))
 }
 
 /// Wraps a callable that takes the arguments as they are.
-inline HostKernel host_kernel(HostKernel::Function function)
-{
-    return HostKernel(std::move(function));
-}
+inline HostKernel host_kernel(HostKernel::Function function) { return HostKernel(std::move(function)); }
 
 /// Behaviour on device arguments without a CUDA kernel (cunumpy's missing_cuda).
 enum class MissingCuda {
@@ -162,10 +160,10 @@ struct LoadOptions {
 /// Fallback copies and calls, counted per kernel so that a test can assert
 /// that a time loop made none (cunumpy's count_transfers).
 struct CK_API TransferCounts {
-    std::uint64_t fallbacks = 0;        ///< calls that ran the host kernel for device arguments
-    std::uint64_t to_host = 0;          ///< device-to-host copies
+    std::uint64_t fallbacks = 0;  ///< calls that ran the host kernel for device arguments
+    std::uint64_t to_host = 0;    ///< device-to-host copies
     std::uint64_t to_host_bytes = 0;
-    std::uint64_t to_device = 0;        ///< host-to-device copies
+    std::uint64_t to_device = 0;  ///< host-to-device copies
     std::uint64_t to_device_bytes = 0;
 
     bool none() const { return fallbacks == 0 && to_host == 0 && to_device == 0; }
@@ -175,13 +173,15 @@ struct CK_API TransferCounts {
 
 /// How a kernel's CUDA module was found for a device.
 struct CudaLoadInfo {
-    std::string how;        ///< "cubin", "compatible cubin", "ptx" (driver JIT) or "nvrtc" (built now); from a bundle "bundle cubin", "bundle compatible cubin", "bundle ptx"
-    std::string target;     ///< the artifact's target: sm_90, compute_90, ...
-    std::string key;        ///< its cache key
-    std::filesystem::path artifact;  ///< its file; empty when kept in memory; from a bundle "<bundle file>#<kernel>@<target>"
-    bool published = false; ///< an NVRTC build written into the cache now
-    std::string device;     ///< "NVIDIA H200 (sm_90)"
-    double seconds = 0;     ///< lookup, checksum, build and module load
+    std::string how;  ///< "cubin", "compatible cubin", "ptx" (driver JIT) or "nvrtc" (built now); from a bundle "bundle
+                      ///< cubin", "bundle compatible cubin", "bundle ptx"
+    std::string target;  ///< the artifact's target: sm_90, compute_90, ...
+    std::string key;     ///< its cache key
+    std::filesystem::path
+        artifact;            ///< its file; empty when kept in memory; from a bundle "<bundle file>#<kernel>@<target>"
+    bool published = false;  ///< an NVRTC build written into the cache now
+    std::string device;      ///< "NVIDIA H200 (sm_90)"
+    double seconds = 0;      ///< lookup, checksum, build and module load
 };
 
 /// A host kernel and an optional CUDA kernel under one name.
@@ -194,8 +194,7 @@ public:
     /// `<name>_cuda.cu`), found by the walking rules of the CLI. Throws
     /// UsageError when `folder` is not exactly one kernel, ConfigError for a
     /// bad pyproject.toml, SourceError when the CUDA source cannot be read.
-    static Kernel from_folder(const std::filesystem::path& folder, KernelOptions options = {},
-                              LoadOptions load = {});
+    static Kernel from_folder(const std::filesystem::path& folder, KernelOptions options = {}, LoadOptions load = {});
 
     Kernel(Kernel&&) noexcept;
     Kernel& operator=(Kernel&&) noexcept;

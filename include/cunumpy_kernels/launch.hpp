@@ -39,11 +39,11 @@ struct CK_API Dim3 {
 /// divided by the block, rounded up) or `grid`; with neither, the size comes
 /// from the kernel's NThreadsFrom. Ignored when the host kernel runs.
 struct Launch {
-    std::optional<Dim3> n_threads{};///< threads in 1 to 3 dimensions
-    std::optional<Dim3> grid{};     ///< blocks, instead of n_threads
-    std::optional<Dim3> block{};    ///< block shape for this call, instead of the kernel's block size
-    std::size_t shared_mem = 0;     ///< dynamic shared memory per block, bytes (`extern __shared__`)
-    Stream stream = nullptr;        ///< stream of the current context; nullptr: the default stream
+    std::optional<Dim3> n_threads{};  ///< threads in 1 to 3 dimensions
+    std::optional<Dim3> grid{};       ///< blocks, instead of n_threads
+    std::optional<Dim3> block{};      ///< block shape for this call, instead of the kernel's block size
+    std::size_t shared_mem = 0;       ///< dynamic shared memory per block, bytes (`extern __shared__`)
+    Stream stream = nullptr;          ///< stream of the current context; nullptr: the default stream
 };
 
 /// How a call without n_threads or grid gets its size (cunumpy's

@@ -23,18 +23,18 @@ namespace ck {
 
 /// One host implementation file of a kernel.
 struct HostImplementation {
-    std::string kind;              ///< "pyccel", "numba" or "numpy" (cunumpy's implementation names)
-    std::filesystem::path file;    ///< the module's path
+    std::string kind;            ///< "pyccel", "numba" or "numpy" (cunumpy's implementation names)
+    std::filesystem::path file;  ///< the module's path
 };
 
 /// A kernel folder as found on disk.
 struct CK_API KernelSource {
-    std::string name;                          ///< the folder name, also the function name on both sides
-    std::filesystem::path folder;              ///< absolute, symlinks as walked
-    std::filesystem::path source_root;         ///< folder holding the top-level Python package
-    std::string top_package;                   ///< name of the top-level package (default cache name)
-    std::string module;                        ///< dotted name of the folder, e.g. my_sim.kernels.push
-    std::vector<HostImplementation> host;      ///< in cunumpy's preference order: pyccel, numba, numpy
+    std::string name;                                ///< the folder name, also the function name on both sides
+    std::filesystem::path folder;                    ///< absolute, symlinks as walked
+    std::filesystem::path source_root;               ///< folder holding the top-level Python package
+    std::string top_package;                         ///< name of the top-level package (default cache name)
+    std::string module;                              ///< dotted name of the folder, e.g. my_sim.kernels.push
+    std::vector<HostImplementation> host;            ///< in cunumpy's preference order: pyccel, numba, numpy
     std::optional<std::filesystem::path> cuda_file;  ///< cuda_file_name(), when ported
     /// `<name><cuda_suffix>.cu` when it exists and cuda_file does not: a suffix
     /// spelled without its extension (`_cuda`), which cunumpy would not find.
@@ -81,8 +81,7 @@ using WalkWarning = std::function<void(const std::string& message)>;
 ///
 /// Throws UsageError when a path does not exist or is not a folder, and
 /// SourceError when a folder cannot be listed.
-CK_API std::vector<KernelSource> find_kernels(const std::vector<std::filesystem::path>& paths,
-                                              const Config& config,
+CK_API std::vector<KernelSource> find_kernels(const std::vector<std::filesystem::path>& paths, const Config& config,
                                               WalkWarning warn = {});
 
 /// The kernel `file` belongs to (its host module, CUDA source, a stub in its
@@ -101,7 +100,7 @@ CK_API std::optional<KernelSource> kernel_of_file(const std::filesystem::path& f
 /// by module.
 ///
 /// Throws UsageError when a path does not exist.
-CK_API std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths,
-                                                  const Config& config, WalkWarning warn = {});
+CK_API std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths, const Config& config,
+                                                  WalkWarning warn = {});
 
 }  // namespace ck

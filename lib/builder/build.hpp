@@ -35,8 +35,8 @@ public:
 /// Knobs of one build run beyond the tree's Config.
 struct BuildRequest {
     std::vector<std::filesystem::path> paths;  ///< kernel trees; empty means the current folder
-    Config config;                              ///< options, already merged with flags
-    bool dry_run = false;                       ///< plan and explain, compile nothing
+    Config config;                             ///< options, already merged with flags
+    bool dry_run = false;                      ///< plan and explain, compile nothing
     /// With dry_run only: false plans without starting a process or loading a
     /// compiler (`status`). The compiler's version and cunumpy's header folder
     /// (and, for host jobs, the Python interpreter's facts and gcc's version)
@@ -45,8 +45,8 @@ struct BuildRequest {
     /// would_build job with an empty `key` and a `reason` naming what is
     /// unknown. Hits stay hits: a key that matches an entry is exact.
     bool start_tools = true;
-    bool host = true;                           ///< build host kernels and the modules they import (Pyccel)
-    bool cuda = true;                           ///< build CUDA kernels
+    bool host = true;  ///< build host kernels and the modules they import (Pyccel)
+    bool cuda = true;  ///< build CUDA kernels
     /// With `config.in_place`: rebuild in-place extensions that another tool
     /// built (Pyccel, `struphy compile`) even when they are newer than their
     /// sources. Without it such builds are kept, and reported (JobResult::foreign).
@@ -63,25 +63,25 @@ struct BuildRequest {
 /// How the compiles of a build were scheduled, to compare its wall time with
 /// the bound a list scheduler guarantees (job_graph.hpp: longest_path).
 struct ScheduleReport {
-    int workers = 1;                    ///< `--jobs`: compiles at once
-    std::size_t jobs = 0;               ///< scheduled jobs (misses; a kernel's targets compiled together are one)
-    double plan_seconds = 0;            ///< from the start to the first compile: walk, keys, cache lookups
-    double wall_seconds = 0;            ///< from the first compile's start to the last one's end
-    double job_seconds = 0;             ///< the sum of every job's time
-    double longest_path_seconds = 0;    ///< the longest chain of jobs that wait for each other (host imports)
+    int workers = 1;                  ///< `--jobs`: compiles at once
+    std::size_t jobs = 0;             ///< scheduled jobs (misses; a kernel's targets compiled together are one)
+    double plan_seconds = 0;          ///< from the start to the first compile: walk, keys, cache lookups
+    double wall_seconds = 0;          ///< from the first compile's start to the last one's end
+    double job_seconds = 0;           ///< the sum of every job's time
+    double longest_path_seconds = 0;  ///< the longest chain of jobs that wait for each other (host imports)
     /// job_seconds / workers + longest_path_seconds: wall_seconds stays below it.
     double bound_seconds() const { return job_seconds / workers + longest_path_seconds; }
 };
 
 struct BuildReport {
-    std::vector<KernelSource> kernels;   ///< every kernel found, ported or not
-    std::vector<JobResult> jobs;         ///< sorted by module, then target
-    std::vector<std::string> warnings;   ///< walk and cache warnings
+    std::vector<KernelSource> kernels;  ///< every kernel found, ported or not
+    std::vector<JobResult> jobs;        ///< sorted by module, then target
+    std::vector<std::string> warnings;  ///< walk and cache warnings
     double seconds = 0;
     std::optional<CupyInstallation> cupy;  ///< with BuildRequest::cupy: which CuPy ran, or why none could
-    ScheduleReport schedule;             ///< the compiles of this run (none for a dry run or a warm build)
+    ScheduleReport schedule;               ///< the compiles of this run (none for a dry run or a warm build)
 
-    bool ok() const;                     ///< no job failed, and CuPy could be used when asked
+    bool ok() const;  ///< no job failed, and CuPy could be used when asked
     std::size_t count(JobState state) const;
 };
 
@@ -110,8 +110,7 @@ void stop_compiler_processes() noexcept;
 /// another tool stay. Returns the files removed, or with `dry_run` those it
 /// would remove. Throws UsageError for a path that is not a folder,
 /// CacheError when a file cannot be removed (the files before it are gone).
-std::vector<std::filesystem::path> clean_in_place(const std::vector<std::filesystem::path>& folders,
-                                                         bool dry_run);
+std::vector<std::filesystem::path> clean_in_place(const std::vector<std::filesystem::path>& folders, bool dry_run);
 
 /// The JSON report of `--json`: {"ok", "seconds", "summary", "warnings",
 /// "kernels": [...], "jobs": [...], "schedule": ScheduleReport's fields and

@@ -22,7 +22,8 @@ BuildPlan BuildPlanner::plan()
         plan_.warnings.push_back("no kernels found: a kernel is a folder <name> holding <name>" + config.host_suffix +
                                  ".py (see --host-suffix)");
     const BuildRequest& request = plan_.request;
-    std::vector<CudaKernelsPlanner::Reading> cuda = request.cuda ? cuda_.readings() : std::vector<CudaKernelsPlanner::Reading>{};
+    std::vector<CudaKernelsPlanner::Reading> cuda =
+        request.cuda ? cuda_.readings() : std::vector<CudaKernelsPlanner::Reading>{};
     std::vector<HostModulesPlanner::Reading> host;
     std::exception_ptr host_error;  // raised after the CUDA side's, as on one thread
     // The CUDA kernels are read on a second thread while this one reads
@@ -45,8 +46,10 @@ BuildPlan BuildPlanner::plan()
         });
     if (request.cuda) cuda_.add(cuda);
     if (host_error) std::rethrow_exception(host_error);
-    if (request.host && in_place) in_place_.plan();
-    else if (request.host) host_.add(host);
+    if (request.host && in_place)
+        in_place_.plan();
+    else if (request.host)
+        host_.add(host);
     return std::move(plan_);
 }
 

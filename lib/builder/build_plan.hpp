@@ -51,12 +51,12 @@ struct CacheContext {
     /// When `planner` is null: reads sources only, so a kernel whose source
     /// or header cannot be read is known failed though its keys are unknown.
     std::unique_ptr<CudaPlanner> reader;
-    std::optional<EntryStore> also_read;   ///< the unwritable preferred root, still searched for hits
-    std::string read_only;                 ///< why nothing can be published here, when so
-    std::string unknown;                   ///< why keys cannot be computed without starting a tool
-    bool cunumpy_dir_unknown = false;      ///< a planned include needed cunumpy's folder, never recorded
+    std::optional<EntryStore> also_read;  ///< the unwritable preferred root, still searched for hits
+    std::string read_only;                ///< why nothing can be published here, when so
+    std::string unknown;                  ///< why keys cannot be computed without starting a tool
+    bool cunumpy_dir_unknown = false;     ///< a planned include needed cunumpy's folder, never recorded
     HostContext host;
-    std::uint64_t hits = 0;                ///< jobs that found their entry here
+    std::uint64_t hits = 0;  ///< jobs that found their entry here
     /// Folders of this root found not other-writable (write_access.hpp).
     std::unique_ptr<ClearedFolders> cleared_folders = std::make_unique<ClearedFolders>();
 };
@@ -101,8 +101,8 @@ struct PlannedWrites {
 /// `contexts` and into `kernels`: a plan is moved, never copied.
 struct BuildPlan {
     BuildRequest request;
-    std::vector<KernelSource> kernels;   ///< every kernel found, ported or not
-    std::vector<JobResult> decided;      ///< hits, and jobs that failed or cannot be planned
+    std::vector<KernelSource> kernels;  ///< every kernel found, ported or not
+    std::vector<JobResult> decided;     ///< hits, and jobs that failed or cannot be planned
     std::vector<std::string> warnings;
     std::map<std::string, std::unique_ptr<CacheContext>> contexts;  ///< by cache name
     std::vector<CudaMiss> cuda_misses;

@@ -5,10 +5,7 @@
 
 namespace ck {
 
-bool BuildReport::ok() const
-{
-    return count(JobState::failed) == 0 && (!cupy || cupy->unavailable.empty());
-}
+bool BuildReport::ok() const { return count(JobState::failed) == 0 && (!cupy || cupy->unavailable.empty()); }
 
 std::size_t BuildReport::count(JobState state) const
 {
@@ -33,9 +30,10 @@ nlohmann::json to_json(const BuildReport& report)
     for (const auto& job : report.jobs) {
         json artifacts = json::array();
         for (const auto& a : job.artifacts) artifacts.push_back(a.string());
-        json entry = {{"module", job.module}, {"kernel", job.kernel}, {"kind", job.kind}, {"target", job.target}, {"key", job.key},
-                      {"state", to_string(job.state)}, {"entry", job.entry.string()}, {"artifacts", artifacts},
-                      {"seconds", job.seconds}, {"phases", job.phases}, {"reason", job.reason}, {"log", job.log}};
+        json entry = {{"module", job.module},        {"kernel", job.kernel},   {"kind", job.kind},
+                      {"target", job.target},        {"key", job.key},         {"state", to_string(job.state)},
+                      {"entry", job.entry.string()}, {"artifacts", artifacts}, {"seconds", job.seconds},
+                      {"phases", job.phases},        {"reason", job.reason},   {"log", job.log}};
         if (job.target == "host") {
             entry["host_module"] = job.host_module;
             entry["cunumpy_entry"] = job.cunumpy_entry.string();
@@ -45,16 +43,16 @@ nlohmann::json to_json(const BuildReport& report)
         jobs.push_back(std::move(entry));
     }
     json result = {{"ok", report.ok()},
-            {"seconds", report.seconds},
-            {"summary",
-             {{"kernels", report.kernels.size()},
-              {"hit", report.count(JobState::hit)},
-              {"built", report.count(JobState::built)},
-              {"failed", report.count(JobState::failed)},
-              {"would_build", report.count(JobState::would_build)}}},
-            {"warnings", report.warnings},
-            {"kernels", kernels},
-            {"jobs", jobs}};
+                   {"seconds", report.seconds},
+                   {"summary",
+                    {{"kernels", report.kernels.size()},
+                     {"hit", report.count(JobState::hit)},
+                     {"built", report.count(JobState::built)},
+                     {"failed", report.count(JobState::failed)},
+                     {"would_build", report.count(JobState::would_build)}}},
+                   {"warnings", report.warnings},
+                   {"kernels", kernels},
+                   {"jobs", jobs}};
     const ScheduleReport& schedule = report.schedule;
     result["schedule"] = {{"workers", schedule.workers},
                           {"jobs", schedule.jobs},

@@ -116,8 +116,10 @@ private:
         std::map<CacheContext*, CacheCounters> counters;
         // A miss another builder published while this one waited compiled nothing here: a hit.
         auto count = [&](CacheContext* context, const std::string& key) {
-            if (published_elsewhere_keys_.count(key)) ++counters[context].build_hits;
-            else ++counters[context].build_misses;
+            if (published_elsewhere_keys_.count(key))
+                ++counters[context].build_hits;
+            else
+                ++counters[context].build_misses;
         };
         for (const auto& miss : plan_.cuda_misses) count(miss.context, miss.job.key);
         for (const auto& miss : plan_.host_misses) count(miss.context, miss.context->host.plan.jobs[miss.module].key);
@@ -159,7 +161,9 @@ private:
                 seconds[i] = util::seconds_since(job_start);
                 return ok;
             },
-            [this](std::size_t i, std::size_t failed) { finish(skipped_host(plan_.host_misses[i], plan_.host_misses[failed])); });
+            [this](std::size_t i, std::size_t failed) {
+                finish(skipped_host(plan_.host_misses[i], plan_.host_misses[failed]));
+            });
         ScheduleReport& schedule = report_.schedule;
         schedule.workers = graph.workers();
         schedule.jobs = dependencies.size();
@@ -171,9 +175,12 @@ private:
     bool run_miss(std::size_t i)
     {
         std::vector<JobResult> results;
-        if (i < plan_.host_misses.size()) results.push_back(run_host_miss(plan_.host_misses[i]));
-        else results = run_cuda_group(cuda_groups_[i - plan_.host_misses.size()]);
-        bool ok = std::none_of(results.begin(), results.end(), [](const JobResult& r) { return r.state == JobState::failed; });
+        if (i < plan_.host_misses.size())
+            results.push_back(run_host_miss(plan_.host_misses[i]));
+        else
+            results = run_cuda_group(cuda_groups_[i - plan_.host_misses.size()]);
+        bool ok = std::none_of(results.begin(), results.end(),
+                               [](const JobResult& r) { return r.state == JobState::failed; });
         for (auto& result : results) finish(std::move(result));
         return ok;
     }
@@ -220,8 +227,8 @@ private:
             if (!writable) {
                 compiled.push_back(read_only_failure(*miss));
                 compiled.back().result.reason = miss->reason;
-            }
-            else if (kernel.published_elsewhere.count(miss->job.key)) found.push_back(found_result(*miss));
+            } else if (kernel.published_elsewhere.count(miss->job.key))
+                found.push_back(found_result(*miss));
             else {
                 to_compile.push_back(&miss->job);
                 reasons.push_back(miss->reason);
@@ -273,8 +280,10 @@ private:
             auto published = [&] { return store.has_entry("cuda", job.key, {job.artifact_file()}); };
             auto lock = BuildLock::acquire(store.lock_file("cuda", job.key), published, lock_timing_,
                                            lock_events("kernel " + job.kernel->module + " for " + job.target));
-            if (lock) kernel.locks.push_back(std::move(lock));
-            else kernel.published_elsewhere.insert(job.key);
+            if (lock)
+                kernel.locks.push_back(std::move(lock));
+            else
+                kernel.published_elsewhere.insert(job.key);
         }
     }
 

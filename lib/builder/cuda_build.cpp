@@ -97,8 +97,10 @@ void check_compiled(CompiledCudaJob& compiled)
     result.log = compiled.output.log;
     result.phases = compiled.output.phases;
     try {
-        if (!compiled.output.ok) compiled.failure = "it did not compile";
-        else check_cuda_output(*compiled.job, compiled.output);
+        if (!compiled.output.ok)
+            compiled.failure = "it did not compile";
+        else
+            check_cuda_output(*compiled.job, compiled.output);
     } catch (const ArtifactCheckError& error) {
         compiled.failure = std::string("check '") + to_string(error.check()) + "' failed";
         result.log = with_line(result.log, error.what());
@@ -150,8 +152,10 @@ std::vector<std::vector<std::size_t>> cuda_compile_groups(const std::vector<cons
         auto same = std::find_if(alike.begin(), alike.end(), [&](const std::vector<std::size_t>& group) {
             return same_but_target(requests[group.front()], requests[i]);
         });
-        if (same == alike.end()) alike.push_back({i});
-        else same->push_back(i);
+        if (same == alike.end())
+            alike.push_back({i});
+        else
+            same->push_back(i);
     }
     std::vector<std::vector<std::size_t>> groups;
     for (const auto& members : alike) {

@@ -75,7 +75,7 @@ bool CacheRoots::refuse_writable_entry(CacheContext& context, const JobResult& h
 }
 
 bool CacheRoots::refuse_writable_entry(CacheContext& context, const EntryStore& store, const JobResult& hit,
-                                         const std::vector<std::string>& files)
+                                       const std::vector<std::string>& files)
 {
     std::vector<fs::path> paths(files.begin(), files.end());
     paths.emplace_back("manifest.json");  // it names the artifacts and their checksums
@@ -89,7 +89,7 @@ bool CacheRoots::refuse_writable_entry(CacheContext& context, const EntryStore& 
 }
 
 void CacheRoots::count_hit(CacheContext& context, const std::string& kind, const std::string& module,
-                             const std::string& target, const std::string& key)
+                           const std::string& target, const std::string& key)
 {
     ++context.hits;
     if (may_write(context)) plan_.writes.hits.push_back({&context, kind, module, target, key, ""});

@@ -77,7 +77,8 @@ void CudaKernelsPlanner::warn_about_compiler_inputs(const CudaPlanner& planner, 
                                  to_string(config().compiler) +
                                  ": the cache key holds its spelling only; a file it reads or a folder it adds "
                                  "is not in the key");
-    for (const auto& name : environment.refused) throw UsageError(refused_variable_message(name, to_string(config().compiler)));
+    for (const auto& name : environment.refused)
+        throw UsageError(refused_variable_message(name, to_string(config().compiler)));
 }
 
 std::vector<CudaKernelsPlanner::Reading> CudaKernelsPlanner::readings()

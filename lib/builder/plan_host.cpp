@@ -82,7 +82,8 @@ bool HostModulesPlanner::admit(CacheContext& context)
     // A dry run that could ask the tools fails as the build would; status, which
     // asks none, lists the kernels with the reason instead.
     if (may_start_tools()) throw ToolchainError(host.setup.problem);
-    for (const KernelSource* kernel : host.kernels) plan_.decided.push_back(unplanned_host(*kernel, host.setup.problem));
+    for (const KernelSource* kernel : host.kernels)
+        plan_.decided.push_back(unplanned_host(*kernel, host.setup.problem));
     return false;
 }
 
@@ -166,7 +167,7 @@ void HostModulesPlanner::repoint_cunumpy_entry(CacheContext& context, std::size_
 }
 
 JobResult HostModulesPlanner::cunumpy_hit(const HostPlan& plan, std::size_t index, const CacheContext& context,
-                                    const CunumpyEntry& named)
+                                          const CunumpyEntry& named)
 {
     JobResult result = host_base_result(plan, index, context.store);
     result.state = JobState::hit;

@@ -22,10 +22,7 @@ using nlohmann::json;
 namespace {
 
 // The cache root of an entry folder `<root>/cuda/<k0k1>/<key>`.
-fs::path root_of_entry(const fs::path& entry)
-{
-    return entry.parent_path().parent_path().parent_path();
-}
+fs::path root_of_entry(const fs::path& entry) { return entry.parent_path().parent_path().parent_path(); }
 
 class BundleAssembler {
 public:
@@ -73,7 +70,8 @@ private:
         add_artifact_bytes(artifact, bytes, data_);
         if (artifact.sha256 != record.sha256)
             throw ArtifactError(file.string() + ": checksum mismatch (manifest sha256 " + record.sha256 + ", file " +
-                                artifact.sha256 + "); nothing was bundled: run cunumpy-kernels cache verify --fix, "
+                                artifact.sha256 +
+                                "); nothing was bundled: run cunumpy-kernels cache verify --fix, "
                                 "then cunumpy-kernels build");
         check_loadable(bytes, file, job.target, manifest->entry_symbol);
         kernel.artifacts.push_back(std::move(artifact));
@@ -89,7 +87,8 @@ private:
             check_artifact(bytes, ArtifactExpectation{file.string(), target, entry_symbol});
         } catch (const ArtifactCheckError& error) {
             throw ArtifactError(file.string() + " for " + target + ": check '" + to_string(error.check()) +
-                                "' failed: " + error.finding() + "; nothing was bundled: run cunumpy-kernels cache "
+                                "' failed: " + error.finding() +
+                                "; nothing was bundled: run cunumpy-kernels cache "
                                 "verify --fix, then cunumpy-kernels build");
         }
     }
@@ -116,8 +115,10 @@ std::string keyed_compiler(const BundleCatalog& catalog)
 // toolkit with the compiler identity every key holds.
 void record_origin(BundleCatalog& catalog, const std::set<fs::path>& roots, const Config& config)
 {
-    if (roots.size() == 1) catalog.cache_root = util::absolute_normal(*roots.begin()).string();
-    else if (roots.empty() && config.cache_dir) catalog.cache_root = util::absolute_normal(*config.cache_dir).string();
+    if (roots.size() == 1)
+        catalog.cache_root = util::absolute_normal(*roots.begin()).string();
+    else if (roots.empty() && config.cache_dir)
+        catalog.cache_root = util::absolute_normal(*config.cache_dir).string();
     CudaToolkit toolkit = find_cuda_toolkit(config);
     catalog.toolkit.root = util::absolute_normal(toolkit.root).string();
     catalog.toolkit.found_by = toolkit.found_by;
@@ -148,8 +149,9 @@ std::string describe_paths(const BundleRequest& request)
     std::string text = "cannot bundle into " + request.output.string() + ": the cache lacks " +
                        std::to_string(missing.size()) + " current artifact" + (missing.size() == 1 ? "" : "s") + ":";
     for (const auto& line : missing) text += "\n  " + line;
-    text += "\nrun cunumpy-kernels build with the same paths and options (--arch, --ptx, --compiler, "
-            "--compiler-option, tree flags), then bundle again";
+    text +=
+        "\nrun cunumpy-kernels build with the same paths and options (--arch, --ptx, --compiler, "
+        "--compiler-option, tree flags), then bundle again";
     throw ArtifactError(text);
 }
 
@@ -185,8 +187,8 @@ BundleSummary write_bundle(const BundleRequest& request)
     check_output(request.output);
     BuildReport report = preview_build(plan_build(planning_request(request)));
     if (report.kernels.empty())
-        throw UsageError("no kernels under " + describe_paths(request) + " (<name>/<name>" + request.config.host_suffix +
-                         ".py): nothing to bundle; give the kernel tree, e.g. src/");
+        throw UsageError("no kernels under " + describe_paths(request) + " (<name>/<name>" +
+                         request.config.host_suffix + ".py): nothing to bundle; give the kernel tree, e.g. src/");
     // Each kernel's artifacts in the order of the targets, as build names them (sm_80, sm_90, compute_90).
     std::vector<std::string> targets = cuda_targets(request.config);
     std::map<std::string, std::vector<const JobResult*>> jobs;  // by module

@@ -16,16 +16,16 @@ namespace ck {
 /// What to bundle: the trees and configuration `build` got, and where to write.
 struct BundleRequest {
     std::vector<std::filesystem::path> paths;  ///< kernel trees; empty: the current folder
-    Config config;                              ///< merged with flags, as build's
-    std::filesystem::path output;               ///< the bundle file
+    Config config;                             ///< merged with flags, as build's
+    std::filesystem::path output;              ///< the bundle file
 };
 
 /// What was written.
 struct BundleSummary {
     std::filesystem::path output;
-    std::size_t kernels = 0;            ///< every kernel, ported or not
-    std::size_t ported = 0;             ///< with a CUDA kernel
-    std::vector<std::string> targets;   ///< of every ported kernel
+    std::size_t kernels = 0;           ///< every kernel, ported or not
+    std::size_t ported = 0;            ///< with a CUDA kernel
+    std::vector<std::string> targets;  ///< of every ported kernel
     std::size_t artifacts = 0;
     std::uint64_t bytes = 0;            ///< the file's size
     std::vector<std::string> warnings;  ///< of the walk and the cache

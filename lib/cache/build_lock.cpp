@@ -49,8 +49,8 @@ enum class Creation { created, exists, unavailable };
 
 std::string holder_json(const std::string& token)
 {
-    nlohmann::json holder = {{"host", host_name()}, {"pid", static_cast<long>(::getpid())},
-                             {"started", util::utc_now()}, {"token", token}};
+    nlohmann::json holder = {
+        {"host", host_name()}, {"pid", static_cast<long>(::getpid())}, {"started", util::utc_now()}, {"token", token}};
     return util::json_text(holder) + "\n";
 }
 
@@ -105,10 +105,7 @@ Creation try_create(const fs::path& file, const std::string& token)
     return Creation::unavailable;
 }
 
-bool process_gone(long pid)
-{
-    return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH;
-}
+bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
 
 // Moves the lock aside before removing it, so that of two waiters breaking
 // the same stale lock only one succeeds; a lock taken anew meanwhile (its
@@ -193,8 +190,7 @@ struct BuildLock::Refresher {
     void run(const fs::path& file, Clock::duration every)
     {
         std::unique_lock lock(mutex);
-        while (!woken.wait_for(lock, every, [this] { return stop; }))
-            ::utimensat(AT_FDCWD, file.c_str(), nullptr, 0);
+        while (!woken.wait_for(lock, every, [this] { return stop; })) ::utimensat(AT_FDCWD, file.c_str(), nullptr, 0);
     }
 
     std::mutex mutex;
@@ -246,9 +242,12 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
         if (published()) return nullptr;
         std::string token = unique_temporary_name();
         switch (try_create(file, token)) {
-        case Creation::created: return std::unique_ptr<BuildLock>(new BuildLock(file, token, timing));
-        case Creation::unavailable: return std::unique_ptr<BuildLock>(new BuildLock());
-        case Creation::exists: break;
+            case Creation::created:
+                return std::unique_ptr<BuildLock>(new BuildLock(file, token, timing));
+            case Creation::unavailable:
+                return std::unique_ptr<BuildLock>(new BuildLock());
+            case Creation::exists:
+                break;
         }
         auto sighting = look_at(file);
         if (!sighting) continue;  // released meanwhile: try again at once
@@ -288,8 +287,10 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
 BuildLock::BuildLock() = default;
 
 BuildLock::BuildLock(fs::path file, std::string token, const LockTiming& timing)
-    : file_(std::move(file)), token_(std::move(token)),
-      refresher_(std::make_unique<Refresher>(file_, std::max<Clock::duration>(timing.refresh(), std::chrono::milliseconds(1)))),
+    : file_(std::move(file)),
+      token_(std::move(token)),
+      refresher_(std::make_unique<Refresher>(
+          file_, std::max<Clock::duration>(timing.refresh(), std::chrono::milliseconds(1)))),
       signal_slot_(held_locks.add(file_))
 {
 }

@@ -62,7 +62,7 @@ struct LockEvents {
     std::string what;                                 ///< what the holder builds: "kernel push for sm_90"
     std::function<void(const std::string&)> waiting;  ///< once per lock waited for
     std::function<void(const std::string&)> broken;   ///< each lock broken
-    GoneHolders* gone = nullptr;                       ///< shared with other acquisitions; may be null
+    GoneHolders* gone = nullptr;                      ///< shared with other acquisitions; may be null
 };
 
 /// Whether `path` names a build lock or one being broken (`<key>.lock`,

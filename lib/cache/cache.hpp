@@ -31,9 +31,9 @@ namespace ck {
 
 /// Where a cache lives and how it was chosen.
 struct CacheLocation {
-    std::filesystem::path root;  ///< the folder holding entries
-    std::string name;            ///< the PyccelCache name it belongs to
-    bool fallback = false;       ///< true when the preferred root was not writable
+    std::filesystem::path root;       ///< the folder holding entries
+    std::string name;                 ///< the PyccelCache name it belongs to
+    bool fallback = false;            ///< true when the preferred root was not writable
     std::filesystem::path preferred;  ///< the root that was asked for
 };
 
@@ -68,8 +68,7 @@ std::string cache_name_of(const Config& config, const std::string& top_package);
 /// password database), or when no candidate is writable and `for_writing` is
 /// true, naming every folder tried and why.
 CacheLocation resolve_cache_location(const std::string& cache_name,
-                                            const std::optional<std::filesystem::path>& override_root,
-                                            bool for_writing);
+                                     const std::optional<std::filesystem::path>& override_root, bool for_writing);
 
 /// The root a build would write, found without creating anything (status,
 /// `build --dry-run`, the runtime library): as resolve_cache_location with `for_writing`, each
@@ -85,7 +84,6 @@ CacheLocation planned_cache_location(const std::string& cache_name,
 /// tried. Empty when a build can write it.
 std::string unwritable_cache_problem(const CacheLocation& planned,
                                      const std::optional<std::filesystem::path>& override_root);
-
 
 /// The cache key of an entry: the SHA-256 of the canonical JSON of its inputs
 /// (sorted keys, no whitespace). Inputs hold everything that can change the
@@ -108,16 +106,16 @@ bool is_entry_file_name(const std::string& file);
 /// The manifest.json of an entry, parsed narrowly.
 struct Manifest {
     std::string key;
-    std::string kind;            ///< "cuda" or "host" (a Pyccel build)
-    std::string module;          ///< dotted kernel module, e.g. my_sim.kernels.push
-    std::string kernel;          ///< function name
-    std::string entry_symbol;    ///< lowered (mangled) name of the entry in the cubin
-    std::string target;          ///< `sm_90` or `compute_90`
-    nlohmann::json inputs;       ///< the key's inputs, readable
+    std::string kind;          ///< "cuda" or "host" (a Pyccel build)
+    std::string module;        ///< dotted kernel module, e.g. my_sim.kernels.push
+    std::string kernel;        ///< function name
+    std::string entry_symbol;  ///< lowered (mangled) name of the entry in the cubin
+    std::string target;        ///< `sm_90` or `compute_90`
+    nlohmann::json inputs;     ///< the key's inputs, readable
     std::vector<Artifact> artifacts;
-    std::string built_at;        ///< ISO 8601, UTC
-    double seconds = 0;          ///< compile time
-    std::string log;             ///< the compiler's log, whole
+    std::string built_at;  ///< ISO 8601, UTC
+    double seconds = 0;    ///< compile time
+    std::string log;       ///< the compiler's log, whole
     /// Key names of the headers the compiler reported reading (nvcc builds;
     /// empty otherwise): the scanner's check, kept for inspection.
     std::vector<std::string> compiler_dependencies;
@@ -199,8 +197,7 @@ public:
     /// The manifest of entry `key`, or nothing when there is no complete entry.
     /// An entry whose manifest is unreadable or whose artifacts are missing or
     /// of the wrong size counts as absent (and is reported through `problem`).
-    std::optional<Manifest> find(const std::string& kind, const std::string& key,
-                                 std::string* problem = nullptr) const;
+    std::optional<Manifest> find(const std::string& kind, const std::string& key, std::string* problem = nullptr) const;
     /// find() for loading alone: the manifest without its inputs (Manifest::without_inputs).
     /// With `kept`, a reading the key record kept for `key`: its fields are
     /// taken when the manifest's stat now is the one it was read with (the
@@ -243,8 +240,7 @@ public:
     std::optional<std::time_t> last_use(const std::string& kind, const std::string& key) const;
 
     /// The latest entry recorded for `module` and `target`, if it still exists.
-    std::optional<Manifest> latest(const std::string& kind, const std::string& module,
-                                   const std::string& target) const;
+    std::optional<Manifest> latest(const std::string& kind, const std::string& module, const std::string& target) const;
 
     /// Every key recorded as the latest entry of some kernel and target of
     /// `kind`: the entries a build of an unchanged tree would hit. Any other

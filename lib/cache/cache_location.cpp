@@ -37,9 +37,11 @@ fs::path temporary_dir()
 fs::path home_folder(const std::string& cache_name)
 {
     if (auto home = util::home_folder()) return *home;
-    throw CacheError("no home folder for the kernel cache: HOME is not set and the password database has no home for "
-                     "user id " + std::to_string(::getuid()) + "; set HOME or " + env_prefix_of(cache_name) +
-                     "_KERNEL_CACHE, or pass --cache-dir");
+    throw CacheError(
+        "no home folder for the kernel cache: HOME is not set and the password database has no home for "
+        "user id " +
+        std::to_string(::getuid()) + "; set HOME or " + env_prefix_of(cache_name) +
+        "_KERNEL_CACHE, or pass --cache-dir");
 }
 
 // `$<NAME>_KERNEL_CACHE` is taken literally, as cunumpy's Path() takes it:
@@ -53,24 +55,23 @@ fs::path preferred_root(const std::string& name)
 }
 
 // Where PyccelCache goes when the preferred root cannot be written.
-fs::path fallback_root(const std::string& name)
-{
-    return util::absolute_normal(temporary_dir() / (name + "-kernels"));
-}
+fs::path fallback_root(const std::string& name) { return util::absolute_normal(temporary_dir() / (name + "-kernels")); }
 
 }  // namespace
 
 std::string env_prefix_of(const std::string& cache_name)
 {
     std::string prefix;
-    for (unsigned char c : cache_name) prefix.push_back(std::isalnum(c) && c < 128 ? static_cast<char>(std::toupper(c)) : '_');
+    for (unsigned char c : cache_name)
+        prefix.push_back(std::isalnum(c) && c < 128 ? static_cast<char>(std::toupper(c)) : '_');
     return prefix;
 }
 
 std::optional<fs::path> source_record_file(const Config& config)
 {
     if (config.cache_dir) return util::absolute_normal(*config.cache_dir) / ".records" / "sources";
-    if (auto home = util::home_folder()) return util::absolute_normal(*home / ".cache" / "cunumpy-kernels" / "sources.record");
+    if (auto home = util::home_folder())
+        return util::absolute_normal(*home / ".cache" / "cunumpy-kernels" / "sources.record");
     return std::nullopt;
 }
 
@@ -100,8 +101,9 @@ std::string unwritable_cache_problem(const CacheLocation& planned, const std::op
     fs::path fallback = fallback_root(planned.name);
     std::string fallback_why;
     util::could_make_writable_dir(fallback, &fallback_why);
-    return "no writable kernel cache: " + planned.preferred.string() + " (" + preferred_why + "), " + fallback.string() +
-           " (" + fallback_why + "); set " + env_prefix_of(planned.name) + "_KERNEL_CACHE or pass --cache-dir";
+    return "no writable kernel cache: " + planned.preferred.string() + " (" + preferred_why + "), " +
+           fallback.string() + " (" + fallback_why + "); set " + env_prefix_of(planned.name) +
+           "_KERNEL_CACHE or pass --cache-dir";
 }
 
 CacheLocation resolve_cache_location(const std::string& cache_name, const std::optional<fs::path>& override_root,

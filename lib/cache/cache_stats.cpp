@@ -28,7 +28,9 @@ std::uint64_t counter(const json& j, const char* name)
 
 json to_json(const CacheCounters& c)
 {
-    return {{"build_hits", c.build_hits}, {"build_misses", c.build_misses}, {"load_hits", c.load_hits},
+    return {{"build_hits", c.build_hits},
+            {"build_misses", c.build_misses},
+            {"load_hits", c.load_hits},
             {"load_misses", c.load_misses}};
 }
 
@@ -37,10 +39,7 @@ CacheCounters counters_from_json(const json& j)
     return {counter(j, "build_hits"), counter(j, "build_misses"), counter(j, "load_hits"), counter(j, "load_misses")};
 }
 
-fs::path statistics_folder(const fs::path& root)
-{
-    return root / ".stats";
-}
+fs::path statistics_folder(const fs::path& root) { return root / ".stats"; }
 
 CacheCounters& CacheCounters::operator+=(const CacheCounters& other)
 {
@@ -59,7 +58,8 @@ void add_counters(const fs::path& root, const CacheCounters& counters) noexcept
         std::error_code error;
         fs::create_directories(folder, error);
         if (error) return;
-        util::replace_file_atomically(folder / (unique_temporary_name() + ".json"), util::json_text(to_json(counters)) + "\n");
+        util::replace_file_atomically(folder / (unique_temporary_name() + ".json"),
+                                      util::json_text(to_json(counters)) + "\n");
     } catch (...) {
         // Statistics never fail a build or a load.
     }

@@ -106,8 +106,8 @@ std::optional<Manifest> EntryStore::find(const std::string& kind, const std::str
     });
 }
 
-std::optional<Manifest> EntryStore::find_to_load(const std::string& kind, const std::string& key,
-                                                 std::string* problem, const ManifestReading* kept,
+std::optional<Manifest> EntryStore::find_to_load(const std::string& kind, const std::string& key, std::string* problem,
+                                                 const ManifestReading* kept,
                                                  std::optional<ManifestReading>* read) const
 {
     std::optional<ManifestReading> reading;

@@ -227,10 +227,7 @@ KeyRecord::KeyRecord(fs::path root, std::chrono::nanoseconds margin, ClearedFold
 {
 }
 
-fs::path KeyRecord::file_of(const std::string& question) const
-{
-    return root_ / ".keys" / sha256_hex(question);
-}
+fs::path KeyRecord::file_of(const std::string& question) const { return root_ / ".keys" / sha256_hex(question); }
 
 std::optional<KeptKey> KeyRecord::find(const std::string& question,
                                        const std::function<std::optional<fs::path>()>& late_dir) const
@@ -268,8 +265,8 @@ void KeyRecord::keep(const std::string& question, const std::string& key, const 
         std::int64_t trusted_before = ns_since_epoch(planned_at) - margin_ns_;
         const std::string& code = util::code_identity();
         std::string late = late_line(witnesses.late_dir);
-        for (std::string_view text : {std::string_view(code), std::string_view(question), std::string_view(key),
-                                      std::string_view(late)})
+        for (std::string_view text :
+             {std::string_view(code), std::string_view(question), std::string_view(key), std::string_view(late)})
             if (text.find('\n') != std::string_view::npos) return;
         if (code.empty()) return;  // keys planned by an unknown build of this code are not kept
         // The manifest's reading is kept on the witnesses' terms: old enough, and still the file read.

@@ -76,10 +76,10 @@ json Manifest::to_json() const
     for (const auto& a : artifacts)
         artifact_list.push_back({{"file", a.file}, {"target", a.target}, {"sha256", a.sha256}, {"size", a.size}});
     json j = {
-        {"format", 1},       {"key", key},         {"kind", kind},         {"module", module},
-        {"kernel", kernel},  {"entry_symbol", entry_symbol},               {"target", target},
-        {"inputs", inputs},  {"artifacts", artifact_list},                 {"built_at", built_at},
-        {"seconds", seconds}, {"log", log},
+        {"format", 1},          {"key", key},         {"kind", kind},
+        {"module", module},     {"kernel", kernel},   {"entry_symbol", entry_symbol},
+        {"target", target},     {"inputs", inputs},   {"artifacts", artifact_list},
+        {"built_at", built_at}, {"seconds", seconds}, {"log", log},
     };
     if (!compiler_dependencies.empty()) j["compiler_dependencies"] = compiler_dependencies;
     return j;

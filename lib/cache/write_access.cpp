@@ -26,7 +26,8 @@ std::string check(const fs::path& path, const fs::path& root, bool follow)
     if (status != 0 || S_ISLNK(info.st_mode) || !(info.st_mode & S_IWOTH)) return "";
     return path.string() + " can be written by every user (mode " + octal_mode(info.st_mode) +
            "), so anyone could replace what is loaded from the cache; nothing was loaded from it. Fix it with "
-           "`chmod o-w " + path.string() + "` (or `chmod -R o-w " + root.string() +
+           "`chmod o-w " +
+           path.string() + "` (or `chmod -R o-w " + root.string() +
            "`); a cache shared by a group needs only group write (`chmod -R g+w`, and `chmod g+s` on its folders)";
 }
 

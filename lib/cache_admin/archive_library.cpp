@@ -34,14 +34,15 @@ LoadedArchive load()
         return loaded;
     }
     std::vector<std::string> missing;
-#define CK_ARCHIVE_LOAD(name)                                                                                          \
-    loaded.functions.name = reinterpret_cast<decltype(&::name)>(loaded.library.symbol(#name));                         \
+#define CK_ARCHIVE_LOAD(name)                                                                  \
+    loaded.functions.name = reinterpret_cast<decltype(&::name)>(loaded.library.symbol(#name)); \
     if (!loaded.functions.name) missing.push_back(#name);
     CK_ARCHIVE_FUNCTIONS(CK_ARCHIVE_LOAD)
 #undef CK_ARCHIVE_LOAD
     if (missing.empty()) return loaded;
     if (missing.size() == std::size(all_functions))  // a file of its name found first, through LD_LIBRARY_PATH
-        loaded.error = loaded.library.path() + " is not libarchive (it has none of its functions): cache export "
+        loaded.error = loaded.library.path() +
+                       " is not libarchive (it has none of its functions): cache export "
                        "and import load libarchive by its soname, so take that file's folder off LD_LIBRARY_PATH";
     else
         loaded.error = loaded.library.path() + " lacks " + util::comma_list(missing) +

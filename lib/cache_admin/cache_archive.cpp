@@ -14,7 +14,6 @@
 #include "util/file_util.hpp"
 #include "util/text.hpp"
 
-
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -31,10 +30,7 @@ namespace {
 constexpr std::uint64_t max_member_bytes = 256ull << 20;
 constexpr std::uint64_t max_archive_bytes = 4ull << 30;
 
-const ArchiveLibrary& libarchive()
-{
-    return ArchiveLibrary::get();
-}
+const ArchiveLibrary& libarchive() { return ArchiveLibrary::get(); }
 
 struct ArchiveEntryDeleter {
     void operator()(archive_entry* entry) const { libarchive().archive_entry_free(entry); }
@@ -160,7 +156,8 @@ std::map<std::pair<std::string, std::string>, EntryFiles> read_members(const fs:
         if (type == AE_IFDIR && std::regex_match(name, folder)) continue;
         if (type != AE_IFREG || !std::regex_match(name, match, member))
             throw CacheError(path.string() + ": member '" + name +
-                             "' is not a cache file (only regular files at cuda/<kk>/<key>/<name> are accepted); nothing was imported");
+                             "' is not a cache file (only regular files at cuda/<kk>/<key>/<name> are accepted); "
+                             "nothing was imported");
         if (match[2] != match[3].str().substr(0, 2))
             throw CacheError(path.string() + ": member '" + name + "' is in the wrong shard; nothing was imported");
         auto size = static_cast<std::uint64_t>(libarchive().archive_entry_size(entry));
@@ -200,7 +197,8 @@ Manifest checked_manifest(const fs::path& archive, const std::string& key, const
     for (const auto& artifact : manifest.artifacts) {
         auto file = files.find(artifact.file);
         if (file == files.end())
-            throw CacheError(where + ": " + artifact.file + ", which its manifest names, is not in the archive; nothing was imported");
+            throw CacheError(where + ": " + artifact.file +
+                             ", which its manifest names, is not in the archive; nothing was imported");
         if (file->second.size() != artifact.size || sha256_hex(file->second) != artifact.sha256)
             throw CacheError(where + ": " + artifact.file + " does not match its checksum; nothing was imported");
         // An archive is untrusted: what it carries passes the checks a build's
@@ -210,11 +208,12 @@ Manifest checked_manifest(const fs::path& archive, const std::string& key, const
         } catch (const ArtifactCheckError& error) {
             // A compile's advice (options, --arch) does not apply: the archive's
             // bytes are not what its manifest says they are.
-            throw CacheError(where + ": " + artifact.file + " for " + artifact.target + ": check '" +
-                             to_string(error.check()) + "' failed: " + error.finding() +
-                             "; nothing was imported: the archive does not hold what its manifest describes (made "
-                             "by another tool, or altered). Export the entries again from a cache that `cunumpy-kernels "
-                             "cache verify` passes, or build them here with `cunumpy-kernels build`");
+            throw CacheError(
+                where + ": " + artifact.file + " for " + artifact.target + ": check '" + to_string(error.check()) +
+                "' failed: " + error.finding() +
+                "; nothing was imported: the archive does not hold what its manifest describes (made "
+                "by another tool, or altered). Export the entries again from a cache that `cunumpy-kernels "
+                "cache verify` passes, or build them here with `cunumpy-kernels build`");
         }
     }
     return manifest;

@@ -136,8 +136,7 @@ double number_with_unit(const std::string& text, char& unit, const char* what)
         used = 0;
     }
     std::string rest = text.substr(used);
-    if (used == 0 || value < 0 || rest.size() > 1)
-        throw UsageError(std::string("'") + text + "' is not " + what);
+    if (used == 0 || value < 0 || rest.size() > 1) throw UsageError(std::string("'") + text + "' is not " + what);
     unit = rest.empty() ? '\0' : static_cast<char>(std::tolower(static_cast<unsigned char>(rest[0])));
     return value;
 }
@@ -157,7 +156,9 @@ std::string entry_problem(const EntryInfo& entry)
         std::error_code error;
         auto size = fs::file_size(file, error);
         if (error) return artifact.file + ": missing";
-        if (size != artifact.size) return artifact.file + ": " + std::to_string(size) + " bytes, manifest says " + std::to_string(artifact.size);
+        if (size != artifact.size)
+            return artifact.file + ": " + std::to_string(size) + " bytes, manifest says " +
+                   std::to_string(artifact.size);
         if (entry.kind != "cuda") {
             // Host extensions can be large: hashed streaming, and not load-checked here.
             if (sha256_file(file) != artifact.sha256) return artifact.file + ": SHA-256 mismatch";
@@ -252,7 +253,8 @@ std::size_t remove_records(const fs::path& root, const std::set<std::string>& mo
         for (const char* suffix : {"-last", "-failed"}) {
             std::error_code error;
             std::vector<fs::path> records;
-            for (fs::directory_iterator it(root / (kind + suffix), error), end; !error && it != end; it.increment(error)) {
+            for (fs::directory_iterator it(root / (kind + suffix), error), end; !error && it != end;
+                 it.increment(error)) {
                 std::string name = it->path().filename().string();
                 if (modules.empty() || modules.count(name.substr(0, name.rfind('@')))) records.push_back(it->path());
             }
@@ -282,8 +284,7 @@ CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>&
     summary.records = remove_records(store.root(), modules);
     if (!failed.empty())
         throw CacheError("cache clean: could not remove " + util::counted(failed.size(), "entry", "entries") +
-                         ", first " + failed.front() +
-                         ": check the permissions of the cache folder");
+                         ", first " + failed.front() + ": check the permissions of the cache folder");
     return summary;
 }
 
@@ -293,7 +294,8 @@ CacheLocation locate_tree_cache(const fs::path& tree, const Config& config, bool
         return resolve_cache_location(config.cache_name.value_or(""), config.cache_dir, for_writing);
     auto kernels = find_kernels({tree}, config);
     if (kernels.empty())
-        throw UsageError("no kernels in " + tree.string() + " to name the cache: pass --cache-dir, --cache-name, or --tree");
+        throw UsageError("no kernels in " + tree.string() +
+                         " to name the cache: pass --cache-dir, --cache-name, or --tree");
     return resolve_cache_location(cache_name_of(config, kernels.front().top_package), std::nullopt, for_writing);
 }
 
@@ -327,12 +329,17 @@ double parse_age(const std::string& text)
     char unit = 0;
     double value = number_with_unit(text, unit, "an age such as 30d, 12h, 45m or 90s");
     switch (unit) {
-    case '\0':
-    case 's': return value;
-    case 'm': return value * 60;
-    case 'h': return value * 3600;
-    case 'd': return value * 86400;
-    default: throw UsageError("'" + text + "' is not an age such as 30d, 12h, 45m or 90s");
+        case '\0':
+        case 's':
+            return value;
+        case 'm':
+            return value * 60;
+        case 'h':
+            return value * 3600;
+        case 'd':
+            return value * 86400;
+        default:
+            throw UsageError("'" + text + "' is not an age such as 30d, 12h, 45m or 90s");
     }
 }
 
@@ -342,12 +349,22 @@ std::uint64_t parse_size(const std::string& text)
     double value = number_with_unit(text, unit, "a size such as 500M or 2G");
     double scale = 1;
     switch (unit) {
-    case '\0': break;
-    case 'k': scale = 1024.0; break;
-    case 'm': scale = 1024.0 * 1024; break;
-    case 'g': scale = 1024.0 * 1024 * 1024; break;
-    case 't': scale = 1024.0 * 1024 * 1024 * 1024; break;
-    default: throw UsageError("'" + text + "' is not a size such as 500M or 2G");
+        case '\0':
+            break;
+        case 'k':
+            scale = 1024.0;
+            break;
+        case 'm':
+            scale = 1024.0 * 1024;
+            break;
+        case 'g':
+            scale = 1024.0 * 1024 * 1024;
+            break;
+        case 't':
+            scale = 1024.0 * 1024 * 1024 * 1024;
+            break;
+        default:
+            throw UsageError("'" + text + "' is not a size such as 500M or 2G");
     }
     return static_cast<std::uint64_t>(value * scale);
 }

@@ -37,12 +37,12 @@ void zero_statistics(const EntryStore& store);
 
 /// One published entry, as listed from disk.
 struct EntryInfo {
-    std::string kind;             ///< "cuda", or "host" (a Pyccel build)
+    std::string kind;  ///< "cuda", or "host" (a Pyccel build)
     std::string key;
     std::filesystem::path dir;
-    std::uint64_t bytes = 0;      ///< all regular files of the entry, at any depth (links not followed)
+    std::uint64_t bytes = 0;           ///< all regular files of the entry, at any depth (links not followed)
     std::optional<Manifest> manifest;  ///< absent when unreadable
-    std::string problem;          ///< why the manifest is unreadable
+    std::string problem;               ///< why the manifest is unreadable
     /// Some kernel's latest key (`<kind>-last/`): a build of an unchanged tree
     /// hits it. An entry that is not current is superseded.
     bool current = false;
@@ -64,7 +64,7 @@ std::vector<EntryInfo> list_entries(const EntryStore& store);
 /// What is wrong with one entry.
 struct VerifyFinding {
     std::filesystem::path entry;
-    std::string problem;          ///< e.g. "push.sm_90.cubin: SHA-256 mismatch"
+    std::string problem;  ///< e.g. "push.sm_90.cubin: SHA-256 mismatch"
     bool removed = false;
 };
 
@@ -96,9 +96,9 @@ std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions
 
 /// What `cache clean` removed.
 struct CleanSummary {
-    std::size_t entries = 0;  ///< entries removed
-    std::uint64_t bytes = 0;  ///< their size
-    std::size_t records = 0;  ///< latest-build and failure records removed
+    std::size_t entries = 0;                     ///< entries removed
+    std::uint64_t bytes = 0;                     ///< their size
+    std::size_t records = 0;                     ///< latest-build and failure records removed
     std::vector<std::filesystem::path> removed;  ///< the entry folders removed (or, dry run, that would be)
 };
 
@@ -141,8 +141,8 @@ struct LeftOutEntry {
 
 /// What export or import did.
 struct ArchiveSummary {
-    std::size_t entries = 0;      ///< entries written or published
-    std::size_t skipped = 0;      ///< entries already present (import) or left out (export)
+    std::size_t entries = 0;  ///< entries written or published
+    std::size_t skipped = 0;  ///< entries already present (import) or left out (export)
     std::uint64_t bytes = 0;
     std::vector<LeftOutEntry> left_out;  ///< export: each entry not carried, with the reason
 };
@@ -159,7 +159,7 @@ ArchiveSummary export_entries(const EntryStore& store, const std::filesystem::pa
 /// checked: nothing of an import is written before all of it passed.
 struct CheckedArchive {
     struct Entry {
-        std::string kind;                          ///< "cuda"
+        std::string kind;  ///< "cuda"
         Manifest manifest;
         std::map<std::string, std::string> files;  ///< file name -> bytes, manifest.json included
     };

@@ -73,7 +73,8 @@ void check_architecture(const CudaElfHeader& header, const ArtifactExpectation& 
     TargetName target = parse_target(expected.target);
     int sm = cuda_elf_sm(header);
     std::string found = "sm_" + std::to_string(sm) + (cuda_elf_accelerated(header) ? "a" : "");
-    std::string flags = " (ELF e_flags " + hex(header.flags) + ", ABI version " + std::to_string(header.abi_version) + ")";
+    std::string flags =
+        " (ELF e_flags " + hex(header.flags) + ", ABI version " + std::to_string(header.abi_version) + ")";
     if (sm != target.number)
         fail(ArtifactCheck::architecture, expected, "the cubin is for " + found + flags + ", not " + expected.target,
              option_advice);
@@ -129,18 +130,19 @@ std::pair<std::size_t, std::size_t> brace_counts(const std::string& ptx)
     std::size_t opened = 0, closed = 0;
     bool quoted = false;
     for (char c : ptx) {
-        if (c == '"') quoted = !quoted;
-        else if (c == '\n') quoted = false;  // PTX strings never span lines
-        else if (!quoted && c == '{') ++opened;
-        else if (!quoted && c == '}') ++closed;
+        if (c == '"')
+            quoted = !quoted;
+        else if (c == '\n')
+            quoted = false;  // PTX strings never span lines
+        else if (!quoted && c == '{')
+            ++opened;
+        else if (!quoted && c == '}')
+            ++closed;
     }
     return {opened, closed};
 }
 
-bool is_name_char(char c)
-{
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%';
-}
+bool is_name_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '$' || c == '%'; }
 
 // The first field of the `.target` directive ("sm_90" of ".target sm_90, debug").
 std::string ptx_target(const std::string& ptx)
@@ -209,17 +211,28 @@ void check_externs(const std::string& ptx, const ArtifactExpectation& expected)
 const char* to_string(ArtifactCheck check)
 {
     switch (check) {
-    case ArtifactCheck::cuda_elf: return "cuda elf";
-    case ArtifactCheck::complete: return "complete";
-    case ArtifactCheck::executable: return "executable";
-    case ArtifactCheck::architecture: return "architecture";
-    case ArtifactCheck::entry: return "entry";
-    case ArtifactCheck::undefined_symbols: return "undefined symbols";
-    case ArtifactCheck::ptx_complete: return "ptx complete";
-    case ArtifactCheck::ptx_target: return "ptx target";
-    case ArtifactCheck::ptx_entry: return "ptx entry";
-    case ArtifactCheck::ptx_externs: return "ptx externs";
-    case ArtifactCheck::parameter_layout: return "parameter layout";
+        case ArtifactCheck::cuda_elf:
+            return "cuda elf";
+        case ArtifactCheck::complete:
+            return "complete";
+        case ArtifactCheck::executable:
+            return "executable";
+        case ArtifactCheck::architecture:
+            return "architecture";
+        case ArtifactCheck::entry:
+            return "entry";
+        case ArtifactCheck::undefined_symbols:
+            return "undefined symbols";
+        case ArtifactCheck::ptx_complete:
+            return "ptx complete";
+        case ArtifactCheck::ptx_target:
+            return "ptx target";
+        case ArtifactCheck::ptx_entry:
+            return "ptx entry";
+        case ArtifactCheck::ptx_externs:
+            return "ptx externs";
+        case ArtifactCheck::parameter_layout:
+            return "parameter layout";
     }
     return "?";
 }
@@ -274,8 +287,10 @@ void check_ptx(const std::string& ptx, const ArtifactExpectation& expected)
 
 void check_artifact(const std::string& bytes, const ArtifactExpectation& expected)
 {
-    if (expected.target.rfind("compute_", 0) == 0) check_ptx(bytes, expected);
-    else check_cubin(bytes, expected);
+    if (expected.target.rfind("compute_", 0) == 0)
+        check_ptx(bytes, expected);
+    else
+        check_cubin(bytes, expected);
 }
 
 }  // namespace ck

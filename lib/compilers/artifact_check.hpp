@@ -25,7 +25,7 @@ enum class ArtifactCheck {
     ptx_target,         ///< the PTX's `.target` is the target's architecture
     ptx_entry,          ///< the PTX has the kernel's `.entry`
     ptx_externs,        ///< every `.extern .func` is defined in the PTX, or the driver provides it
-    parameter_layout,   ///< the cubin lays out the parameters as the runtime packs them (build only: lib/struct_headers)
+    parameter_layout,  ///< the cubin lays out the parameters as the runtime packs them (build only: lib/struct_headers)
 };
 
 /// The check's name as messages show it ("architecture", "ptx target", ...).

@@ -22,19 +22,18 @@ const std::vector<std::string> host_program_variables = {"GCC_EXEC_PREFIX", "COM
 
 bool is_host_include_variable(const std::string& name)
 {
-    return std::find(host_include_variables.begin(), host_include_variables.end(), name) != host_include_variables.end();
+    return std::find(host_include_variables.begin(), host_include_variables.end(), name) !=
+           host_include_variables.end();
 }
 
 bool is_host_program_variable(const std::string& name)
 {
-    return std::find(host_program_variables.begin(), host_program_variables.end(), name) != host_program_variables.end();
+    return std::find(host_program_variables.begin(), host_program_variables.end(), name) !=
+           host_program_variables.end();
 }
 
 // nvcc.profile extends these too, but nvcc needs them to find its own tools.
-bool needed_by_nvcc(const std::string& name)
-{
-    return name == "PATH" || name == "LD_LIBRARY_PATH";
-}
+bool needed_by_nvcc(const std::string& name) { return name == "PATH" || name == "LD_LIBRARY_PATH"; }
 
 void add_unique(std::vector<std::string>& names, const std::string& name)
 {
@@ -45,8 +44,8 @@ void add_unique(std::vector<std::string>& names, const std::string& name)
 
 const std::vector<std::string>& run_variables()
 {
-    static const std::vector<std::string> names = {"PATH", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME", "TMPDIR",
-                                                   "TZ", "LANG", "LANGUAGE", "LC_*"};
+    static const std::vector<std::string> names = {"PATH", "LD_LIBRARY_PATH", "HOME", "USER", "LOGNAME", "TMPDIR", "TZ",
+                                                   "LANG", "LANGUAGE",        "LC_*"};
     return names;
 }
 
@@ -110,15 +109,22 @@ std::vector<std::string> host_compiler_refused(const EnvironmentReader& read)
 
 std::string refused_variable_message(const std::string& name, const std::string& compiler)
 {
-    std::string head = name + " is set: " + compiler + " would read it behind the cache key's back, so builds refuse it; ";
+    std::string head =
+        name + " is set: " + compiler + " would read it behind the cache key's back, so builds refuse it; ";
     if (is_host_program_variable(name))
-        return head + "it picks the programs gcc runs: choose the host compiler itself (nvcc's -ccbin, Pyccel's "
-                      "compiler family; their identities are keyed), and unset " + name;
+        return head +
+               "it picks the programs gcc runs: choose the host compiler itself (nvcc's -ccbin, Pyccel's "
+               "compiler family; their identities are keyed), and unset " +
+               name;
     if (is_host_include_variable(name))
-        return head + "pass its folders as -isystem DIR or -I DIR in the config key `options` ([tool.cunumpy-kernels] "
-                      "in pyproject.toml) or as --compiler-option, and unset " + name;
-    return head + "pass its include folders or flags in the config key `options` ([tool.cunumpy-kernels] in "
-                  "pyproject.toml) or as --compiler-option (-isystem DIR, -I DIR, -Xptxas ...), and unset " + name;
+        return head +
+               "pass its folders as -isystem DIR or -I DIR in the config key `options` ([tool.cunumpy-kernels] "
+               "in pyproject.toml) or as --compiler-option, and unset " +
+               name;
+    return head +
+           "pass its include folders or flags in the config key `options` ([tool.cunumpy-kernels] in "
+           "pyproject.toml) or as --compiler-option (-isystem DIR, -I DIR, -Xptxas ...), and unset " +
+           name;
 }
 
 CompilerEnvironment nvrtc_environment(const EnvironmentReader& read)

@@ -55,8 +55,8 @@ struct CompilerEnvironment {
     std::vector<std::string> prepend_flags;  ///< NVCC_PREPEND_FLAGS, split: parsed like --compiler-option, before them
     std::vector<std::string> append_flags;   ///< NVCC_APPEND_FLAGS, split: after them
     std::vector<std::string> inherited;      ///< what the compiler's process inherits: run_variables() and keyed ones
-    std::vector<std::string> refused;        ///< variables set on purpose to change builds that no door takes (build refuses)
-    std::string profile_sha256;              ///< of nvcc.profile, a key input; empty for NVRTC
+    std::vector<std::string> refused;  ///< variables set on purpose to change builds that no door takes (build refuses)
+    std::string profile_sha256;        ///< of nvcc.profile, a key input; empty for NVRTC
 };
 
 /// The variables nvcc.profile extends (`NAME += ...`, `NAME =+ ...`): nvcc

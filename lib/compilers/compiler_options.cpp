@@ -17,7 +17,17 @@ namespace fs = std::filesystem;
 
 namespace {
 
-enum class Kind { include_dir, system_include_dir, pre_include, options_file, host_options, ptxas_options, verbatim, refused, keyed };
+enum class Kind {
+    include_dir,
+    system_include_dir,
+    pre_include,
+    options_file,
+    host_options,
+    ptxas_options,
+    verbatim,
+    refused,
+    keyed
+};
 
 // How an option takes its value: `none`; `separate` (`-x v`, `-x=v`);
 // `joined` (`-xv`, also `-x v`, as -I and -D do).
@@ -387,7 +397,6 @@ Match match(const std::string& arg)
     return {};
 }
 
-
 // "-isystem /x" given as one argument (a pyproject list item, a quoted
 // flag): the user meant the option and its value. The compiler, handed one
 // word, would not split it, and its folder would escape the key; so every
@@ -449,16 +458,19 @@ void expand_options_files(CompilerOptions& parsed, const std::string& files, con
 std::string unknown_option_message(const std::string& arg, const std::string& where)
 {
     if (!arg.empty() && arg[0] == '@')
-        return where + ": " + arg + " is not accepted: nvcc reads no response files; put the options into a file "
-                                    "named by --options-file, whose content the cache key holds";
+        return where + ": " + arg +
+               " is not accepted: nvcc reads no response files; put the options into a file "
+               "named by --options-file, whose content the cache key holds";
     if (arg.rfind("-W", 0) == 0)
-        return where + ": " + arg + " is not accepted: nvcc's only -W options are its own (-Werror=<kind>, -Wreorder, "
-                                    "-Wdefault-stream-launch, -Wmissing-launch-bounds, -Wext-lambda-captures-this, "
-                                    "-Wno-deprecated-declarations, -Wno-deprecated-gpu-targets); give the host "
-                                    "compiler's warnings as -Xcompiler=-W..., which is checked, or " +
+        return where + ": " + arg +
+               " is not accepted: nvcc's only -W options are its own (-Werror=<kind>, -Wreorder, "
+               "-Wdefault-stream-launch, -Wmissing-launch-bounds, -Wext-lambda-captures-this, "
+               "-Wno-deprecated-declarations, -Wno-deprecated-gpu-targets); give the host "
+               "compiler's warnings as -Xcompiler=-W..., which is checked, or " +
                verbatim_door(arg);
-    return where + ": " + arg + " is not accepted: it is not one of nvcc's or NVRTC's documented options that "
-                                "cunumpy-kernels knows, so its effect could escape the cache key; " +
+    return where + ": " + arg +
+           " is not accepted: it is not one of nvcc's or NVRTC's documented options that "
+           "cunumpy-kernels knows, so its effect could escape the cache key; " +
            verbatim_door(arg);
 }
 
@@ -479,8 +491,7 @@ void parse_into(CompilerOptions& parsed, const std::vector<std::string>& given, 
             throw UsageError(unknown_option_message(arg, where));
         }
         const Spec& spec = *found.spec;
-        if (spec.kind == Kind::refused)
-            throw UsageError(where + ": " + arg + " is not accepted: " + spec.instead);
+        if (spec.kind == Kind::refused) throw UsageError(where + ": " + arg + " is not accepted: " + spec.instead);
         std::optional<std::string> value = found.value;
         bool separate = false;
         if (spec.value != Value::none && (!value || value->empty())) {
@@ -494,30 +505,35 @@ void parse_into(CompilerOptions& parsed, const std::vector<std::string>& given, 
             if (separate) parsed.keyed.push_back(*value);
         };
         switch (spec.kind) {
-        case Kind::include_dir:
-            for (const auto& dir : comma_list_items(text)) parsed.include_dirs.emplace_back(dir);
-            break;
-        case Kind::system_include_dir:
-            for (const auto& dir : comma_list_items(text)) parsed.system_include_dirs.emplace_back(dir);
-            break;
-        case Kind::pre_include:
-            for (const auto& file : comma_list_items(text)) parsed.pre_includes.push_back(file);
-            break;
-        case Kind::options_file: expand_options_files(parsed, text, arg, where, base, depth); break;
-        case Kind::host_options:
-            check_host_compiler_options(text, separate ? arg + " " + text : arg, where);
-            keep();
-            break;
-        case Kind::ptxas_options:
-            check_ptxas_options(text, separate ? arg + " " + text : arg, where);
-            keep();
-            break;
-        case Kind::verbatim:
-            parsed.keyed.push_back(*value);
-            parsed.verbatim.push_back(*value);
-            break;
-        case Kind::keyed: keep(); break;
-        case Kind::refused: break;
+            case Kind::include_dir:
+                for (const auto& dir : comma_list_items(text)) parsed.include_dirs.emplace_back(dir);
+                break;
+            case Kind::system_include_dir:
+                for (const auto& dir : comma_list_items(text)) parsed.system_include_dirs.emplace_back(dir);
+                break;
+            case Kind::pre_include:
+                for (const auto& file : comma_list_items(text)) parsed.pre_includes.push_back(file);
+                break;
+            case Kind::options_file:
+                expand_options_files(parsed, text, arg, where, base, depth);
+                break;
+            case Kind::host_options:
+                check_host_compiler_options(text, separate ? arg + " " + text : arg, where);
+                keep();
+                break;
+            case Kind::ptxas_options:
+                check_ptxas_options(text, separate ? arg + " " + text : arg, where);
+                keep();
+                break;
+            case Kind::verbatim:
+                parsed.keyed.push_back(*value);
+                parsed.verbatim.push_back(*value);
+                break;
+            case Kind::keyed:
+                keep();
+                break;
+            case Kind::refused:
+                break;
         }
     }
 }
@@ -567,10 +583,9 @@ std::vector<std::string> resolve_compiler_options(const std::vector<std::string>
     for (std::size_t i = 0; i < options.size(); ++i) {
         const std::string& arg = options[i];
         Match found = match(arg);
-        bool path_option = found.spec && (found.spec->kind == Kind::include_dir ||
-                                          found.spec->kind == Kind::system_include_dir ||
-                                          found.spec->kind == Kind::pre_include ||
-                                          found.spec->kind == Kind::options_file);
+        bool path_option =
+            found.spec && (found.spec->kind == Kind::include_dir || found.spec->kind == Kind::system_include_dir ||
+                           found.spec->kind == Kind::pre_include || found.spec->kind == Kind::options_file);
         if (!path_option) {
             out.push_back(arg);
             continue;
@@ -591,8 +606,10 @@ std::vector<std::string> split_flags(const std::string& text)
     char quote = 0;
     for (char c : text) {
         if (quote) {
-            if (c == quote) quote = 0;
-            else word += c;
+            if (c == quote)
+                quote = 0;
+            else
+                word += c;
         } else if (c == '"' || c == '\'') {
             quote = c;
             in_word = true;

@@ -28,12 +28,12 @@
 namespace ck {
 
 struct CompilerOptions {
-    std::vector<std::string> keyed;                       ///< passed as given, in order; part of the key
-    std::vector<std::filesystem::path> include_dirs;      ///< `-I`, in order
+    std::vector<std::string> keyed;                          ///< passed as given, in order; part of the key
+    std::vector<std::filesystem::path> include_dirs;         ///< `-I`, in order
     std::vector<std::filesystem::path> system_include_dirs;  ///< `-isystem`, in order
-    std::vector<std::string> pre_includes;                ///< `-include` operands, in order
-    std::vector<std::filesystem::path> options_files;     ///< the options files read (their words are parsed in place)
-    std::vector<std::string> verbatim;                    ///< `--verbatim-option=X` operands, unchecked (also in keyed; warned about)
+    std::vector<std::string> pre_includes;                   ///< `-include` operands, in order
+    std::vector<std::filesystem::path> options_files;  ///< the options files read (their words are parsed in place)
+    std::vector<std::string> verbatim;  ///< `--verbatim-option=X` operands, unchecked (also in keyed; warned about)
 };
 
 /// Parses `options` (one argument each; a value may be the next argument).

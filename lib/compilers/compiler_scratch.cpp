@@ -70,8 +70,10 @@ CompilerScratch::CompilerScratch()
     std::string why;
     try {
         folder_.emplace(path_);
-        if (swept.load()) why = util::errno_message(EINTR);
-        else if (::mkdir(tmp().c_str(), 0700) != 0) why = util::errno_message(errno);
+        if (swept.load())
+            why = util::errno_message(EINTR);
+        else if (::mkdir(tmp().c_str(), 0700) != 0)
+            why = util::errno_message(errno);
     } catch (const CacheError& error) {
         why = error.what();
     }

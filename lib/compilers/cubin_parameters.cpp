@@ -53,7 +53,8 @@ public:
                 continue;
             }
             if (format != format_sized)
-                fail(at, "unknown record format " + std::to_string(format) + " (attribute " + std::to_string(attribute) + ")");
+                fail(at, "unknown record format " + std::to_string(format) + " (attribute " +
+                             std::to_string(attribute) + ")");
             std::size_t length = load16(bytes_, at + 2);
             if (bytes_.size() - at - 4 < length)
                 fail(at, "a record of " + std::to_string(length) + " bytes runs past the section's end");
@@ -118,7 +119,8 @@ std::optional<std::vector<CubinParameter>> read_cubin_parameters(const std::stri
     if (!section) return std::nullopt;
     std::string where = what + ": section " + name;
     if (section->truncated)
-        throw ArtifactError(where + " runs past the end of the file; the cubin is damaged: rebuild it "
+        throw ArtifactError(where +
+                            " runs past the end of the file; the cubin is damaged: rebuild it "
                             "(cunumpy-kernels build)");
     return InfoReader(section->bytes, where).parameters();
 }

@@ -46,7 +46,8 @@ CudaToolkit toolkit_of_path_nvcc(const fs::path& nvcc)
         if (fs::path root = toolkit_above(*runs); !root.empty())
             return {root, "nvcc in PATH (" + nvcc.string() + ", a script running " + runs->string() + ")"};
     if (fs::path root = toolkit_above(nvcc); !root.empty()) return {root, "nvcc in PATH (" + nvcc.string() + ")"};
-    throw ToolchainError("the nvcc in PATH, " + nvcc.string() + ", lies in no CUDA toolkit (no ../include/cuda_runtime_api.h "
+    throw ToolchainError("the nvcc in PATH, " + nvcc.string() +
+                         ", lies in no CUDA toolkit (no ../include/cuda_runtime_api.h "
                          "beside its folder) and is no wrapper script whose `exec` names a toolkit's nvcc, so which "
                          "toolkit builds (and which CuPy uses) cannot be known; set CUDA_HOME (or CUDA_PATH, or the "
                          "config key cuda-root) to the toolkit it runs");
@@ -67,10 +68,7 @@ CudaToolkit find_cuda_toolkit(const Config& config)
     return {error ? fs::path("/usr/local/cuda") : usual, "the default"};
 }
 
-fs::path cuda_root_of(const Config& config)
-{
-    return find_cuda_toolkit(config).root;
-}
+fs::path cuda_root_of(const Config& config) { return find_cuda_toolkit(config).root; }
 
 std::unique_ptr<CudaCompiler> make_cuda_compiler(const Config& config, const ToolProbe& probe)
 {
@@ -79,7 +77,8 @@ std::unique_ptr<CudaCompiler> make_cuda_compiler(const Config& config, const Too
     auto [named, where] = named_cuda_root(config);  // not the PATH's: a wrapper there may be anything
     std::error_code error;
     if (!named.empty() && !fs::is_directory(named, error))
-        throw ToolchainError(where + " names " + named.string() + ", which is not a folder; point it at a CUDA toolkit");
+        throw ToolchainError(where + " names " + named.string() +
+                             ", which is not a folder; point it at a CUDA toolkit");
     if (config.compiler == CudaCompilerKind::nvcc) {
         if (!named.empty() && !fs::exists(named / "bin" / "nvcc", error))
             throw ToolchainError(where + " names " + named.string() + ", which has no bin/nvcc");
@@ -98,7 +97,7 @@ std::string to_file_line_diagnostics(const std::string& log)
 }
 
 std::vector<std::vector<std::string>> CudaCompiler::target_groups(const CudaCompileRequest&,
-                                                                 const std::vector<std::string>& targets) const
+                                                                  const std::vector<std::string>& targets) const
 {
     std::vector<std::vector<std::string>> groups;
     for (const auto& target : targets) groups.push_back({target});
@@ -123,9 +122,6 @@ std::string virtual_architecture(const std::string& target)
     return underscore == std::string::npos ? target : "compute" + target.substr(underscore);
 }
 
-std::string artifact_extension(const std::string& target)
-{
-    return target.rfind("compute_", 0) == 0 ? "ptx" : "cubin";
-}
+std::string artifact_extension(const std::string& target) { return target.rfind("compute_", 0) == 0 ? "ptx" : "cubin"; }
 
 }  // namespace ck

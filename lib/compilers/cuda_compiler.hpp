@@ -22,8 +22,10 @@ struct CudaCompileRequest {
     std::string kernel;                 ///< entry function, `__global__ void <kernel>(...)`
     std::string target;                 ///< `sm_90` gives a cubin, `compute_90` PTX
     std::vector<std::string> options;   ///< the keyed user options, passed as given
-    std::vector<std::filesystem::path> include_dirs;  ///< `-I` in order; their effect is in the key through the headers found
-    std::vector<std::filesystem::path> system_include_dirs;  ///< `-isystem` in order, searched after the toolkit's include folder
+    std::vector<std::filesystem::path>
+        include_dirs;  ///< `-I` in order; their effect is in the key through the headers found
+    std::vector<std::filesystem::path>
+        system_include_dirs;  ///< `-isystem` in order, searched after the toolkit's include folder
     std::vector<std::filesystem::path> pre_includes;  ///< forced includes: the files found, or names of toolkit headers
     /// The key's headers and forced includes: path as found -> key name. nvcc
     /// checks every file it reads (but the source and the toolkit's) is one,
@@ -53,7 +55,7 @@ struct CudaCompileOutput {
     /// Key names of the files the compiler reports it read, besides the source
     /// and the toolkit (nvcc only; empty for NVRTC, which reports none).
     std::vector<std::string> dependencies;
-    CompilePhases phases;      ///< where the time went, when the compiler tells
+    CompilePhases phases;  ///< where the time went, when the compiler tells
 };
 
 class CudaCompiler {

@@ -31,7 +31,8 @@ std::optional<Elf64_Ehdr> elf64_header(const std::string& elf)
 // lies outside the table or the file.
 std::string name_at(const std::string& elf, const Elf64_Shdr& strtab, std::size_t offset)
 {
-    if (offset >= strtab.sh_size || strtab.sh_offset >= elf.size() || offset >= elf.size() - strtab.sh_offset) return {};
+    if (offset >= strtab.sh_size || strtab.sh_offset >= elf.size() || offset >= elf.size() - strtab.sh_offset)
+        return {};
     std::size_t start = strtab.sh_offset + offset;
     return std::string(elf.c_str() + start, strnlen(elf.c_str() + start, elf.size() - start));
 }
@@ -60,10 +61,9 @@ std::vector<ElfSymbol> read_elf_symbols(const std::string& elf)
             Elf64_Sym symbol{};
             if (!read_at(elf, symtab.sh_offset + s * symtab.sh_entsize, symbol)) break;
             // The macros give int; clang refuses the narrowing in braces.
-            symbols.push_back(ElfSymbol{name_at(elf, strtab, symbol.st_name),
-                                        static_cast<unsigned char>(ELF64_ST_TYPE(symbol.st_info)),
-                                        static_cast<unsigned char>(ELF64_ST_BIND(symbol.st_info)),
-                                        symbol.st_shndx != SHN_UNDEF});
+            symbols.push_back(ElfSymbol{
+                name_at(elf, strtab, symbol.st_name), static_cast<unsigned char>(ELF64_ST_TYPE(symbol.st_info)),
+                static_cast<unsigned char>(ELF64_ST_BIND(symbol.st_info)), symbol.st_shndx != SHN_UNDEF});
         }
     }
     return symbols;
@@ -99,7 +99,8 @@ std::optional<ElfSection> read_elf_section(const std::string& elf, const std::st
         Elf64_Shdr section{};
         if (!read_at(elf, header->e_shoff + std::size_t(i) * header->e_shentsize, section)) return std::nullopt;
         if (name_at(elf, names, section.sh_name) != name) continue;
-        if (section.sh_type == SHT_NOBITS || section.sh_offset >= elf.size()) return ElfSection{{}, section.sh_size != 0};
+        if (section.sh_type == SHT_NOBITS || section.sh_offset >= elf.size())
+            return ElfSection{{}, section.sh_size != 0};
         std::size_t available = elf.size() - section.sh_offset;
         bool truncated = section.sh_size > available;
         return ElfSection{elf.substr(section.sh_offset, truncated ? available : section.sh_size), truncated};

@@ -13,10 +13,10 @@ namespace ck {
 
 /// The fields of an ELF64 header that say what a cubin is.
 struct CudaElfHeader {
-    std::uint16_t type = 0;         ///< ET_EXEC (loadable) or ET_REL (needs a device link)
-    std::uint16_t machine = 0;      ///< EM_CUDA (190) for a cubin
-    std::uint8_t abi_version = 0;   ///< e_ident[EI_ABIVERSION]: 7 before CUDA 13, 8 from CUDA 13
-    std::uint32_t flags = 0;        ///< e_flags, holding the architecture
+    std::uint16_t type = 0;        ///< ET_EXEC (loadable) or ET_REL (needs a device link)
+    std::uint16_t machine = 0;     ///< EM_CUDA (190) for a cubin
+    std::uint8_t abi_version = 0;  ///< e_ident[EI_ABIVERSION]: 7 before CUDA 13, 8 from CUDA 13
+    std::uint32_t flags = 0;       ///< e_flags, holding the architecture
 };
 
 /// One symbol of the symbol table.

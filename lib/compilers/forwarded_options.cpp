@@ -15,7 +15,7 @@ enum class Rule { keyed, takes_value, refused };
 
 struct Entry {
     const char* name;
-    bool prefix;         // matches names that start with it (`-f...`), else the name whole or with `=value`
+    bool prefix;  // matches names that start with it (`-f...`), else the name whole or with `=value`
     Rule rule;
     const char* why = "";  // refused: why, and what to use instead
 };
@@ -78,11 +78,14 @@ constexpr std::array host_table = {
     Entry{"-fself-test", true, Rule::refused, reads_a_file},
     Entry{"-flto-incremental", true, Rule::refused, reads_a_file},
     Entry{"-fpch-preprocess", true, Rule::refused, reads_a_file},
-    Entry{"-Wa", false, Rule::refused, "it passes options to the assembler unchecked (-Wa,-I and -Wa,@FILE read files)"},
+    Entry{"-Wa", false, Rule::refused,
+          "it passes options to the assembler unchecked (-Wa,-I and -Wa,@FILE read files)"},
     Entry{"-Wl", false, Rule::refused, "nvcc keeps only the device code; nothing is linked"},
     Entry{"-fdirectives-only", true, Rule::keyed},
-    Entry{"-Wp", false, Rule::refused, "-Wp passes options to the preprocessor unchecked; pass them to -Xcompiler directly"},
-    Entry{"-Xpreprocessor", false, Rule::refused, "it passes options to the preprocessor unchecked; pass them to -Xcompiler directly"},
+    Entry{"-Wp", false, Rule::refused,
+          "-Wp passes options to the preprocessor unchecked; pass them to -Xcompiler directly"},
+    Entry{"-Xpreprocessor", false, Rule::refused,
+          "it passes options to the preprocessor unchecked; pass them to -Xcompiler directly"},
     Entry{"-o", true, Rule::refused, host_output},
     Entry{"-E", false, Rule::refused, host_output},
     Entry{"-S", false, Rule::refused, host_output},

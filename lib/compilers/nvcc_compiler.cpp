@@ -25,17 +25,17 @@ std::string last_nonempty_line(const std::string& text)
 {
     std::string last, line;
     for (char c : text + "\n") {
-        if (c != '\n') { line += c; continue; }
+        if (c != '\n') {
+            line += c;
+            continue;
+        }
         if (!line.empty()) last = line;
         line.clear();
     }
     return last;
 }
 
-std::string first_line(const std::string& text)
-{
-    return text.substr(0, text.find('\n'));
-}
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // The file nvcc runs for `spec` (its -ccbin rule): a folder means the gcc in
 // it, a name without a slash is looked up in PATH.
@@ -104,8 +104,10 @@ std::vector<std::string> compare_with_key(const std::vector<std::string>& read, 
         fs::path path = fs::weakly_canonical(fs::absolute(file, error), error);
         if (path == source_file || in_toolkit(path)) continue;
         auto it = key_files.find(path);
-        if (it != key_files.end()) names.push_back(it->second);
-        else missing.push_back(path.string());
+        if (it != key_files.end())
+            names.push_back(it->second);
+        else
+            missing.push_back(path.string());
     }
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
@@ -120,8 +122,10 @@ std::string template_instantiation(const CudaCompileRequest& request)
 {
     const std::string& entry = request.entry_expression();
     if (entry == request.kernel) return "";
-    return "\n// cunumpy-kernels: the entry " + entry + " (template-args or the explicit instantiation)\n"
-           "static void* const cunumpy_kernels_entry_instance __attribute__((unused)) = (void*)&" + entry + ";\n";
+    return "\n// cunumpy-kernels: the entry " + entry +
+           " (template-args or the explicit instantiation)\n"
+           "static void* const cunumpy_kernels_entry_instance __attribute__((unused)) = (void*)&" +
+           entry + ";\n";
 }
 
 }  // namespace
@@ -134,8 +138,10 @@ std::vector<std::string> parse_make_dependencies(const std::string& text)
     for (std::size_t i = 0; i < text.size(); ++i) {
         char c = text[i];
         if (c == '\\' && i + 1 < text.size() && (text[i + 1] == ' ' || text[i + 1] == '\n')) {
-            if (text[++i] == ' ') word += ' ';
-            else if (!word.empty()) words.push_back(std::exchange(word, {}));
+            if (text[++i] == ' ')
+                word += ' ';
+            else if (!word.empty())
+                words.push_back(std::exchange(word, {}));
             continue;
         }
         if (c == ':' && !after_target && (i + 1 >= text.size() || text[i + 1] == ' ' || text[i + 1] == '\n')) {
@@ -160,7 +166,9 @@ NvccCompiler::NvccCompiler(const fs::path& cuda_root, const ToolProbe* probe, co
     std::error_code error;
     nvcc_ = cuda_root / "bin" / "nvcc";
     if (!fs::exists(nvcc_, error)) nvcc_ = util::find_in_path("nvcc");
-    if (nvcc_.empty()) throw ToolchainError("nvcc not found in " + (cuda_root / "bin").string() + " or PATH; set cuda-root or use --compiler nvrtc");
+    if (nvcc_.empty())
+        throw ToolchainError("nvcc not found in " + (cuda_root / "bin").string() +
+                             " or PATH; set cuda-root or use --compiler nvrtc");
     toolkit_ = fs::weakly_canonical(nvcc_, error).parent_path().parent_path();
     environment_ = nvcc_environment(read_profile(nvcc_), read);
 }
@@ -179,7 +187,9 @@ std::string NvccCompiler::identity() const
     };
     std::string version = probe_ ? probe_->answer(nvcc_, "nvcc-identity", ask) : ask();
     auto digest = program_digest(nvcc_, probe_, true);
-    if (!digest) throw ToolchainError(nvcc_.string() + " cannot be read, so the cache key cannot hold what it is; make it readable");
+    if (!digest)
+        throw ToolchainError(nvcc_.string() +
+                             " cannot be read, so the cache key cannot hold what it is; make it readable");
     return version + " (" + *digest + ")";
 }
 
@@ -223,7 +233,8 @@ std::optional<std::string> NvccCompiler::host_compiler_identity(const std::optio
     // that adds flags prints the same line.
     auto digest = program_digest(file, probe_, may_start);
     if (!digest && may_start)
-        throw ToolchainError("nvcc's host compiler " + file.string() + " (" + origin + ") cannot be read, so the cache key "
+        throw ToolchainError("nvcc's host compiler " + file.string() + " (" + origin +
+                             ") cannot be read, so the cache key "
                              "cannot hold what it is; make it readable");
     if (!digest) return std::nullopt;
     return identity + " (" + *digest + ")";
@@ -246,7 +257,8 @@ std::vector<NvccPhase> parse_nvcc_phase_times(const std::string& csv)
     std::size_t line_start = csv.find('\n');
     while (line_start != std::string::npos && line_start + 1 < csv.size()) {
         std::size_t line_end = csv.find('\n', line_start + 1);
-        std::string line = csv.substr(line_start + 1, line_end == std::string::npos ? std::string::npos : line_end - line_start - 1);
+        std::string line =
+            csv.substr(line_start + 1, line_end == std::string::npos ? std::string::npos : line_end - line_start - 1);
         line_start = line_end;
         std::vector<std::string> columns;
         for (std::size_t from = 0, comma; from <= line.size(); from = comma + 1) {
@@ -335,8 +347,8 @@ std::vector<CudaCompileOutput> NvccCompiler::compile_targets(const CudaCompileRe
     }
     if (result.exit_code != 0) return std::vector<CudaCompileOutput>(targets.size(), shared);
     std::vector<std::string> missing;
-    shared.dependencies = compare_with_key(parse_make_dependencies(util::read_file(dependencies)), source, toolkit_include_dirs(),
-                                           request.headers, missing);
+    shared.dependencies = compare_with_key(parse_make_dependencies(util::read_file(dependencies)), source,
+                                           toolkit_include_dirs(), request.headers, missing);
     if (!missing.empty()) {
         for (const auto& file : missing)
             shared.log += (shared.log.empty() ? "" : "\n") + request.source_file.string() +
@@ -350,7 +362,8 @@ std::vector<CudaCompileOutput> NvccCompiler::compile_targets(const CudaCompileRe
     std::error_code error;
     if (fs::exists(times, error)) phases = parse_nvcc_phase_times(util::read_file(times));
     std::vector<CudaCompileOutput> outputs;
-    for (const auto& target : targets) outputs.push_back(target_output(request, target, single ? out : fs::path(), phases, shared));
+    for (const auto& target : targets)
+        outputs.push_back(target_output(request, target, single ? out : fs::path(), phases, shared));
     return outputs;
 }
 
@@ -358,8 +371,9 @@ std::vector<CudaCompileOutput> NvccCompiler::compile_targets(const CudaCompileRe
 // phase wrote (nvcc names kept files `k.compute_80.cubin` for sm_80 but
 // `k.compute_90.sm_90.cubin` beside PTX): ptxas's output for `sm_XX`, cicc's
 // for `compute_XX`. `file` is the artifact when nvcc wrote it as `-o`.
-CudaCompileOutput NvccCompiler::target_output(const CudaCompileRequest& request, const std::string& target, fs::path file,
-                                              const std::vector<NvccPhase>& phases, const CudaCompileOutput& shared) const
+CudaCompileOutput NvccCompiler::target_output(const CudaCompileRequest& request, const std::string& target,
+                                              fs::path file, const std::vector<NvccPhase>& phases,
+                                              const CudaCompileOutput& shared) const
 {
     CudaCompileOutput output = shared;
     bool cubin = artifact_extension(target) == "cubin";
@@ -373,8 +387,9 @@ CudaCompileOutput NvccCompiler::target_output(const CudaCompileRequest& request,
         if (file.empty() && writes_artifact && phase.architecture == target) file = phase.output;
     }
     if (file.empty()) {
-        output.log += (output.log.empty() ? "" : "\n") + request.source_file.string() + ": error: nvcc's --time list names no " +
-                      (cubin ? "ptxas output for " : "cicc output for ") + target + "; nothing was published";
+        output.log += (output.log.empty() ? "" : "\n") + request.source_file.string() +
+                      ": error: nvcc's --time list names no " + (cubin ? "ptxas output for " : "cicc output for ") +
+                      target + "; nothing was published";
         return output;
     }
     if (file.is_relative()) file = request.source_file.parent_path() / file;

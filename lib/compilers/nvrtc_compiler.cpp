@@ -92,8 +92,11 @@ struct NvrtcCompiler::Loaded {
 };
 
 NvrtcCompiler::NvrtcCompiler(fs::path cuda_root, const ToolProbe* probe, const EnvironmentReader& read)
-    : cuda_root_(std::move(cuda_root)), probe_(probe), file_(find_nvrtc_file(cuda_root_)),
-      ptxas_(find_ptxas(cuda_root_)), environment_(nvrtc_environment(read))
+    : cuda_root_(std::move(cuda_root)),
+      probe_(probe),
+      file_(find_nvrtc_file(cuda_root_)),
+      ptxas_(find_ptxas(cuda_root_)),
+      environment_(nvrtc_environment(read))
 {
 }
 
@@ -114,7 +117,8 @@ const NvrtcCompiler::Loaded& NvrtcCompiler::loaded() const
         auto loaded = std::make_unique<Loaded>();
         loaded->library = util::DynamicLibrary::open_first(names, &error, /*keep_loaded=*/true);
         if (!loaded->library.loaded())
-            throw ToolchainError("NVRTC not found (" + error + "); install the CUDA toolkit, set cuda-root, or use --compiler nvcc");
+            throw ToolchainError("NVRTC not found (" + error +
+                                 "); install the CUDA toolkit, set cuda-root, or use --compiler nvcc");
         auto& api = loaded->api;
         const auto& lib = loaded->library;
         resolve(lib, api.version, "nvrtcVersion");
@@ -150,8 +154,9 @@ std::string NvrtcCompiler::version_now() const
 std::string NvrtcCompiler::identity() const
 {
     std::call_once(identity_once_, [this] {
-        identity_ = (probe_ && !file_.empty()) ? probe_->answer(file_, "nvrtc-identity", [this] { return version_now(); })
-                                               : version_now();
+        identity_ = (probe_ && !file_.empty())
+                        ? probe_->answer(file_, "nvrtc-identity", [this] { return version_now(); })
+                        : version_now();
     });
     return identity_;
 }
@@ -231,7 +236,8 @@ std::string explain_name_map_error(const std::string& log, const CudaCompileRequ
     return request.source_file.string() + ": error: no unique __global__ function '" + request.kernel +
            "': the entry must be one __global__ void " + request.kernel +
            "(...); a template needs its arguments in [tool.cunumpy-kernels] template-args "
-           "(other __global__ functions are ignored)\n" + log;
+           "(other __global__ functions are ignored)\n" +
+           log;
 }
 
 // NVRTC compiles device code alone, without the host C++ library: a header
@@ -241,7 +247,8 @@ std::string host_code_hint(const std::string& log, const CudaCompileRequest& req
     bool missing_header = log.find("cannot open source file") != std::string::npos;
     bool header_error = false;
     std::string source = request.source_file.string() + ":";
-    for (std::size_t at = log.find(": error"); at != std::string::npos && !header_error; at = log.find(": error", at + 1)) {
+    for (std::size_t at = log.find(": error"); at != std::string::npos && !header_error;
+         at = log.find(": error", at + 1)) {
         std::size_t line_start = log.rfind('\n', at);
         line_start = line_start == std::string::npos ? 0 : line_start + 1;
         header_error = log.compare(line_start, source.size(), source) != 0;
@@ -258,7 +265,8 @@ CudaCompileOutput NvrtcCompiler::run_nvrtc(const CudaCompileRequest& request, co
     auto start = std::chrono::steady_clock::now();
     const NvrtcApi& api = loaded().api;
     nvrtcProgram raw = nullptr;
-    nvrtcResult status = api.create(&raw, without_bom(request.source), request.source_file.string().c_str(), 0, nullptr, nullptr);
+    nvrtcResult status =
+        api.create(&raw, without_bom(request.source), request.source_file.string().c_str(), 0, nullptr, nullptr);
     if (status != NVRTC_SUCCESS) throw ToolchainError(std::string("nvrtcCreateProgram: ") + api.error_string(status));
     Program program(api, raw);
     const std::string& entry = request.entry_expression();
@@ -317,7 +325,8 @@ bool acts_on_front_end_only(const std::string& option)
     static const char* const prefixes[] = {"-D", "-U", "-std=", "--std=", "-diag-", "--diag-", "-diag_", "--diag_"};
     static const char* const whole[] = {"-default-device", "--device-as-default-execution-space", "-w",
                                         "--disable-warnings"};
-    return std::any_of(std::begin(prefixes), std::end(prefixes), [&](const char* p) { return option.rfind(p, 0) == 0; }) ||
+    return std::any_of(std::begin(prefixes), std::end(prefixes),
+                       [&](const char* p) { return option.rfind(p, 0) == 0; }) ||
            std::find(std::begin(whole), std::end(whole), option) != std::end(whole);
 }
 
@@ -337,8 +346,8 @@ CudaCompileOutput NvrtcCompiler::assemble(const CudaCompileOutput& ptx, const Cu
     fs::path input = scratch.path() / (request.kernel + "." + virtual_architecture(target) + ".ptx");
     fs::path cubin = scratch.path() / (request.kernel + "." + target + ".cubin");
     util::write_file(input, ptx.artifact);
-    auto result = util::run_process({ptxas_.string(), "-arch=" + target, "-o", cubin.string(), input.string()}, scratch.path(),
-                                    {{"TMPDIR", scratch.tmp().string()}}, environment_.inherited);
+    auto result = util::run_process({ptxas_.string(), "-arch=" + target, "-o", cubin.string(), input.string()},
+                                    scratch.path(), {{"TMPDIR", scratch.tmp().string()}}, environment_.inherited);
     CudaCompileOutput output;
     output.log = ptx.log;
     output.phases = ptx.phases;
@@ -387,8 +396,10 @@ std::vector<CudaCompileOutput> NvrtcCompiler::compile_targets(const CudaCompileR
         std::string architecture = virtual_architecture(target);
         if (!ptx.count(architecture)) ptx[architecture] = run_nvrtc(request, architecture);
         const CudaCompileOutput& front = ptx[architecture];
-        if (target == architecture || !front.ok) outputs.push_back(front);
-        else outputs.push_back(assemble(front, request, target));
+        if (target == architecture || !front.ok)
+            outputs.push_back(front);
+        else
+            outputs.push_back(assemble(front, request, target));
     }
     return outputs;
 }

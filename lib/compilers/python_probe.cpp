@@ -45,8 +45,10 @@ std::optional<Answer> ask_python(const fs::path& python)
         for (std::size_t end; (end = result.output.find('\n', start)) != std::string::npos; start = end + 1) {
             std::string line = result.output.substr(start, end - start);
             if (!line.empty() && line.back() == '\r') line.pop_back();
-            if (start == 0) answer.dir = line;
-            else if (!line.empty()) answer.path.push_back(line);
+            if (start == 0)
+                answer.dir = line;
+            else if (!line.empty())
+                answer.path.push_back(line);
         }
         return answer;
     } catch (const ToolchainError&) {
@@ -69,8 +71,8 @@ std::string stat_signature(const std::string& path)
 
 std::string path_question_for(const fs::path& interpreter)
 {
-    return std::string(path_question) + "\n" + fs::absolute(interpreter).string() + "\nPYTHONPATH=" +
-           environment_variable("PYTHONPATH");
+    return std::string(path_question) + "\n" + fs::absolute(interpreter).string() +
+           "\nPYTHONPATH=" + environment_variable("PYTHONPATH");
 }
 
 // The question names the interpreter's own path (a virtual environment's

@@ -20,8 +20,9 @@ std::optional<std::string> ToolProbe::record_name(const fs::path& tool, const st
     // the old modification time back (`touch -d`) changes the change time,
     // and a file replaced by a rename gets another inode.
     auto time = [](const timespec& t) { return std::to_string(t.tv_sec) + "." + std::to_string(t.tv_nsec); };
-    return sha256_hex(question + "\n" + real.string() + "\n" + std::to_string(info.st_size) + "\n" + time(info.st_mtim) +
-                      "\n" + time(info.st_ctim) + "\n" + std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino))
+    return sha256_hex(question + "\n" + real.string() + "\n" + std::to_string(info.st_size) + "\n" +
+                      time(info.st_mtim) + "\n" + time(info.st_ctim) + "\n" + std::to_string(info.st_dev) + ":" +
+                      std::to_string(info.st_ino))
         .substr(0, 32);
 }
 

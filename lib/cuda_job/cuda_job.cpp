@@ -62,22 +62,19 @@ json cuda_key_inputs(const KernelSource& kernel, const std::string& source_sha25
     return inputs;
 }
 
-std::string CudaJob::artifact_file() const
-{
-    return kernel->name + "." + target + "." + artifact_extension(target);
-}
+std::string CudaJob::artifact_file() const { return kernel->name + "." + target + "." + artifact_extension(target); }
 
 CudaCompileRequest compile_request(const CudaJob& job)
 {
-    return {*job.kernel->cuda_file, job.source,       job.kernel->name, job.target,  job.options,
-            job.include_dirs,       job.system_include_dirs, job.pre_includes, job.headers, job.entry.expression};
+    return {
+        *job.kernel->cuda_file,  job.source,       job.kernel->name, job.target,          job.options, job.include_dirs,
+        job.system_include_dirs, job.pre_includes, job.headers,      job.entry.expression};
 }
 
 void check_cuda_output(const CudaJob& job, const CudaCompileOutput& output)
 {
-    check_artifact(output.artifact,
-                   ArtifactExpectation{job.artifact_file() + " of " + job.kernel->cuda_file->string(), job.target,
-                                       output.entry_symbol});
+    check_artifact(output.artifact, ArtifactExpectation{job.artifact_file() + " of " + job.kernel->cuda_file->string(),
+                                                        job.target, output.entry_symbol});
 }
 
 std::string manifest_identity_problem(const Manifest& manifest)
@@ -85,7 +82,7 @@ std::string manifest_identity_problem(const Manifest& manifest)
     auto keyed = [&](const char* name) {
         const auto& inputs = manifest.inputs;
         return inputs.is_object() && inputs.contains(name) && inputs[name].is_string() ? inputs[name].get<std::string>()
-                                                                                      : std::string();
+                                                                                       : std::string();
     };
     std::string kernel = keyed("kernel");
     std::string target = keyed("target");

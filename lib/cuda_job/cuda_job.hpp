@@ -31,9 +31,9 @@ std::vector<std::string> cuda_targets(const Config& config);
 /// Everything a CUDA job needs, computed before any compile starts.
 struct CudaJob {
     const KernelSource* kernel = nullptr;
-    KernelEntry entry;                           ///< the function compiled: `<name>` or a template's instantiation
+    KernelEntry entry;  ///< the function compiled: `<name>` or a template's instantiation
     std::string target;
-    std::string source;                          ///< the text hashed into the key
+    std::string source;                                      ///< the text hashed into the key
     std::vector<std::filesystem::path> include_dirs;         ///< `-I`, in the scanner's order
     std::vector<std::filesystem::path> system_include_dirs;  ///< `-isystem`, in order
     std::vector<std::filesystem::path> pre_includes;         ///< forced includes, as the compiler gets them

@@ -46,7 +46,8 @@ CompilerOptions parse_flags(const std::vector<std::string>& flags, const std::st
 std::vector<SearchDir> labelled(const std::vector<fs::path>& dirs, const std::string& prefix)
 {
     std::vector<SearchDir> out;
-    for (std::size_t i = 0; i < dirs.size(); ++i) out.push_back({dirs[i], "<" + prefix + ":" + std::to_string(i) + ">"});
+    for (std::size_t i = 0; i < dirs.size(); ++i)
+        out.push_back({dirs[i], "<" + prefix + ":" + std::to_string(i) + ">"});
     return out;
 }
 
@@ -75,8 +76,10 @@ std::optional<std::string> host_compiler_option(const Config& config, const Comp
     const std::vector<std::string> keyed = all_options(config, environment).keyed;
     for (std::size_t i = 0; i < keyed.size(); ++i) {
         for (const std::string name : {"-ccbin", "--compiler-bindir"}) {
-            if (keyed[i] == name && i + 1 < keyed.size()) ccbin = keyed[i + 1];
-            else if (keyed[i].rfind(name + "=", 0) == 0) ccbin = keyed[i].substr(name.size() + 1);
+            if (keyed[i] == name && i + 1 < keyed.size())
+                ccbin = keyed[i + 1];
+            else if (keyed[i].rfind(name + "=", 0) == 0)
+                ccbin = keyed[i].substr(name.size() + 1);
         }
     }
     return ccbin;
@@ -127,16 +130,15 @@ PlannedKernel CudaPlanner::read_kernel(const KernelSource& kernel)
     PlannedKernel planned;
     if (!kernel.cuda_file) throw SourceError("kernel '" + kernel.name + "' has no CUDA source");
     // Read through the record, which keeps the readings remembered under its digest.
-    std::string source = record_ ? record_->read(*kernel.cuda_file, &planned.source_sha256)
-                                 : util::read_file(*kernel.cuda_file);
+    std::string source =
+        record_ ? record_->read(*kernel.cuda_file, &planned.source_sha256) : util::read_file(*kernel.cuda_file);
     if (planned.source_sha256.empty()) planned.source_sha256 = sha256_hex(source);
     IncludeSearch search = search_for(kernel);
     planned.scan = scanner_.scan(*kernel.cuda_file, source, search, options_.pre_includes, planned.source_sha256);
     CudaJob& base = planned.base;
     base.kernel = &kernel;
     base.entry = !record_ && declarations_
-                     ? kernel_entry_of(kernel, config_,
-                                       declarations_->get(kernel, config_, source, &headers_))
+                     ? kernel_entry_of(kernel, config_, declarations_->get(kernel, config_, source, &headers_))
                      : kernel_entry(kernel, config_, source, &headers_, record_, planned.source_sha256);
     base.source = std::move(source);
     base.system_include_dirs = options_.system_include_dirs;
@@ -200,8 +202,10 @@ std::string CudaPlanner::key_question(const KernelSource& kernel) const
         add_all(args);
     }
     // How cunumpy's folder is found: given, or asked of this interpreter.
-    if (config_.cunumpy_include_dir) add_path(*config_.cunumpy_include_dir);
-    else add("python " + config_.python);
+    if (config_.cunumpy_include_dir)
+        add_path(*config_.cunumpy_include_dir);
+    else
+        add("python " + config_.python);
     add(kernel.name);
     add(kernel.module);
     add_path(kernel.cuda_file.value_or(fs::path()));
@@ -210,7 +214,8 @@ std::string CudaPlanner::key_question(const KernelSource& kernel) const
     return question;
 }
 
-KeyWitnesses CudaPlanner::witnesses(const PlannedKernel& planned, const std::optional<util::FileStat>& source_seen) const
+KeyWitnesses CudaPlanner::witnesses(const PlannedKernel& planned,
+                                    const std::optional<util::FileStat>& source_seen) const
 {
     std::unordered_map<std::string, const std::string*> digests;
     for (const auto& header : planned.scan.headers) digests.emplace(header.path.native(), &header.sha256);

@@ -28,8 +28,9 @@ CunumpyDirResolver cunumpy_dir_resolver(const Config& config, const ToolProbe& p
 
 /// What the compiler that builds adds to every key beyond its identity.
 struct CompilerFacts {
-    std::vector<std::filesystem::path> toolkit_dirs;  ///< searched last; the headers named from there are keyed, not followed
-    CompilerEnvironment environment;                   ///< keyed variables, flags from the environment
+    std::vector<std::filesystem::path>
+        toolkit_dirs;                 ///< searched last; the headers named from there are keyed, not followed
+    CompilerEnvironment environment;  ///< keyed variables, flags from the environment
 };
 
 /// The facts of `compiler`.

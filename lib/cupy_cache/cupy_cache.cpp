@@ -24,8 +24,11 @@ json kernel_json(const CupyKernel& kernel)
 {
     json dirs = json::array();
     for (const auto& dir : kernel.include_dirs) dirs.push_back(dir.string());
-    json result = {{"module", kernel.module},   {"name", kernel.name}, {"cuda_file", kernel.cuda_file.string()},
-                   {"include_dirs", dirs},      {"options", kernel.options}};
+    json result = {{"module", kernel.module},
+                   {"name", kernel.name},
+                   {"cuda_file", kernel.cuda_file.string()},
+                   {"include_dirs", dirs},
+                   {"options", kernel.options}};
     if (!kernel.template_args.empty()) result["template_args"] = kernel.template_args;
     return result;
 }
@@ -117,7 +120,8 @@ std::vector<std::string> cupy_architectures(const std::vector<std::string>& targ
         if (underscore == std::string::npos) continue;
         // sm_90a and sm_100f build for the device of capability 90 and 100: CuPy's number.
         std::string capability = target.substr(underscore + 1);
-        while (!capability.empty() && !std::isdigit(static_cast<unsigned char>(capability.back()))) capability.pop_back();
+        while (!capability.empty() && !std::isdigit(static_cast<unsigned char>(capability.back())))
+            capability.pop_back();
         if (capability.empty()) continue;
         if (std::find(architectures.begin(), architectures.end(), capability) == architectures.end())
             architectures.push_back(capability);
@@ -139,14 +143,14 @@ CupyCacheRun run_cupy_cache(const CupyCacheRequest& request, const std::vector<C
     fs::path python = util::find_in_path(request.python);
     if (python.empty()) {
         run.installation.unavailable = "no Python interpreter '" + request.python +
-                          "' (set --python or the `python` key to the one with CuPy and cunumpy)";
+                                       "' (set --python or the `python` key to the one with CuPy and cunumpy)";
         return run;
     }
 
     json kernel_list = json::array();
     for (const auto& kernel : kernels) kernel_list.push_back(kernel_json(kernel));
-    std::size_t processes = std::clamp<std::size_t>(static_cast<std::size_t>(std::max(request.processes, 1)), 1,
-                                                    run.entries.size());
+    std::size_t processes =
+        std::clamp<std::size_t>(static_cast<std::size_t>(std::max(request.processes, 1)), 1, run.entries.size());
     CompilerScratch scratch;
     std::vector<Share> shares(processes);
     for (std::size_t job = 0; job < run.entries.size(); ++job) shares[job % processes].jobs.push_back(job);
@@ -156,13 +160,15 @@ CupyCacheRun run_cupy_cache(const CupyCacheRequest& request, const std::vector<C
             jobs.push_back({{"id", job}, {"kernel", run.entries[job].kernel}, {"arch", run.entries[job].architecture}});
         shares[i].request = scratch.path() / ("request-" + std::to_string(i) + ".json");
         shares[i].result = scratch.path() / ("result-" + std::to_string(i) + ".json");
-        util::write_file(shares[i].request, util::json_text(json{{"probe", request.probe}, {"kernels", kernel_list}, {"jobs", jobs}}));
+        util::write_file(shares[i].request,
+                         util::json_text(json{{"probe", request.probe}, {"kernels", kernel_list}, {"jobs", jobs}}));
     }
 
     util::EnvironmentOverrides environment;
     if (request.cache_dir) environment.emplace_back("CUPY_CACHE_DIR", fs::absolute(*request.cache_dir).string());
     std::vector<std::thread> threads;
-    for (auto& share : shares) threads.emplace_back([&share, &python, &environment] { run_share(share, python, environment); });
+    for (auto& share : shares)
+        threads.emplace_back([&share, &python, &environment] { run_share(share, python, environment); });
     for (auto& thread : threads) thread.join();
     for (const auto& share : shares) read_share(share, python, run);
     return run;

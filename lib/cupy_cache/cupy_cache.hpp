@@ -17,12 +17,13 @@ namespace ck {
 /// `CudaKernel.from_file(cuda_file, name, include_dirs=..., options=...,
 /// template_args=...)`. cunumpy puts the kernel's own folder first by itself.
 struct CupyKernel {
-    std::string module;                             ///< dotted kernel module, for reports
-    std::string name;                               ///< the `__global__` function
-    std::filesystem::path cuda_file;                ///< absolute
-    std::vector<std::filesystem::path> include_dirs;  ///< from_folder's include_dirs: the source root, then include-dirs
-    std::vector<std::string> options;               ///< the user's compiler options (`options`), as written
-    std::vector<std::string> template_args;         ///< cunumpy's template_args; empty for a plain kernel
+    std::string module;               ///< dotted kernel module, for reports
+    std::string name;                 ///< the `__global__` function
+    std::filesystem::path cuda_file;  ///< absolute
+    std::vector<std::filesystem::path>
+        include_dirs;                        ///< from_folder's include_dirs: the source root, then include-dirs
+    std::vector<std::string> options;        ///< the user's compiler options (`options`), as written
+    std::vector<std::string> template_args;  ///< cunumpy's template_args; empty for a plain kernel
 };
 
 /// What happened to one kernel for one architecture.
@@ -34,12 +35,12 @@ enum class CupyEntryState {
 };
 
 struct CupyEntry {
-    std::size_t kernel = 0;     ///< index into the kernels given
-    std::string architecture;   ///< compute capability as CuPy writes it: "90"
+    std::size_t kernel = 0;    ///< index into the kernels given
+    std::string architecture;  ///< compute capability as CuPy writes it: "90"
     CupyEntryState state = CupyEntryState::failed;
-    std::string file;           ///< the entry's file name in the cache folder (`<40 hex>.cubin`); empty if unknown
-    double seconds = 0;         ///< wall time in the child, the compile included
-    std::string message;        ///< failed: the error, NVRTC's log included
+    std::string file;     ///< the entry's file name in the cache folder (`<40 hex>.cubin`); empty if unknown
+    double seconds = 0;   ///< wall time in the child, the compile included
+    std::string message;  ///< failed: the error, NVRTC's log included
 };
 
 /// The CuPy a run used, for reports.
@@ -47,11 +48,11 @@ struct CupyInstallation {
     /// Why CuPy could not be used at all (no Python, no CuPy, no NVRTC, an
     /// unsupported CuPy, CUPY_CACHE_IN_MEMORY); empty when it ran.
     std::string unavailable;
-    std::string cupy_version;     ///< "14.2.0"; empty when no child reported
+    std::string cupy_version;  ///< "14.2.0"; empty when no child reported
     /// CuPy's package folder. Its key holds `-I` folders inside it (and CUDA's
     /// include folder): a filled cache serves processes whose CuPy lives here.
     std::filesystem::path cupy_dir;
-    std::string nvrtc_version;    ///< NVRTC as CuPy loads it: "13.0"
+    std::string nvrtc_version;        ///< NVRTC as CuPy loads it: "13.0"
     std::filesystem::path cache_dir;  ///< the folder CuPy read and wrote
 
     /// "CuPy 14.2.0 in <folder>, NVRTC 13.0; <cache folder>"; empty when no
@@ -65,15 +66,15 @@ nlohmann::json to_json(const CupyInstallation& installation);
 /// One run over the kernels.
 struct CupyCacheRun {
     CupyInstallation installation;
-    std::vector<CupyEntry> entries;   ///< kernels x architectures, kernel-major, in the order given
+    std::vector<CupyEntry> entries;  ///< kernels x architectures, kernel-major, in the order given
 };
 
 struct CupyCacheRequest {
-    std::string python = "python3";           ///< the interpreter with CuPy and cunumpy (name in PATH or path)
-    std::vector<std::string> architectures;   ///< compute capabilities, "90" (see cupy_architectures)
+    std::string python = "python3";                  ///< the interpreter with CuPy and cunumpy (name in PATH or path)
+    std::vector<std::string> architectures;          ///< compute capabilities, "90" (see cupy_architectures)
     std::optional<std::filesystem::path> cache_dir;  ///< CUPY_CACHE_DIR for the child; unset: CuPy's own choice
-    bool probe = false;                       ///< only look entries up: compile nothing
-    int processes = 1;                        ///< child processes that share the work
+    bool probe = false;                              ///< only look entries up: compile nothing
+    int processes = 1;                               ///< child processes that share the work
 };
 
 /// The compute capabilities CuPy compiles for, from build targets: `sm_90`,

@@ -25,10 +25,14 @@ JobResult cupy_job(const KernelSource& kernel, const std::string& architecture)
 JobState job_state(CupyEntryState state)
 {
     switch (state) {
-    case CupyEntryState::hit: return JobState::hit;
-    case CupyEntryState::built: return JobState::built;
-    case CupyEntryState::missing: return JobState::would_build;
-    case CupyEntryState::failed: return JobState::failed;
+        case CupyEntryState::hit:
+            return JobState::hit;
+        case CupyEntryState::built:
+            return JobState::built;
+        case CupyEntryState::missing:
+            return JobState::would_build;
+        case CupyEntryState::failed:
+            return JobState::failed;
     }
     return JobState::failed;
 }
@@ -56,9 +60,12 @@ void remember_outcome(const KernelSource& kernel, const Config& config, const Jo
 {
     if (job.key.empty()) return;
     try {
-        EntryStore store(resolve_cache_location(cache_name_of(config, kernel.top_package), config.cache_dir, false).root);
-        if (job.state == JobState::failed) store.remember_failure("cupy", job.module, job.target, job.key, job.log);
-        else store.forget_failure("cupy", job.module, job.target);
+        EntryStore store(
+            resolve_cache_location(cache_name_of(config, kernel.top_package), config.cache_dir, false).root);
+        if (job.state == JobState::failed)
+            store.remember_failure("cupy", job.module, job.target, job.key, job.log);
+        else
+            store.forget_failure("cupy", job.module, job.target);
     } catch (const Error&) {
     }
 }
@@ -83,7 +90,8 @@ CupyFill fill_cupy_cache(const std::vector<KernelSource>& kernels, const Config&
     std::vector<CupyKernel> cupy_kernels;
     for (const auto& kernel : kernels) {
         if (!kernel.cuda_file) continue;
-        CupyKernel cupy{kernel.module, kernel.name, *kernel.cuda_file, {kernel.source_root}, config.options_as_written, {}};
+        CupyKernel cupy{
+            kernel.module, kernel.name, *kernel.cuda_file, {kernel.source_root}, config.options_as_written, {}};
         cupy.include_dirs.insert(cupy.include_dirs.end(), config.include_dirs.begin(), config.include_dirs.end());
         try {
             cupy.template_args = kernel_entry(kernel, config, util::read_file(*kernel.cuda_file)).template_args;

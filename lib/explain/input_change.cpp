@@ -51,8 +51,9 @@ std::string describe_vanished(const json& before_headers, const json& after)
             if (header != wanted && !header.ends_with("/" + wanted)) continue;
             std::string text = "header " + wanted + " is not found now (before: " + header + ")";
             if (header.rfind("<cunumpy>/", 0) == 0)
-                text += "; cunumpy's CUDA headers: pass --python with the interpreter that has cunumpy, or "
-                        "--cunumpy-include-dir";
+                text +=
+                    "; cunumpy's CUDA headers: pass --python with the interpreter that has cunumpy, or "
+                    "--cunumpy-include-dir";
             return text;
         }
     }
@@ -113,7 +114,8 @@ std::string describe_compiler(const json& before, const json& after)
     };
     auto old_parts = parts(before), new_parts = parts(after);
     for (std::size_t i = 0; i < std::max(old_parts.size(), new_parts.size()); ++i) {
-        std::string was = i < old_parts.size() ? old_parts[i] : "none", now = i < new_parts.size() ? new_parts[i] : "none";
+        std::string was = i < old_parts.size() ? old_parts[i] : "none",
+                    now = i < new_parts.size() ? new_parts[i] : "none";
         if (was == now) continue;
         bool host = was.rfind("host ", 0) == 0 || now.rfind("host ", 0) == 0;
         auto strip = [](const std::string& part) { return part.rfind("host ", 0) == 0 ? part.substr(5) : part; };
@@ -132,7 +134,8 @@ std::string describe_input_change(const json& before, const json& after)
                short_value(after.value("format", json())) + " (another version of cunumpy-kernels)";
     if (before.value("source", json()) != after.value("source", json()))
         return "source " + after.value("source", json::object()).value("file", std::string("?")) + " changed";
-    std::string appeared = describe_appeared(before.value("absent", json::array()), after.value("headers", json::object()));
+    std::string appeared =
+        describe_appeared(before.value("absent", json::array()), after.value("headers", json::object()));
     if (!appeared.empty()) return appeared;
     std::string vanished = describe_vanished(before.value("headers", json::object()), after);
     if (!vanished.empty()) return vanished;
@@ -140,14 +143,14 @@ std::string describe_input_change(const json& before, const json& after)
         return describe_headers(before.value("headers", json::object()), after.value("headers", json::object()));
     // Before options: flags from NVCC_APPEND_FLAGS are options too, and the variable says more.
     if (before.value("environment", json::object()) != after.value("environment", json::object()))
-        return describe_environment(before.value("environment", json::object()), after.value("environment", json::object()));
+        return describe_environment(before.value("environment", json::object()),
+                                    after.value("environment", json::object()));
     if (before.value("options", json::array()) != after.value("options", json::array()))
         return describe_options(before.value("options", json::array()), after.value("options", json::array()));
     // The compiler first: moving from NVRTC to nvcc also brings nvcc.profile in.
     if (before.value("compiler", json()) != after.value("compiler", json()))
         return describe_compiler(before.value("compiler", json()), after.value("compiler", json()));
-    if (before.value("nvcc_profile", json()) != after.value("nvcc_profile", json()))
-        return "nvcc.profile changed";
+    if (before.value("nvcc_profile", json()) != after.value("nvcc_profile", json())) return "nvcc.profile changed";
     for (const auto& [name, value] : after.items()) {
         json old = before.value(name, json());
         if (old != value) return name + ": " + short_value(old) + " -> " + short_value(value);

@@ -63,9 +63,8 @@ void point_cunumpy_entry(const fs::path& root, const std::string& name, const fs
 
 bool is_entry_key(const std::string& text)
 {
-    return text.size() == 64 && std::all_of(text.begin(), text.end(), [](char c) {
-               return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-           });
+    return text.size() == 64 && std::all_of(text.begin(), text.end(),
+                                            [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
 std::string host_key_of_link(const fs::path& target)

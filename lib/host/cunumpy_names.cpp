@@ -12,10 +12,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string last_part(const std::string& dotted)
-{
-    return dotted.substr(dotted.rfind('.') + 1);
-}
+std::string last_part(const std::string& dotted) { return dotted.substr(dotted.rfind('.') + 1); }
 
 // What differs between two modules of one text: the first import, by stem,
 // whose content differs.
@@ -41,7 +38,8 @@ std::string collision_problem(const HostPlan& plan, std::size_t module, std::siz
     return m.file.string() + ": not built: it shares cunumpy's build name " + name + " with " + o.name + " (" +
            o.file.string() + "), which imports different code, so cunumpy would load one's build for the other\n" +
            "cunumpy's PyccelCache names a build after the module's own text, which is the same in both, not after "
-           "the modules it imports: " + import_difference(plan, module, other) + ".\n" +
+           "the modules it imports: " +
+           import_difference(plan, module, other) + ".\n" +
            "Make the two texts differ (a comment naming the package is enough) and build again.";
 }
 
@@ -88,10 +86,7 @@ bool same_toolchain(json a, json b)
     return a == b;
 }
 
-std::string quoted_key(const std::string& key)
-{
-    return "key " + key.substr(0, 12) + "...";
-}
+std::string quoted_key(const std::string& key) { return "key " + key.substr(0, 12) + "..."; }
 
 }  // namespace
 
@@ -111,10 +106,7 @@ void mark_cunumpy_name_collisions(HostPlan& plan)
     propagate_problems(plan);
 }
 
-std::string entry_content_key(const EntryStore& store, const std::string& key)
-{
-    return content_of(store, key, 0);
-}
+std::string entry_content_key(const EntryStore& store, const std::string& key) { return content_of(store, key, 0); }
 
 CunumpyNameHolder check_cunumpy_name(const HostPlan& plan, std::size_t index, const EntryStore& store,
                                      const CunumpyEntry& named)

@@ -19,8 +19,9 @@ PyccelModuleBuild compile_host_module(const HostPlan& plan, std::size_t index, c
     build.extension = build.output / (module_stem(module) + tools.ext_suffix);
     std::error_code error;
     fs::create_directories(build.output, error);
-    PyccelCompileRequest request{sources / module.relative, build.output, workspace,
-                                 tools.language, plan.jobs[index].openmp, python_path_with(sources)};
+    PyccelCompileRequest request{
+        sources / module.relative, build.output, workspace, tools.language, plan.jobs[index].openmp,
+        python_path_with(sources)};
     PyccelCompileOutput compiled = tools.compiler->compile(request);
     build.log = format_pyccel_log(compiled.output, {{sources.string() + "/", module.source_root.string() + "/"}},
                                   module.file.string());

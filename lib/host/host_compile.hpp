@@ -15,10 +15,10 @@ namespace ck {
 
 /// What compile_host_module left for the job's publish step.
 struct PyccelModuleBuild {
-    std::string log;                ///< Pyccel's output, with the workspace's paths put back to the user's
-    std::string problem;            ///< why the build failed after Pyccel ran; empty with `ok`
-    bool ok = false;                ///< the extension was written, names `lives_in` and imports
-    std::filesystem::path output;   ///< the module's folder below the output root
+    std::string log;                  ///< Pyccel's output, with the workspace's paths put back to the user's
+    std::string problem;              ///< why the build failed after Pyccel ran; empty with `ok`
+    bool ok = false;                  ///< the extension was written, names `lives_in` and imports
+    std::filesystem::path output;     ///< the module's folder below the output root
     std::filesystem::path extension;  ///< `output`/<stem><EXT_SUFFIX>
 };
 
@@ -30,8 +30,7 @@ struct PyccelModuleBuild {
 /// rewritten to name `lives_in` (relocate_wrapper_header), and it imports.
 /// Throws CacheError when the sources cannot be copied or a header relocated.
 PyccelModuleBuild compile_host_module(const HostPlan& plan, std::size_t index, const HostBuildTools& tools,
-                                      const std::filesystem::path& workspace,
-                                      const std::filesystem::path& output_root,
+                                      const std::filesystem::path& workspace, const std::filesystem::path& output_root,
                                       const std::filesystem::path& lives_in);
 
 }  // namespace ck

@@ -38,8 +38,13 @@ void link_imported_stubs(const HostPlan& plan, const HostJob& job, const fs::pat
 class HostJobRun {
 public:
     HostJobRun(const HostPlan& plan, std::size_t index, const HostBuildTools& tools, const EntryStore& store)
-        : plan_(plan), index_(index), module_(plan.modules[index]), job_(plan.jobs[index]), tools_(tools),
-          store_(store), result_(host_base_result(plan, index, store))
+        : plan_(plan),
+          index_(index),
+          module_(plan.modules[index]),
+          job_(plan.jobs[index]),
+          tools_(tools),
+          store_(store),
+          result_(host_base_result(plan, index, store))
     {
     }
 
@@ -145,8 +150,7 @@ JobResult run_host_job(const HostPlan& plan, std::size_t index, const HostBuildT
     return HostJobRun(plan, index, tools, store).run();
 }
 
-JobResult host_hit_result(const HostPlan& plan, std::size_t index, const HostBuildTools& tools,
-                          const EntryStore& store)
+JobResult host_hit_result(const HostPlan& plan, std::size_t index, const HostBuildTools& tools, const EntryStore& store)
 {
     JobResult result = host_base_result(plan, index, store);
     result.state = JobState::hit;

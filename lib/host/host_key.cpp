@@ -42,9 +42,9 @@ std::string cunumpy_build_key(const Sha256Stream& source_text_hash, const std::s
                               const PythonFacts& facts)
 {
     Sha256Stream hash(source_text_hash);
-    for (const std::string& part : {language, std::string(cunumpy_layout),
-                                    std::string(openmp ? "openmp=True" : "openmp=False"), facts.pyccel, facts.version,
-                                    facts.platform})
+    for (const std::string& part :
+         {language, std::string(cunumpy_layout), std::string(openmp ? "openmp=True" : "openmp=False"), facts.pyccel,
+          facts.version, facts.platform})
         hash.update(part);
     return hash.hex().substr(0, 20);
 }

@@ -69,10 +69,9 @@ struct HostToolchain {
 };
 
 /// The key inputs of one module (see cache.hpp: no paths of the sources, no
-/// times); `source_sha256` is the digest of its python_source_text(). `imports` maps each directly imported module to its own key, so a
-/// change anywhere below changes every key above it. The cache root is an
-/// input: Pyccel writes the absolute folders of imported modules' builds into
-/// a build, so a cache copied elsewhere must build again.
+/// times); `source_sha256` is the digest of its python_source_text(). `imports` maps each directly imported module to
+/// its own key, so a change anywhere below changes every key above it. The cache root is an input: Pyccel writes the
+/// absolute folders of imported modules' builds into a build, so a cache copied elsewhere must build again.
 nlohmann::json host_key_inputs(const std::string& module, const std::string& file_name,
                                const std::string& source_sha256, const std::map<std::string, std::string>& imports,
                                const HostToolchain& toolchain, bool openmp);

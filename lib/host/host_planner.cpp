@@ -43,12 +43,13 @@ json module_facts(const std::string& bytes)
 std::string cunumpy_key_of(const HostModule& module, const HostToolchain& toolchain, bool openmp, SourceRecord* record)
 {
     auto key = [&] {
-        return cunumpy_build_key(python_source_text(planned_source(module)), toolchain.language, openmp, toolchain.python);
+        return cunumpy_build_key(python_source_text(planned_source(module)), toolchain.language, openmp,
+                                 toolchain.python);
     };
     if (!record) return key();
-    std::string question = util::json_text(json::array({"cunumpy-key/1", toolchain.language, openmp,
-                                                        toolchain.python.pyccel, toolchain.python.version,
-                                                        toolchain.python.platform}));
+    std::string question =
+        util::json_text(json::array({"cunumpy-key/1", toolchain.language, openmp, toolchain.python.pyccel,
+                                     toolchain.python.version, toolchain.python.platform}));
     return record->answer(module.bytes_sha256, question, [&] { return json(key()); }).get<std::string>();
 }
 
@@ -59,8 +60,8 @@ std::string not_utf8_problem(const HostModule& module)
 {
     return module.file.string() + ": the module name '" + module.name +
            "' is not UTF-8, and Pyccel cannot build such a module (it writes the name into its UTF-8 wrapper); "
-           "rename the folders and file below " + module.source_root.string() +
-           " with UTF-8 names to build its host version";
+           "rename the folders and file below " +
+           module.source_root.string() + " with UTF-8 names to build its host version";
 }
 
 // Cache and in-place builds both run Pyccel in a workspace below the cache root.
@@ -146,7 +147,8 @@ private:
             if (!resolved) continue;
             std::size_t target = add(*resolved, root, nullptr);
             auto& edges = edges_[index];
-            bool seen = std::any_of(edges.begin(), edges.end(), [&](const ImportEdge& e) { return e.module == target; });
+            bool seen =
+                std::any_of(edges.begin(), edges.end(), [&](const ImportEdge& e) { return e.module == target; });
             if (!seen) edges.push_back({target, import.at(1).get<int>()});
         }
     }
@@ -298,7 +300,8 @@ HostPlan plan_host_builds(const std::vector<const KernelSource*>& kernels, const
     graph.add_modules(kernels, options.extra_modules);
     HostPlan plan = reorder(graph, import_order(graph));
     refuse_a_cache_root_pyccel_cannot_name(plan, toolchain.cache_root);
-    for (std::size_t i = 0; i < plan.modules.size(); ++i) plan_job(plan, i, toolchain, options.in_place, options.record);
+    for (std::size_t i = 0; i < plan.modules.size(); ++i)
+        plan_job(plan, i, toolchain, options.in_place, options.record);
     if (!options.in_place) mark_cunumpy_name_collisions(plan);
     return plan;
 }
@@ -308,7 +311,8 @@ std::string planned_source(const HostModule& module)
     if (module.source_read) return module.source;
     std::string bytes = util::read_file(module.file);
     if (sha256_hex(bytes) != module.bytes_sha256)
-        throw InputChangedError(module.file.string() + " changed after this build planned its key; run the build again");
+        throw InputChangedError(module.file.string() +
+                                " changed after this build planned its key; run the build again");
     return bytes;
 }
 
@@ -329,7 +333,9 @@ std::string describe_host_change(const json& before, const json& after)
     for (const char* choice : {"language", "openmp"}) {
         json old_value = before.value(choice, json());
         json new_value = after.value(choice, json());
-        auto text = [](const json& value) { return value.is_string() ? value.get<std::string>() : util::json_text(value); };
+        auto text = [](const json& value) {
+            return value.is_string() ? value.get<std::string>() : util::json_text(value);
+        };
         if (old_value != new_value) return std::string(choice) + ": " + text(old_value) + " -> " + text(new_value);
     }
     return describe_input_change(before, after);

@@ -55,8 +55,8 @@ struct HostJob {
 };
 
 struct HostPlan {
-    std::vector<HostModule> modules;   ///< imported modules before their importers
-    std::vector<HostJob> jobs;         ///< jobs[i] builds modules[i]
+    std::vector<HostModule> modules;  ///< imported modules before their importers
+    std::vector<HostJob> jobs;        ///< jobs[i] builds modules[i]
 };
 
 /// The label of a module in reports: its kernel's module for a kernel's

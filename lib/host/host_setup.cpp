@@ -18,10 +18,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string first_line(const std::string& text)
-{
-    return text.substr(0, text.find('\n'));
-}
+std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 // `gcc --version`'s first line, remembered per compiler file.
 std::string compiler_identity(const std::string& program, const ToolProbe& probe, bool may_start_processes)
@@ -91,7 +88,8 @@ bool host_openmp(const Config& config, const std::string& cache_name)
     return true;
 }
 
-HostSetup prepare_host_setup(const Config& config, const std::string& cache_name, const ToolProbe& probe, bool may_start_processes)
+HostSetup prepare_host_setup(const Config& config, const std::string& cache_name, const ToolProbe& probe,
+                             bool may_start_processes)
 {
     HostSetup setup;
     setup.toolchain.language = config.language;
@@ -111,8 +109,8 @@ HostSetup prepare_host_setup(const Config& config, const std::string& cache_name
         return setup;
     }
     setup.toolchain.c_compiler = *compilers;
-    setup.tools = HostBuildTools{setup.compiler.get(), util::find_in_path(config.python), facts->ext_suffix,
-                                 config.language};
+    setup.tools =
+        HostBuildTools{setup.compiler.get(), util::find_in_path(config.python), facts->ext_suffix, config.language};
     return setup;
 }
 

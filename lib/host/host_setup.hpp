@@ -35,6 +35,7 @@ struct HostSetup {
 /// `probe`; asked with one Python process only when `may_start_processes`),
 /// its Pyccel and the compiler's identity. Problems are reported in
 /// `problem`, never thrown.
-HostSetup prepare_host_setup(const Config& config, const std::string& cache_name, const ToolProbe& probe, bool may_start_processes);
+HostSetup prepare_host_setup(const Config& config, const std::string& cache_name, const ToolProbe& probe,
+                             bool may_start_processes);
 
 }  // namespace ck

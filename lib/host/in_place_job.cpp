@@ -41,8 +41,8 @@ void link_in_place_stubs(const HostPlan& plan, const HostJob& job, const fs::pat
         fs::path target = stub_of(dependency);
         std::error_code error;
         if (!fs::is_regular_file(target, error))
-            throw CacheError("the in-place build of imported module " + dependency.name + " is missing: " +
-                             target.string());
+            throw CacheError("the in-place build of imported module " + dependency.name +
+                             " is missing: " + target.string());
         fs::path link = package_folder(output_root, dependency) / "__pyccel__" / target.filename();
         fs::create_directories(link.parent_path(), error);
         fs::create_symlink(target, link, error);
@@ -137,8 +137,13 @@ void remove_stale_install_files(const fs::path& folder, const std::vector<std::s
 class InPlaceJobRun {
 public:
     InPlaceJobRun(const HostPlan& plan, std::size_t index, const HostBuildTools& tools, const EntryStore& scratch)
-        : plan_(plan), index_(index), module_(plan.modules[index]), job_(plan.jobs[index]), tools_(tools),
-          scratch_(scratch), result_(in_place_base_result(plan, index))
+        : plan_(plan),
+          index_(index),
+          module_(plan.modules[index]),
+          job_(plan.jobs[index]),
+          tools_(tools),
+          scratch_(scratch),
+          result_(in_place_base_result(plan, index))
     {
     }
 

@@ -53,8 +53,9 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path, bool hea
 
 void write_in_place_record(const fs::path& path, const InPlaceRecord& record)
 {
-    json header = {{"format", in_place_record_format}, {"key", record.key},           {"extension", record.extension},
-                   {"size", record.size},             {"mtime_ns", record.mtime_ns}, {"sha256", record.sha256},
+    json header = {{"format", in_place_record_format}, {"key", record.key},
+                   {"extension", record.extension},    {"size", record.size},
+                   {"mtime_ns", record.mtime_ns},      {"sha256", record.sha256},
                    {"own", record.own_files}};
     json body = {{"module", record.module},
                  {"inputs", record.inputs},
@@ -114,7 +115,8 @@ InPlaceState read_in_place_state(const fs::path& folder, const std::string& stem
         state.kind = InPlaceState::Kind::missing;
         return state;
     }
-    if (state.record && !state.record->key.empty() && !describes(*state.record, extension, *stamp)) state.record.reset();
+    if (state.record && !state.record->key.empty() && !describes(*state.record, extension, *stamp))
+        state.record.reset();
     if (!state.record) {
         state.kind = InPlaceState::Kind::foreign;
         state.older_than_sources = older_than_any(*stamp, sources);

@@ -21,20 +21,20 @@ namespace ck {
 inline constexpr const char* in_place_record_format = "cunumpy-kernels/in-place/1";
 
 struct InPlaceRecord {
-    std::string module;                  ///< dotted module name
-    std::string key;                     ///< empty while the files are being replaced (an interrupted build)
-    nlohmann::json inputs;               ///< the key's inputs, for "what changed"
-    std::string extension;               ///< `<stem><EXT_SUFFIX>`, in the module's folder
-    std::uintmax_t size = 0;             ///< the extension's size in bytes
-    std::int64_t mtime_ns = 0;           ///< its modification time, ns since the epoch
-    std::string sha256;                  ///< its SHA-256 (hex)
-    std::vector<std::string> files;      ///< every file the build wrote, relative to the module's folder
+    std::string module;              ///< dotted module name
+    std::string key;                 ///< empty while the files are being replaced (an interrupted build)
+    nlohmann::json inputs;           ///< the key's inputs, for "what changed"
+    std::string extension;           ///< `<stem><EXT_SUFFIX>`, in the module's folder
+    std::uintmax_t size = 0;         ///< the extension's size in bytes
+    std::int64_t mtime_ns = 0;       ///< its modification time, ns since the epoch
+    std::string sha256;              ///< its SHA-256 (hex)
+    std::vector<std::string> files;  ///< every file the build wrote, relative to the module's folder
     /// The files of this module itself (its extension, and in `__pyccel__/` its
     /// stub, objects, sources and wrapper), which importers' builds read:
     /// all must exist for a hit. In the first line.
     std::vector<std::string> own_files;
-    std::string built_at;                ///< UTC, ISO 8601
-    double seconds = 0;                  ///< how long the build took
+    std::string built_at;  ///< UTC, ISO 8601
+    double seconds = 0;    ///< how long the build took
 };
 
 /// `<folder>/__pyccel__/<stem>.cunumpy-kernels.json`.
@@ -67,11 +67,11 @@ bool record_describes_extension(const InPlaceRecord& record, const std::filesyst
 /// How the extension beside a module stands against its current key.
 struct InPlaceState {
     enum class Kind {
-        current,  ///< our record names the current key, and the extension is the one it describes
-        stale,    ///< our record names another key, or an interrupted build
+        current,     ///< our record names the current key, and the extension is the one it describes
+        stale,       ///< our record names another key, or an interrupted build
         incomplete,  ///< our record names the key, but one of its own files is gone (`missing_file`)
-        missing,  ///< no extension
-        foreign,  ///< an extension this tool has no record of: another tool built it, or replaced ours
+        missing,     ///< no extension
+        foreign,     ///< an extension this tool has no record of: another tool built it, or replaced ours
     } kind = Kind::missing;
     /// foreign: the extension is older than the module's source or one it
     /// imports (make's rule, as `struphy compile` and Pyccel judge it).

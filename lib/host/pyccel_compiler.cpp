@@ -30,14 +30,12 @@ std::string unsupported_pyccel_reason(const PyccelVersion& version)
 {
     if (version.major < 2)
         return "Pyccel " + version.to_string() +
-               " writes no stubs for imported modules; host builds need Pyccel 2.0 or later (pip install pyccel==2.2.3)";
+               " writes no stubs for imported modules; host builds need Pyccel 2.0 or later (pip install "
+               "pyccel==2.2.3)";
     return "";
 }
 
-bool is_checked_pyccel(const PyccelVersion& version)
-{
-    return version.major == 2 && version.minor == 2;
-}
+bool is_checked_pyccel(const PyccelVersion& version) { return version.major == 2 && version.minor == 2; }
 
 PyccelSettings PyccelSettings::from_environment(const EnvironmentReader& read)
 {
@@ -67,12 +65,14 @@ std::vector<std::string> PyccelCompiler::command_line(const PyccelCompileRequest
 {
     std::vector<std::string> argv = {command_.string()};
     if (version_.has_compile_command()) argv.push_back("compile");
-    argv.insert(argv.end(), {request.source.string(), "--language", request.language, "--output",
-                             request.output.string()});
+    argv.insert(argv.end(),
+                {request.source.string(), "--language", request.language, "--output", request.output.string()});
     if (request.openmp) argv.push_back("--openmp");
     // Explicit, so that no variable of Pyccel's own decides them.
-    if (settings_.debug) argv.push_back("--debug");
-    else if (version_.has_compile_command()) argv.push_back("--no-debug");
+    if (settings_.debug)
+        argv.push_back("--debug");
+    else if (version_.has_compile_command())
+        argv.push_back("--no-debug");
     argv.insert(argv.end(), {"--compiler-family", settings_.compiler_family});
     return argv;
 }
@@ -122,7 +122,8 @@ int open_parentheses(const std::string& line)
 
 }  // namespace
 
-std::string format_pyccel_log(const std::string& output, const std::vector<std::pair<std::string, std::string>>& path_map,
+std::string format_pyccel_log(const std::string& output,
+                              const std::vector<std::pair<std::string, std::string>>& path_map,
                               const std::string& source)
 {
     std::string mapped = output;
@@ -141,8 +142,9 @@ std::string format_pyccel_log(const std::string& output, const std::vector<std::
         summary += compiler_style(line);
     }
     if (summary.empty() && !source.empty() && mapped.find("Failed to build module") != std::string::npos)
-        summary = source + ": error: Pyccel translated it, but the C or Fortran compiler rejects the generated "
-                           "code; try the other --language, or --no-openmp; the compiler's messages follow\n";
+        summary = source +
+                  ": error: Pyccel translated it, but the C or Fortran compiler rejects the generated "
+                  "code; try the other --language, or --no-openmp; the compiler's messages follow\n";
     return summary.empty() ? mapped : summary + "\n" + mapped;
 }
 

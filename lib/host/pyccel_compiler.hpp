@@ -45,7 +45,7 @@ bool is_checked_pyccel(const PyccelVersion& version);
 /// in an environment built from run_variables() (compiler_environment.hpp):
 /// nothing else of the user's reaches it or the compilers it starts.
 struct PyccelSettings {
-    bool debug = false;                  ///< PYCCEL_DEBUG_MODE set and not empty (as Pyccel reads it): --debug
+    bool debug = false;                   ///< PYCCEL_DEBUG_MODE set and not empty (as Pyccel reads it): --debug
     std::string compiler_family = "GNU";  ///< PYCCEL_DEFAULT_COMPILER: --compiler-family
     /// PYCCEL_CONFIG_HOME (Pyccel's folder of installed compilers and STC;
     /// default ~/.pyccel): passed through, its path keyed

@@ -48,15 +48,9 @@ std::string replace_once_or_more(std::string text, const std::string& from, cons
 
 }  // namespace
 
-fs::path workspace_path(const fs::path& root)
-{
-    return root / temporary_folder_name / unique_temporary_name();
-}
+fs::path workspace_path(const fs::path& root) { return root / temporary_folder_name / unique_temporary_name(); }
 
-std::string module_stem(const HostModule& module)
-{
-    return module.relative.stem().string();
-}
+std::string module_stem(const HostModule& module) { return module.relative.stem().string(); }
 
 fs::path package_folder(const fs::path& root, const HostModule& module)
 {
@@ -107,9 +101,9 @@ std::string import_check(const fs::path& python, const fs::path& extension, cons
     auto result = util::run_process({python.string(), "-c", import_check_script, stem, extension.string()}, working_dir,
                                     {}, run_variables());
     if (result.exit_code == 0) return "";
-    std::string how = result.exit_code > 128 ? "crashed the interpreter (signal " +
-                                                   std::to_string(result.exit_code - 128) + ")"
-                                             : "failed (exit " + std::to_string(result.exit_code) + ")";
+    std::string how = result.exit_code > 128
+                          ? "crashed the interpreter (signal " + std::to_string(result.exit_code - 128) + ")"
+                          : "failed (exit " + std::to_string(result.exit_code) + ")";
     return "importing the new build " + extension.string() + " in " + python.string() + " " + how +
            "; nothing was published:\n" + result.output;
 }

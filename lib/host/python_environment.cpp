@@ -79,18 +79,21 @@ PythonFacts parse_python_facts(const std::string& json_text, const std::string& 
         if (facts.ext_suffix.empty()) throw ToolchainError(where + ": the interpreter reports no EXT_SUFFIX");
         return facts;
     } catch (const json::exception& error) {
-        throw ToolchainError(where + ": unexpected answer of the Python probe (" + error.what() + "): " +
-                             json_text.substr(0, 200));
+        throw ToolchainError(where + ": unexpected answer of the Python probe (" + error.what() +
+                             "): " + json_text.substr(0, 200));
     }
 }
 
 std::string to_json_text(const PythonFacts& facts)
 {
-    return util::json_text(json{{"executable", facts.executable}, {"version", facts.version},
-                                {"platform", facts.platform}, {"ext_suffix", facts.ext_suffix},
-                                {"pyccel", facts.pyccel}, {"numpy", facts.numpy}, {"path", facts.path}});
+    return util::json_text(json{{"executable", facts.executable},
+                                {"version", facts.version},
+                                {"platform", facts.platform},
+                                {"ext_suffix", facts.ext_suffix},
+                                {"pyccel", facts.pyccel},
+                                {"numpy", facts.numpy},
+                                {"path", facts.path}});
 }
-
 
 std::optional<PythonFacts> find_python_facts(const std::string& python, const ToolProbe& probe, bool may_start_python,
                                              std::string* why)
@@ -100,7 +103,7 @@ std::optional<PythonFacts> find_python_facts(const std::string& python, const To
     fs::path interpreter = util::find_in_path(python);
     if (interpreter.empty()) {
         *why = python.find('/') == std::string::npos ? "no Python interpreter '" + python + "' on PATH"
-                                                      : "no Python interpreter at " + python;
+                                                     : "no Python interpreter at " + python;
         if (python.find('/') != std::string::npos) {
             bool present = ::access(python.c_str(), F_OK) == 0;
             if (!present && errno == EACCES)

@@ -16,12 +16,12 @@ class ToolProbe;
 
 /// One interpreter's facts, as the probe script prints them.
 struct PythonFacts {
-    std::string executable;  ///< sys.executable
-    std::string version;     ///< sys.version (part of cunumpy's key)
-    std::string platform;    ///< platform.platform() (part of cunumpy's key)
-    std::string ext_suffix;  ///< sysconfig's EXT_SUFFIX, e.g. `.cpython-311-x86_64-linux-gnu.so`
-    std::string pyccel;      ///< importlib.metadata.version("pyccel"); empty when not installed
-    std::string numpy;       ///< importlib.metadata.version("numpy"); empty when not installed
+    std::string executable;         ///< sys.executable
+    std::string version;            ///< sys.version (part of cunumpy's key)
+    std::string platform;           ///< platform.platform() (part of cunumpy's key)
+    std::string ext_suffix;         ///< sysconfig's EXT_SUFFIX, e.g. `.cpython-311-x86_64-linux-gnu.so`
+    std::string pyccel;             ///< importlib.metadata.version("pyccel"); empty when not installed
+    std::string numpy;              ///< importlib.metadata.version("numpy"); empty when not installed
     std::vector<std::string> path;  ///< sys.path: the folders whose changes invalidate the record
 };
 

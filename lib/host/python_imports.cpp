@@ -116,8 +116,8 @@ namespace {
 // whose source root is site-packages finds pyccel/decorators.py there.
 bool is_pyccel_library(const std::string& module)
 {
-    static const std::set<std::string> libraries = {"numpy", "scipy", "pyccel", "itertools", "cmath",
-                                                    "math",  "sys",   "typing"};
+    static const std::set<std::string> libraries = {"numpy", "scipy", "pyccel", "itertools",
+                                                    "cmath", "math",  "sys",    "typing"};
     return libraries.count(module.substr(0, module.find('.'))) > 0;
 }
 

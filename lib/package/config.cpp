@@ -33,8 +33,8 @@ struct KeyContext {
 
     [[noreturn]] void fail(const std::string& what) const
     {
-        throw ConfigError(file.string() + ":" + std::to_string(node.source().begin.line) + ": [" +
-                          table_name + "] " + key + ": " + what);
+        throw ConfigError(file.string() + ":" + std::to_string(node.source().begin.line) + ": [" + table_name + "] " +
+                          key + ": " + what);
     }
 
     std::string string() const
@@ -72,7 +72,8 @@ struct KeyContext {
         if (value != "~" && value.rfind("~/", 0) != 0) return util::absolute_normal(file.parent_path() / value);
         auto home = util::home_folder();
         if (!home)
-            fail("'" + value + "' names the home folder, but HOME is not set and the password database has none; "
+            fail("'" + value +
+                 "' names the home folder, but HOME is not set and the password database has none; "
                  "write the path out");
         return util::absolute_normal(*home / value.substr(std::min<std::size_t>(value.size(), 2)));
     }
@@ -130,7 +131,8 @@ const std::map<std::string, KeyHandler>& key_handlers()
         {"ptx", [](Config& c, const KeyContext& k) { c.ptx = k.boolean(); }},
         {"compiler",
          [](Config& c, const KeyContext& k) {
-             k.check([&c](const std::string& name, const std::string& where) { c.compiler = parse_compiler_kind(name, where); },
+             k.check([&c](const std::string& name,
+                          const std::string& where) { c.compiler = parse_compiler_kind(name, where); },
                      k.string());
          }},
         {"options",
@@ -166,7 +168,8 @@ const std::map<std::string, KeyHandler>& key_handlers()
         {"jobs",
          [](Config& c, const KeyContext& k) {
              auto value = k.node.value<int64_t>();
-             if (!k.node.is_integer() || !value || *value < 1 || *value > 4096) k.fail("expected an integer from 1 to 4096");
+             if (!k.node.is_integer() || !value || *value < 1 || *value > 4096)
+                 k.fail("expected an integer from 1 to 4096");
              c.jobs = static_cast<int>(*value);
          }},
         {"struct-header-timeout",
@@ -178,10 +181,12 @@ const std::map<std::string, KeyHandler>& key_handlers()
          }},
         {"python",
          [](Config& c, const KeyContext& k) {
-             // A path is read relative to pyproject.toml (or `~`), as every path key is; a bare name is looked up in PATH.
+             // A path is read relative to pyproject.toml (or `~`), as every path key is; a bare name is looked up in
+             // PATH.
              c.python = k.string().find('/') == std::string::npos && k.string() != "~" ? k.string() : k.path().string();
          }},
-        {"cunumpy-include-dir", [](Config& c, const KeyContext& k) { c.cunumpy_include_dir = k.existing_dir(k.string()); }},
+        {"cunumpy-include-dir",
+         [](Config& c, const KeyContext& k) { c.cunumpy_include_dir = k.existing_dir(k.string()); }},
         {"check-name-length", [](Config& c, const KeyContext& k) { c.check_name_length = k.boolean(); }},
         {"cuda-root", [](Config& c, const KeyContext& k) { c.cuda_root = k.path(); }},
         {"language",
@@ -198,7 +203,8 @@ const std::map<std::string, KeyHandler>& key_handlers()
                  k.fail("expected three octal digits (a leading 0 allowed) such as \"002\" or \"022\"");
              c.umask = static_cast<unsigned>(std::stoul(k.string(), nullptr, 8));
              if (!(*c.umask & 02))
-                 k.fail("\"" + k.string() + "\" lets every user write the cache, which build then refuses to use; "
+                 k.fail("\"" + k.string() +
+                        "\" lets every user write the cache, which build then refuses to use; "
                         "\"002\" lets the group write");
          }},
         {"template-args",
@@ -212,7 +218,8 @@ const std::map<std::string, KeyHandler>& key_handlers()
                  if (args.empty()) entry.fail(kernel + ": expected at least one template argument such as \"double\"");
                  for (const auto& arg : args)
                      if (!valid_template_argument(arg))
-                         entry.fail(kernel + ": '" + arg + "' is not a C++ template argument (a type such as \"double\" "
+                         entry.fail(kernel + ": '" + arg +
+                                    "' is not a C++ template argument (a type such as \"double\" "
                                     "or a constant such as \"3\"; no ; { } or line breaks, brackets balanced)");
                  c.template_args[kernel] = std::move(args);
              }
@@ -223,8 +230,9 @@ const std::map<std::string, KeyHandler>& key_handlers()
              static const std::regex writer(R"([A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*)");
              const toml::table* table = k.node.as_table();
              if (!table)
-                 k.fail("expected a table of header paths to the Python callables that write them, e.g. "
-                        "{ \"pkg/args.cuh\" = \"pkg.cuda_arguments:write_args_header\" }");
+                 k.fail(
+                     "expected a table of header paths to the Python callables that write them, e.g. "
+                     "{ \"pkg/args.cuh\" = \"pkg.cuda_arguments:write_args_header\" }");
              for (const auto& [header, node] : *table) {
                  KeyContext entry{k.file, k.key, node};
                  std::string callable = entry.string();
@@ -283,13 +291,15 @@ void validate_architecture(const std::string& arch, const std::string& where)
 {
     static const std::regex pattern("(sm|compute)_[0-9]{2,3}[af]?");
     if (!std::regex_match(arch, pattern))
-        throw UsageError(where + ": '" + arch + "' is not a CUDA architecture; write sm_90 for a cubin or compute_90 for PTX");
+        throw UsageError(where + ": '" + arch +
+                         "' is not a CUDA architecture; write sm_90 for a cubin or compute_90 for PTX");
 }
 
 void validate_cache_name(const std::string& name, const std::string& where)
 {
     if (name.empty() || name[0] == '.' || name.find('/') != std::string::npos)
-        throw UsageError(where + ": cache name '" + name + "' must be a plain name such as my-sim (it becomes ~/.cache/<name>)");
+        throw UsageError(where + ": cache name '" + name +
+                         "' must be a plain name such as my-sim (it becomes ~/.cache/<name>)");
 }
 
 CudaCompilerKind parse_compiler_kind(const std::string& name, const std::string& where)
@@ -299,10 +309,7 @@ CudaCompilerKind parse_compiler_kind(const std::string& name, const std::string&
     throw UsageError(where + ": unknown compiler '" + name + "'; choose nvrtc or nvcc");
 }
 
-std::string to_string(CudaCompilerKind kind)
-{
-    return kind == CudaCompilerKind::nvrtc ? "nvrtc" : "nvcc";
-}
+std::string to_string(CudaCompilerKind kind) { return kind == CudaCompilerKind::nvrtc ? "nvrtc" : "nvcc"; }
 
 void validate_language(const std::string& language, const std::string& where)
 {
@@ -324,10 +331,11 @@ Config read_config_file(const fs::path& pyproject)
         auto handler = key_handlers().find(name);
         KeyContext context{pyproject, name, node};
         if (handler == key_handlers().end()) {
-            context.fail("unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, verbatim-options, "
-                         "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
-                         "check-name-length, cuda-root, language, openmp, in-place, in-place-modules, umask, template-args, "
-                         "warnings-as-errors, struct-headers (see cunumpy-kernels(5))");
+            context.fail(
+                "unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, verbatim-options, "
+                "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
+                "check-name-length, cuda-root, language, openmp, in-place, in-place-modules, umask, template-args, "
+                "warnings-as-errors, struct-headers (see cunumpy-kernels(5))");
         }
         handler->second(config, context);
     }

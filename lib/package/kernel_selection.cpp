@@ -96,8 +96,10 @@ std::vector<KernelSource> kernels_of_paths(const std::vector<fs::path>& paths, c
     for (const auto& path : paths) {
         std::error_code error;
         if (!fs::exists(path, error)) throw UsageError(path.string() + ": no such file or folder");
-        if (fs::is_directory(path, error)) folders.push_back(path);
-        else (is_header(path) ? headers : files).push_back(path);
+        if (fs::is_directory(path, error))
+            folders.push_back(path);
+        else
+            (is_header(path) ? headers : files).push_back(path);
     }
     std::map<std::string, KernelSource> found;
     // The same kernel named twice (its folder and its file) counts once; another

@@ -81,8 +81,10 @@ std::optional<KernelSource> kernel_in(const fs::path& folder, const Config& conf
     if (kernel.host.empty()) return std::nullopt;
     kernel.folder = folder;
     fs::path cuda = folder / cuda_file_name(kernel.name, config);
-    if (is_file(cuda)) kernel.cuda_file = cuda;
-    else if (is_file(cuda.string() + ".cu")) kernel.misspelled_cuda_file = cuda.string() + ".cu";
+    if (is_file(cuda))
+        kernel.cuda_file = cuda;
+    else if (is_file(cuda.string() + ".cu"))
+        kernel.misspelled_cuda_file = cuda.string() + ".cu";
     locate_package(kernel, is_file);
     return kernel;
 }
@@ -96,7 +98,8 @@ bool binds_no_kernel(const KernelSource& kernel, SourceRecord* record = nullptr)
     const fs::path& module = kernel.host.front().file;
     auto binds = [&](const std::string& source) { return signatures::python_module_binds(source, kernel.name); };
     try {
-        return !(record ? record->fact(module, util::json_text(nlohmann::json::array({"binds/1", kernel.name})), binds).get<bool>()
+        return !(record ? record->fact(module, util::json_text(nlohmann::json::array({"binds/1", kernel.name})), binds)
+                              .get<bool>()
                         : binds(util::read_file(module)));
     } catch (const SourceError&) {
         return false;
@@ -114,8 +117,11 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
 {
     const KernelSource& first = folders.front();
     if (folders.size() == 1)
-        return first.host.front().file.string() + ": defines no function '" + first.name + "', so this folder is not "
-               "a kernel (" + not_a_kernel_consequence + "); define " + first.name + "() in it, or rename the file if "
+        return first.host.front().file.string() + ": defines no function '" + first.name +
+               "', so this folder is not "
+               "a kernel (" +
+               not_a_kernel_consequence + "); define " + first.name +
+               "() in it, or rename the file if "
                "the folder is not meant as a kernel, or list it in the not-kernels key (cunumpy-kernels(5))";
     fs::path common = first.folder.parent_path();
     for (const auto& folder : folders)
@@ -123,10 +129,12 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
             common = common.parent_path();
     std::string list;
     for (const auto& folder : folders)
-        list += (list.empty() ? "" : ", ") + (folder.host.front().file.lexically_relative(common).string() + " (no '" +
-                                             folder.name + "')");
-    return common.string() + ": " + std::to_string(folders.size()) + " folders are not kernels: the host module of "
-           "each defines no function named after its folder (" + not_a_kernel_consequence + "): " + list +
+        list += (list.empty() ? "" : ", ") +
+                (folder.host.front().file.lexically_relative(common).string() + " (no '" + folder.name + "')");
+    return common.string() + ": " + std::to_string(folders.size()) +
+           " folders are not kernels: the host module of "
+           "each defines no function named after its folder (" +
+           not_a_kernel_consequence + "): " + list +
            "; define the function in each, or rename the files of folders not meant as kernels, or list them in "
            "the not-kernels key (cunumpy-kernels(5)) to say so once";
 }
@@ -171,7 +179,8 @@ private:
     struct Listing {
         std::vector<fs::path> folders;
         std::set<std::string> files;
-        std::vector<std::string> other_names;  ///< `x` of an `x<host suffix>.py` beside `x<cuda suffix>`, x not the folder's name
+        std::vector<std::string>
+            other_names;  ///< `x` of an `x<host suffix>.py` beside `x<cuda suffix>`, x not the folder's name
     };
 
     static bool named_after(const std::string& file, const fs::path& folder)
@@ -258,25 +267,34 @@ private:
             return;
         }
         if (declared && warn_)
-            warn_(kernel.host.front().file.string() + ": defines " + kernel.name + "(), so this folder is a kernel "
-                  "(cunumpy takes it as one), though the not-kernels key of " + config_.source_file.string() +
-                  " lists it; remove it from not-kernels");
+            warn_(kernel.host.front().file.string() + ": defines " + kernel.name +
+                  "(), so this folder is a kernel "
+                  "(cunumpy takes it as one), though the not-kernels key of " +
+                  config_.source_file.string() + " lists it; remove it from not-kernels");
         if (kernel.misspelled_cuda_file && warn_)
-            warn_(kernel.misspelled_cuda_file->string() + ": not taken as the CUDA kernel: cunumpy reads <name> + "
-                  "cuda_suffix literally, here '" + kernel.name + config_.cuda_suffix + "'; set cuda-suffix = \"" +
-                  config_.cuda_suffix + ".cu\" (or --cuda-suffix " + config_.cuda_suffix + ".cu), as from_package's "
+            warn_(kernel.misspelled_cuda_file->string() +
+                  ": not taken as the CUDA kernel: cunumpy reads <name> + "
+                  "cuda_suffix literally, here '" +
+                  kernel.name + config_.cuda_suffix + "'; set cuda-suffix = \"" + config_.cuda_suffix +
+                  ".cu\" (or --cuda-suffix " + config_.cuda_suffix +
+                  ".cu), as from_package's "
                   "cuda_suffix must be too");
         if (!pyccel_can_build(kernel.name) && warn_)
-            warn_(kernel.folder.string() + ": kernel name '" + kernel.name + "' is not ASCII: cunumpy imports it, "
+            warn_(kernel.folder.string() + ": kernel name '" + kernel.name +
+                  "' is not ASCII: cunumpy imports it, "
                   "but Pyccel cannot build it, so its host build is skipped and cunumpy runs the uncompiled Python "
                   "version. Rename the folder and its files with ASCII letters, digits and _ to compile it");
         std::size_t limit = max_kernel_name_length(config_.host_suffix);
         if (config_.check_name_length && kernel.name.size() > limit && warn_) {
             std::string wrapper = "bind_c_" + kernel.name + config_.host_suffix;
-            warn_(kernel.host.front().file.string() + ": kernel name '" + kernel.name + "' gives Pyccel's Fortran wrapper "
-                  "module '" + wrapper + "' (" + std::to_string(wrapper.size()) + " characters), longer than "
-                  "Fortran's limit of " + std::to_string(fortran_name_limit) + "; shorten the name to at most " +
-                  std::to_string(limit) + " characters, or set check-name-length = false when you build with the "
+            warn_(kernel.host.front().file.string() + ": kernel name '" + kernel.name +
+                  "' gives Pyccel's Fortran wrapper "
+                  "module '" +
+                  wrapper + "' (" + std::to_string(wrapper.size()) +
+                  " characters), longer than "
+                  "Fortran's limit of " +
+                  std::to_string(fortran_name_limit) + "; shorten the name to at most " + std::to_string(limit) +
+                  " characters, or set check-name-length = false when you build with the "
                   "C backend");
         }
         ++kernels_seen_;
@@ -297,7 +315,7 @@ private:
     std::set<std::pair<dev_t, ino_t>> visited_;
     std::map<std::string, KernelSource> found_;
     std::vector<KernelSource> not_kernels_;  ///< folders whose host module binds no function of their name
-    std::size_t kernels_seen_ = 0;  ///< kernel folders walked, those of a module found already included
+    std::size_t kernels_seen_ = 0;           ///< kernel folders walked, those of a module found already included
     util::RegularFiles files_above_;
 };
 
@@ -316,10 +334,7 @@ std::size_t max_kernel_name_length(const std::string& host_suffix)
     return taken < fortran_name_limit ? fortran_name_limit - taken : 0;
 }
 
-std::string cuda_file_name(const std::string& name, const Config& config)
-{
-    return name + config.cuda_suffix;
-}
+std::string cuda_file_name(const std::string& name, const Config& config) { return name + config.cuda_suffix; }
 
 std::vector<fs::path> KernelSource::include_dirs(const Config& config) const
 {
@@ -331,7 +346,8 @@ std::vector<fs::path> KernelSource::include_dirs(const Config& config) const
 std::string duplicate_module_warning(const KernelSource& left_out, const KernelSource& kept)
 {
     return left_out.folder.string() + ": kernel module '" + left_out.module + "' was found already in " +
-           kept.folder.string() + "; this one is left out (Python imports one module of a name, and the cache "
+           kept.folder.string() +
+           "; this one is left out (Python imports one module of a name, and the cache "
            "names entries by module): give one tree's top-level package another name, or pass the trees to "
            "separate runs";
 }

@@ -19,7 +19,8 @@ std::vector<KernelSource> find_kernels(const std::vector<std::filesystem::path>&
 WalkWarning caller_walk_warning(WalkWarning warn);
 
 /// kernel_of_file, with `record` as find_kernels takes it.
-std::optional<KernelSource> kernel_of_file(const std::filesystem::path& file, const Config& config, SourceRecord* record);
+std::optional<KernelSource> kernel_of_file(const std::filesystem::path& file, const Config& config,
+                                           SourceRecord* record);
 
 /// kernels_of_paths, with `record` as find_kernels takes it. Throws as kernels_of_paths.
 std::vector<KernelSource> kernels_of_paths(const std::vector<std::filesystem::path>& paths, const Config& config,

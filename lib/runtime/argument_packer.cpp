@@ -20,12 +20,12 @@ bool contiguous(const ArrayView& view)
 std::size_t scalar_bytes(ElementType type)
 {
     switch (type) {
-    case ElementType::float64:
-    case ElementType::int64:
-    case ElementType::uint64:
-        return 8;
-    default:
-        return size_of(type);
+        case ElementType::float64:
+        case ElementType::int64:
+        case ElementType::uint64:
+            return 8;
+        default:
+            return size_of(type);
     }
 }
 
@@ -72,7 +72,8 @@ ArgumentPacker::ArgumentPacker(std::string kernel, std::vector<KernelParameter> 
     fixed_bytes_ = used;
 }
 
-void ArgumentPacker::fail(std::size_t index, const std::string& expected, const Argument& arg, const std::string& hint) const
+void ArgumentPacker::fail(std::size_t index, const std::string& expected, const Argument& arg,
+                          const std::string& hint) const
 {
     throw ArgumentError("kernel '" + kernel_ + "': " + describe_parameter(parameters_[index], index) + " must be " +
                         expected + ", got " + arg.describe() + (hint.empty() ? "" : "; " + hint));
@@ -82,8 +83,8 @@ void ArgumentPacker::count_error(std::span<const Argument> args) const
 {
     std::string names;
     for (const auto& p : parameters_) names += (names.empty() ? "" : ", ") + p.name;
-    throw ArgumentError("kernel '" + kernel_ + "' takes " + std::to_string(parameters_.size()) + " arguments (" + names +
-                        "), got " + std::to_string(args.size()));
+    throw ArgumentError("kernel '" + kernel_ + "' takes " + std::to_string(parameters_.size()) + " arguments (" +
+                        names + "), got " + std::to_string(args.size()));
 }
 
 const ArrayView& ArgumentPacker::device_array(const Argument& arg, std::size_t index, bool any_type) const
@@ -98,45 +99,47 @@ const ArrayView& ArgumentPacker::device_array(const Argument& arg, std::size_t i
 
 // Inlined into both loops: a call spends most of its own time here.
 [[gnu::always_inline]] inline bool ArgumentPacker::place(const Argument& arg, const Slot& slot, std::size_t index,
-                                                          std::size_t struct_size, void*& at) const
+                                                         std::size_t struct_size, void*& at) const
 {
     switch (slot.kind) {
-    case ParameterKind::scalar:
-        if (same_eight_byte_scalar(arg, slot.element)) {
-            std::uint64_t bits = arg.as_uint();  // the same bits as as_int() and as_double()
-            std::memcpy(at, &bits, sizeof bits);
+        case ParameterKind::scalar:
+            if (same_eight_byte_scalar(arg, slot.element)) {
+                std::uint64_t bits = arg.as_uint();  // the same bits as as_int() and as_double()
+                std::memcpy(at, &bits, sizeof bits);
+                return true;
+            }
+            return try_convert_scalar(arg, slot.element, at).empty();
+        case ParameterKind::pointer:
+        case ParameterKind::void_pointer: {
+            if (!arg.on_device()) return false;
+            const ArrayView& view = arg.array();
+            if ((slot.kind == ParameterKind::pointer && arg.type() != slot.element) || !contiguous(view)) return false;
+            std::memcpy(at, &view.data, sizeof(void*));
             return true;
         }
-        return try_convert_scalar(arg, slot.element, at).empty();
-    case ParameterKind::pointer:
-    case ParameterKind::void_pointer: {
-        if (!arg.on_device()) return false;
-        const ArrayView& view = arg.array();
-        if ((slot.kind == ParameterKind::pointer && arg.type() != slot.element) || !contiguous(view)) return false;
-        std::memcpy(at, &view.data, sizeof(void*));
-        return true;
-    }
-    case ParameterKind::array_view:
-    case ParameterKind::carray_view: {
-        if (!arg.on_device()) return false;
-        const ArrayView& view = arg.array();
-        bool strided = slot.kind == ParameterKind::array_view;
-        if (arg.type() != slot.element || view.ndim != slot.view_ndim || (!strided && !view.c_contiguous())) return false;
-        auto* words = static_cast<std::int64_t*>(at);
-        auto ndim = static_cast<std::size_t>(view.ndim);
-        std::memcpy(words, &view.data, sizeof(void*));
-        std::memcpy(words + 1, view.shape, sizeof(std::int64_t) * ndim);
-        if (strided) std::memcpy(words + 1 + ndim, view.strides, sizeof(std::int64_t) * ndim);
-        return true;
-    }
-    case ParameterKind::structure: {
-        if (!arg.is_struct()) return false;
-        const StructValue& value = arg.structure();
-        if ((value.type_name && parameters_[index].ctype != value.type_name) || (struct_size != 0 && value.size != struct_size))
-            return false;
-        at = const_cast<void*>(value.data);  // the driver copies `size` bytes from here at launch
-        return true;
-    }
+        case ParameterKind::array_view:
+        case ParameterKind::carray_view: {
+            if (!arg.on_device()) return false;
+            const ArrayView& view = arg.array();
+            bool strided = slot.kind == ParameterKind::array_view;
+            if (arg.type() != slot.element || view.ndim != slot.view_ndim || (!strided && !view.c_contiguous()))
+                return false;
+            auto* words = static_cast<std::int64_t*>(at);
+            auto ndim = static_cast<std::size_t>(view.ndim);
+            std::memcpy(words, &view.data, sizeof(void*));
+            std::memcpy(words + 1, view.shape, sizeof(std::int64_t) * ndim);
+            if (strided) std::memcpy(words + 1 + ndim, view.strides, sizeof(std::int64_t) * ndim);
+            return true;
+        }
+        case ParameterKind::structure: {
+            if (!arg.is_struct()) return false;
+            const StructValue& value = arg.structure();
+            if ((value.type_name && parameters_[index].ctype != value.type_name) ||
+                (struct_size != 0 && value.size != struct_size))
+                return false;
+            at = const_cast<void*>(value.data);  // the driver copies `size` bytes from here at launch
+            return true;
+        }
     }
     return false;
 }
@@ -145,26 +148,31 @@ void ArgumentPacker::refuse(const Argument& arg, std::size_t index, std::size_t 
 {
     const KernelParameter& p = parameters_[index];
     switch (p.kind) {
-    case ParameterKind::scalar: {
-        std::byte scratch[16];
-        std::string why = try_convert_scalar(arg, p.element, scratch);
-        fail(index, std::string("a ") + to_string(p.element) + " scalar", arg, why);
-    }
-    case ParameterKind::pointer:
-    case ParameterKind::void_pointer:
-        device_array(arg, index, p.kind == ParameterKind::void_pointer);
-        fail(index, "C-contiguous", arg, "a pointer parameter reads a flat buffer; declare it as an Array view to take strided views");
-    case ParameterKind::array_view:
-    case ParameterKind::carray_view: {
-        const ArrayView& view = device_array(arg, index, false);
-        if (view.ndim != p.view_ndim) fail(index, "a " + std::to_string(p.view_ndim) + "D array", arg);
-        fail(index, "C-contiguous", arg, "declare the parameter as Array" + std::to_string(p.view_ndim) + "D to take strided views");
-    }
-    case ParameterKind::structure: {
-        if (!arg.is_struct() || (arg.structure().type_name && p.ctype != arg.structure().type_name))
-            fail(index, "a value of struct " + p.ctype, arg);
-        fail(index, "a struct of " + std::to_string(struct_size) + " bytes (the size the driver reports for " + p.ctype + ")", arg);
-    }
+        case ParameterKind::scalar: {
+            std::byte scratch[16];
+            std::string why = try_convert_scalar(arg, p.element, scratch);
+            fail(index, std::string("a ") + to_string(p.element) + " scalar", arg, why);
+        }
+        case ParameterKind::pointer:
+        case ParameterKind::void_pointer:
+            device_array(arg, index, p.kind == ParameterKind::void_pointer);
+            fail(index, "C-contiguous", arg,
+                 "a pointer parameter reads a flat buffer; declare it as an Array view to take strided views");
+        case ParameterKind::array_view:
+        case ParameterKind::carray_view: {
+            const ArrayView& view = device_array(arg, index, false);
+            if (view.ndim != p.view_ndim) fail(index, "a " + std::to_string(p.view_ndim) + "D array", arg);
+            fail(index, "C-contiguous", arg,
+                 "declare the parameter as Array" + std::to_string(p.view_ndim) + "D to take strided views");
+        }
+        case ParameterKind::structure: {
+            if (!arg.is_struct() || (arg.structure().type_name && p.ctype != arg.structure().type_name))
+                fail(index, "a value of struct " + p.ctype, arg);
+            fail(index,
+                 "a struct of " + std::to_string(struct_size) + " bytes (the size the driver reports for " + p.ctype +
+                     ")",
+                 arg);
+        }
     }
     fail(index, "a supported argument", arg);
 }

@@ -27,26 +27,28 @@ Range range_of()
 Range integer_range(ElementType type)
 {
     switch (type) {
-    case ElementType::int8: return range_of<std::int8_t>();
-    case ElementType::uint8: return range_of<std::uint8_t>();
-    case ElementType::int16: return range_of<std::int16_t>();
-    case ElementType::uint16: return range_of<std::uint16_t>();
-    case ElementType::int32: return range_of<std::int32_t>();
-    case ElementType::uint32: return range_of<std::uint32_t>();
-    case ElementType::int64: return range_of<std::int64_t>();
-    default: return range_of<std::uint64_t>();
+        case ElementType::int8:
+            return range_of<std::int8_t>();
+        case ElementType::uint8:
+            return range_of<std::uint8_t>();
+        case ElementType::int16:
+            return range_of<std::int16_t>();
+        case ElementType::uint16:
+            return range_of<std::uint16_t>();
+        case ElementType::int32:
+            return range_of<std::int32_t>();
+        case ElementType::uint32:
+            return range_of<std::uint32_t>();
+        case ElementType::int64:
+            return range_of<std::int64_t>();
+        default:
+            return range_of<std::uint64_t>();
     }
 }
 
-bool is_float(ElementType type)
-{
-    return type == ElementType::float32 || type == ElementType::float64;
-}
+bool is_float(ElementType type) { return type == ElementType::float32 || type == ElementType::float64; }
 
-bool is_complex(ElementType type)
-{
-    return type == ElementType::complex64 || type == ElementType::complex128;
-}
+bool is_complex(ElementType type) { return type == ElementType::complex64 || type == ElementType::complex128; }
 
 bool is_signed_integer(ElementType type)
 {
@@ -63,24 +65,48 @@ void put(void* out, T value)
 void put_integer(void* out, ElementType to, Int128 value)
 {
     switch (to) {
-    case ElementType::int8: put(out, static_cast<std::int8_t>(value)); break;
-    case ElementType::uint8: put(out, static_cast<std::uint8_t>(value)); break;
-    case ElementType::int16: put(out, static_cast<std::int16_t>(value)); break;
-    case ElementType::uint16: put(out, static_cast<std::uint16_t>(value)); break;
-    case ElementType::int32: put(out, static_cast<std::int32_t>(value)); break;
-    case ElementType::uint32: put(out, static_cast<std::uint32_t>(value)); break;
-    case ElementType::int64: put(out, static_cast<std::int64_t>(value)); break;
-    default: put(out, static_cast<std::uint64_t>(value)); break;
+        case ElementType::int8:
+            put(out, static_cast<std::int8_t>(value));
+            break;
+        case ElementType::uint8:
+            put(out, static_cast<std::uint8_t>(value));
+            break;
+        case ElementType::int16:
+            put(out, static_cast<std::int16_t>(value));
+            break;
+        case ElementType::uint16:
+            put(out, static_cast<std::uint16_t>(value));
+            break;
+        case ElementType::int32:
+            put(out, static_cast<std::int32_t>(value));
+            break;
+        case ElementType::uint32:
+            put(out, static_cast<std::uint32_t>(value));
+            break;
+        case ElementType::int64:
+            put(out, static_cast<std::int64_t>(value));
+            break;
+        default:
+            put(out, static_cast<std::uint64_t>(value));
+            break;
     }
 }
 
 void put_number(void* out, ElementType to, double real, double imag)
 {
     switch (to) {
-    case ElementType::float32: put(out, static_cast<float>(real)); break;
-    case ElementType::float64: put(out, real); break;
-    case ElementType::complex64: put(out, std::complex<float>(static_cast<float>(real), static_cast<float>(imag))); break;
-    default: put(out, std::complex<double>(real, imag)); break;
+        case ElementType::float32:
+            put(out, static_cast<float>(real));
+            break;
+        case ElementType::float64:
+            put(out, real);
+            break;
+        case ElementType::complex64:
+            put(out, std::complex<float>(static_cast<float>(real), static_cast<float>(imag)));
+            break;
+        default:
+            put(out, std::complex<double>(real, imag));
+            break;
     }
 }
 
@@ -94,8 +120,8 @@ std::string int_text(Int128 value)
 
 const char* to_string(ElementType type)
 {
-    static const char* const names[] = {"bool",   "int8",    "uint8",   "int16",     "uint16",     "int32", "uint32",
-                                        "int64",  "uint64",  "float32", "float64", "complex64", "complex128"};
+    static const char* const names[] = {"bool",  "int8",   "uint8",   "int16",   "uint16",    "int32",     "uint32",
+                                        "int64", "uint64", "float32", "float64", "complex64", "complex128"};
     return names[static_cast<int>(type)];
 }
 
@@ -105,10 +131,7 @@ std::size_t size_of(ElementType type)
     return sizes[static_cast<int>(type)];
 }
 
-bool is_integer(ElementType type)
-{
-    return type != ElementType::boolean && !is_float(type) && !is_complex(type);
-}
+bool is_integer(ElementType type) { return type != ElementType::boolean && !is_float(type) && !is_complex(type); }
 
 std::int64_t ArrayView::size() const
 {
@@ -200,14 +223,15 @@ void Argument::throw_not_an_array() const
 std::string Argument::describe() const
 {
     switch (kind_) {
-    case Kind::scalar: return std::string("a ") + to_string(type_) + " scalar";
-    case Kind::array:
-        return "a " + std::to_string(payload_.array.ndim) + "D " + to_string(type_) +
-               (payload_.array.memory == Memory::device ? " device array" : " host array");
-    case Kind::structure:
-        return std::string("a struct (") +
-               (payload_.structure.type_name ? std::string(payload_.structure.type_name) + ", " : "") +
-               std::to_string(payload_.structure.size) + " bytes)";
+        case Kind::scalar:
+            return std::string("a ") + to_string(type_) + " scalar";
+        case Kind::array:
+            return "a " + std::to_string(payload_.array.ndim) + "D " + to_string(type_) +
+                   (payload_.array.memory == Memory::device ? " device array" : " host array");
+        case Kind::structure:
+            return std::string("a struct (") +
+                   (payload_.structure.type_name ? std::string(payload_.structure.type_name) + ", " : "") +
+                   std::to_string(payload_.structure.size) + " bytes)";
     }
     return "?";
 }
@@ -244,7 +268,8 @@ void convert_scalar(const Argument& argument, ElementType to, void* out, const s
 {
     std::string why = try_convert_scalar(argument, to, out);
     if (!why.empty())
-        throw ArgumentError(what + " expects a " + to_string(to) + " scalar: " + why + " (got " + argument.describe() + ")");
+        throw ArgumentError(what + " expects a " + to_string(to) + " scalar: " + why + " (got " + argument.describe() +
+                            ")");
 }
 
 }  // namespace ck

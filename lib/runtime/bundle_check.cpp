@@ -9,9 +9,11 @@ namespace ck {
 
 namespace {
 
-const char* const copy_again = "copy the bundle again from where it was made, or make it again (cunumpy-kernels bundle)";
-const char* const make_again = "make the bundle again (cunumpy-kernels build, then cunumpy-kernels bundle with the same "
-                               "flags)";
+const char* const copy_again =
+    "copy the bundle again from where it was made, or make it again (cunumpy-kernels bundle)";
+const char* const make_again =
+    "make the bundle again (cunumpy-kernels build, then cunumpy-kernels bundle with the same "
+    "flags)";
 
 std::string entry_of(const BundleKernel& kernel, const BundleArtifact& artifact)
 {
@@ -31,26 +33,28 @@ std::optional<BundleArtifactFault> record_fault(const BundleKernel& kernel, cons
 {
     std::string entry = entry_of(kernel, artifact);
     if (pick_entry_symbol({entry}, kernel.name) != entry)
-        return BundleArtifactFault{"the header files entry '" + entry + "' under kernel '" + kernel.name +
-                                       "', whose entry it is not",
-                                   make_again};
+        return BundleArtifactFault{
+            "the header files entry '" + entry + "' under kernel '" + kernel.name + "', whose entry it is not",
+            make_again};
     std::string recorded_kernel = recorded_input(artifact, "kernel");
     if (!recorded_kernel.empty() && recorded_kernel != kernel.name)
-        return BundleArtifactFault{"the header files kernel '" + recorded_kernel + "''s artifact (its key inputs) under "
-                                   "kernel '" + kernel.name + "'",
+        return BundleArtifactFault{"the header files kernel '" + recorded_kernel +
+                                       "''s artifact (its key inputs) under "
+                                       "kernel '" +
+                                       kernel.name + "'",
                                    make_again};
     std::string recorded_target = recorded_input(artifact, "target");
     if (!recorded_target.empty() && recorded_target != artifact.target)
-        return BundleArtifactFault{"the header files the artifact of " + recorded_target + " (its key inputs) under " +
-                                       artifact.target,
-                                   make_again};
+        return BundleArtifactFault{
+            "the header files the artifact of " + recorded_target + " (its key inputs) under " + artifact.target,
+            make_again};
     return std::nullopt;
 }
 
 }  // namespace
 
 std::optional<BundleArtifactFault> find_bundle_artifact_fault(const Bundle& bundle, const BundleKernel& kernel,
-                                                             const BundleArtifact& artifact)
+                                                              const BundleArtifact& artifact)
 {
     std::string_view bytes = bundle.artifact_bytes(artifact);
     std::string digest = sha256_hex(bytes);
@@ -58,8 +62,8 @@ std::optional<BundleArtifactFault> find_bundle_artifact_fault(const Bundle& bund
         return BundleArtifactFault{"checksum mismatch (recorded sha256 " + artifact.sha256 + ", bytes " + digest + ")",
                                    copy_again};
     try {
-        check_artifact(std::string(bytes), {bundle.artifact_name(kernel, artifact), artifact.target,
-                                            entry_of(kernel, artifact)});
+        check_artifact(std::string(bytes),
+                       {bundle.artifact_name(kernel, artifact), artifact.target, entry_of(kernel, artifact)});
     } catch (const ArtifactCheckError& error) {
         return BundleArtifactFault{"check '" + std::string(to_string(error.check())) + "' failed: " + error.finding(),
                                    make_again};

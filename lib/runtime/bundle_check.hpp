@@ -35,7 +35,7 @@ struct BundleArtifactFault {
 /// that the recorded key inputs, where they say, are the kernel's and the
 /// target's. Reads only the bundle's bytes in memory.
 std::optional<BundleArtifactFault> find_bundle_artifact_fault(const Bundle& bundle, const BundleKernel& kernel,
-                                                             const BundleArtifact& artifact);
+                                                              const BundleArtifact& artifact);
 
 /// find_bundle_artifact_fault as an error: throws ArtifactError
 /// "<file>#<kernel>@<target>: <what>; the bundle is corrupt and this artifact

@@ -18,13 +18,17 @@ using nlohmann::json;
 
 namespace {
 
-constexpr const char* parameter_kinds[] = {"scalar", "pointer", "void_pointer", "array_view", "carray_view", "structure"};
+constexpr const char* parameter_kinds[] = {"scalar",     "pointer",     "void_pointer",
+                                           "array_view", "carray_view", "structure"};
 constexpr std::size_t element_type_count = static_cast<std::size_t>(ElementType::complex128) + 1;
 
 json parameter_json(const KernelParameter& p)
 {
-    return {{"name", p.name}, {"ctype", p.ctype}, {"kind", parameter_kinds[static_cast<int>(p.kind)]},
-            {"element", to_string(p.element)}, {"view_ndim", p.view_ndim}};
+    return {{"name", p.name},
+            {"ctype", p.ctype},
+            {"kind", parameter_kinds[static_cast<int>(p.kind)]},
+            {"element", to_string(p.element)},
+            {"view_ndim", p.view_ndim}};
 }
 
 KernelParameter parameter_of(const json& j)
@@ -48,15 +52,25 @@ json kernel_json(const BundleKernel& k)
 {
     json artifacts = json::array();
     for (const auto& a : k.artifacts)
-        artifacts.push_back({{"target", a.target}, {"key", a.key}, {"entry_symbol", a.entry_symbol}, {"offset", a.offset},
-                             {"size", a.size}, {"sha256", a.sha256}, {"inputs", a.inputs}});
+        artifacts.push_back({{"target", a.target},
+                             {"key", a.key},
+                             {"entry_symbol", a.entry_symbol},
+                             {"offset", a.offset},
+                             {"size", a.size},
+                             {"sha256", a.sha256},
+                             {"inputs", a.inputs}});
     json parameters = nullptr;
     if (k.parameters) {
         parameters = json::array();
         for (const auto& p : *k.parameters) parameters.push_back(parameter_json(p));
     }
-    return {{"name", k.name}, {"module", k.module}, {"folder", k.folder.string()}, {"cuda_path", k.cuda_path.string()},
-            {"cuda", k.cuda}, {"parameters", parameters}, {"signature_error", k.signature_error},
+    return {{"name", k.name},
+            {"module", k.module},
+            {"folder", k.folder.string()},
+            {"cuda_path", k.cuda_path.string()},
+            {"cuda", k.cuda},
+            {"parameters", parameters},
+            {"signature_error", k.signature_error},
             {"artifacts", artifacts}};
 }
 
@@ -85,10 +99,18 @@ json header_json(const BundleCatalog& c, std::size_t data_size)
     json kernels = json::array();
     for (const auto& k : c.kernels) kernels.push_back(kernel_json(k));
     json toolkit = {{"root", c.toolkit.root}, {"found_by", c.toolkit.found_by}, {"compiler", c.toolkit.compiler}};
-    return {{"tool", c.tool},         {"created", c.created},   {"paths", c.paths},     {"targets", c.targets},
-            {"compiler", c.compiler}, {"options", c.options},   {"python", c.python},
-            {"cunumpy_include_dir", c.cunumpy_include_dir},     {"cache_root", c.cache_root},
-            {"toolkit", toolkit},     {"data_size", data_size}, {"kernels", kernels}};
+    return {{"tool", c.tool},
+            {"created", c.created},
+            {"paths", c.paths},
+            {"targets", c.targets},
+            {"compiler", c.compiler},
+            {"options", c.options},
+            {"python", c.python},
+            {"cunumpy_include_dir", c.cunumpy_include_dir},
+            {"cache_root", c.cache_root},
+            {"toolkit", toolkit},
+            {"data_size", data_size},
+            {"kernels", kernels}};
 }
 
 BundleCatalog catalog_of(const json& j)
@@ -143,8 +165,9 @@ void check_artifact_bounds(const BundleCatalog& catalog, std::uint64_t data_size
     for (const auto& k : catalog.kernels)
         for (const auto& a : k.artifacts)
             if (a.offset > data_size || a.size > data_size - a.offset)
-                refuse(file, "corrupt header: artifact " + k.name + "@" + a.target + " lies outside the file; make "
-                             "the bundle again (cunumpy-kernels bundle)");
+                refuse(file, "corrupt header: artifact " + k.name + "@" + a.target +
+                                 " lies outside the file; make "
+                                 "the bundle again (cunumpy-kernels bundle)");
 }
 
 }  // namespace
@@ -195,8 +218,9 @@ Bundle decode_bundle(std::string bytes, const std::filesystem::path& file)
                          std::to_string(bytes.size() - header_start) + " after the magic line; copy it again");
     std::string_view header = std::string_view(bytes).substr(header_start, header_size);
     if (sha256_hex(header) != words[3])
-        refuse(file, "corrupt header (its SHA-256 is not the one the magic line records); copy the bundle again or "
-                     "make it again (cunumpy-kernels bundle)");
+        refuse(file,
+               "corrupt header (its SHA-256 is not the one the magic line records); copy the bundle again or "
+               "make it again (cunumpy-kernels bundle)");
     Bundle bundle;
     std::uint64_t data_size = 0;
     try {
@@ -204,7 +228,8 @@ Bundle decode_bundle(std::string bytes, const std::filesystem::path& file)
         bundle.catalog = catalog_of(j);
         data_size = j.at("data_size").get<std::uint64_t>();
     } catch (const std::exception& error) {  // json's errors, and parameter_of's
-        refuse(file, std::string("corrupt header: ") + error.what() + "; make the bundle again (cunumpy-kernels bundle)");
+        refuse(file,
+               std::string("corrupt header: ") + error.what() + "; make the bundle again (cunumpy-kernels bundle)");
     }
     bundle.data_offset = header_start + header_size;
     if (bytes.size() - bundle.data_offset != data_size)

@@ -56,19 +56,19 @@ struct BundleArtifact {
     std::string entry_symbol;  ///< the entry's name in the module
     std::uint64_t offset = 0;  ///< from the first byte after the header
     std::uint64_t size = 0;
-    std::string sha256;        ///< of its bytes, 64 hex digits
-    nlohmann::json inputs;     ///< the key's inputs (for status --bundle's reasons)
+    std::string sha256;     ///< of its bytes, 64 hex digits
+    nlohmann::json inputs;  ///< the key's inputs (for status --bundle's reasons)
 };
 
 /// One kernel of the catalog, ported or not.
 struct BundleKernel {
     std::string name;
-    std::string module;                 ///< dotted, e.g. particles.kernels.push
-    std::filesystem::path folder;       ///< where it was when bundled (messages only)
-    std::filesystem::path cuda_path;    ///< its CUDA source, or where one is expected
-    bool cuda = false;                  ///< ported: has a CUDA kernel
+    std::string module;                                      ///< dotted, e.g. particles.kernels.push
+    std::filesystem::path folder;                            ///< where it was when bundled (messages only)
+    std::filesystem::path cuda_path;                         ///< its CUDA source, or where one is expected
+    bool cuda = false;                                       ///< ported: has a CUDA kernel
     std::optional<std::vector<KernelParameter>> parameters;  ///< nullopt: see signature_error
-    std::string signature_error;        ///< why the signature could not be read
+    std::string signature_error;                             ///< why the signature could not be read
     std::vector<BundleArtifact> artifacts;
 };
 
@@ -81,17 +81,17 @@ struct BundleToolkit {
 
 /// The header: what the bundle holds and how it was made.
 struct BundleCatalog {
-    std::string tool;                  ///< "cunumpy-kernels 0.1.0"
-    std::string created;               ///< ISO 8601, UTC
-    std::vector<std::string> paths;    ///< the trees bundled, absolute
-    std::vector<std::string> targets;  ///< every target of every ported kernel
-    std::string compiler;              ///< "nvrtc" or "nvcc"
-    std::vector<std::string> options;  ///< the keyed compiler options
-    std::string python;                ///< the interpreter that found cunumpy's headers
-    std::string cunumpy_include_dir;   ///< cunumpy's header folder when given; "" when found through `python`
-    std::string cache_root;            ///< the cache the artifacts came from; "" when several, or format 1
-    BundleToolkit toolkit;             ///< all empty in format 1
-    std::vector<BundleKernel> kernels; ///< sorted by module
+    std::string tool;                   ///< "cunumpy-kernels 0.1.0"
+    std::string created;                ///< ISO 8601, UTC
+    std::vector<std::string> paths;     ///< the trees bundled, absolute
+    std::vector<std::string> targets;   ///< every target of every ported kernel
+    std::string compiler;               ///< "nvrtc" or "nvcc"
+    std::vector<std::string> options;   ///< the keyed compiler options
+    std::string python;                 ///< the interpreter that found cunumpy's headers
+    std::string cunumpy_include_dir;    ///< cunumpy's header folder when given; "" when found through `python`
+    std::string cache_root;             ///< the cache the artifacts came from; "" when several, or format 1
+    BundleToolkit toolkit;              ///< all empty in format 1
+    std::vector<BundleKernel> kernels;  ///< sorted by module
 };
 
 /// A bundle read into memory.
@@ -118,9 +118,8 @@ std::string encode_bundle(const BundleCatalog& catalog, std::string_view data);
 /// Parses the content of `file`. Throws ArtifactError naming `file` when it
 /// is not a bundle, is of a format version it does not read (older than
 /// bundle_oldest_format_version or newer than bundle_format_version: it says
-/// which, and to make it again with `cunumpy-kernels bundle`), its header is corrupt (checksum, JSON, a field missing or
-/// mistyped), or it is truncated or longer than the header says. Artifact
-/// checksums are not checked here.
+/// which, and to make it again with `cunumpy-kernels bundle`), its header is corrupt (checksum, JSON, a field missing
+/// or mistyped), or it is truncated or longer than the header says. Artifact checksums are not checked here.
 Bundle decode_bundle(std::string bytes, const std::filesystem::path& file);
 
 /// Reads `file` with one open and one read, then decode_bundle. Throws

@@ -20,33 +20,36 @@ std::vector<ImageCandidate> BundleImages::candidates(int cc_major, int cc_minor,
     std::vector<ImageCandidate> images;
     for (const auto& fit : rank_targets(targets, cc_major, cc_minor)) {
         const BundleArtifact& artifact = artifacts[fit.index];
-        images.push_back({artifact.target, [this, &artifact, how = std::string(fit.how)]() -> std::optional<ModuleImage> {
-                              return read(artifact, how);
-                          }});
+        images.push_back(
+            {artifact.target, [this, &artifact, how = std::string(fit.how)]() -> std::optional<ModuleImage> {
+                 return read(artifact, how);
+             }});
     }
     if (images.empty())
-        report.push_back("kernel '" + kernel().name + "' for " + (targets.empty() ? "no target" : util::comma_list(targets)) +
-                         ", none of which runs on sm_" + std::to_string(cc_major) + std::to_string(cc_minor));
+        report.push_back("kernel '" + kernel().name + "' for " +
+                         (targets.empty() ? "no target" : util::comma_list(targets)) + ", none of which runs on sm_" +
+                         std::to_string(cc_major) + std::to_string(cc_minor));
     return images;
 }
 
-std::string BundleImages::holder() const
-{
-    return "the bundle " + bundle_->file.string();
-}
+std::string BundleImages::holder() const { return "the bundle " + bundle_->file.string(); }
 
 std::optional<ModuleImage> BundleImages::build(int cc_major, int cc_minor, std::string& why_not)
 {
     std::string arch = "sm_" + std::to_string(cc_major) + std::to_string(cc_minor);
     if (corrupt_seen_) {
-        why_not = "The bundle " + bundle_->file.string() + " is corrupt (above) and is never compiled from at run time: "
+        why_not = "The bundle " + bundle_->file.string() +
+                  " is corrupt (above) and is never compiled from at run time: "
                   "make it again (cunumpy-kernels build, then cunumpy-kernels bundle with the same flags), or copy it "
                   "again if the copy was damaged";
         return std::nullopt;
     }
-    why_not = "A bundle is never compiled from at run time (no NVRTC build): build and bundle a target this device "
-              "runs (cunumpy-kernels build --arch " + arch + " ..., then cunumpy-kernels bundle with the same flags), "
-              "or open the catalog with KernelCatalog::from_package";
+    why_not =
+        "A bundle is never compiled from at run time (no NVRTC build): build and bundle a target this device "
+        "runs (cunumpy-kernels build --arch " +
+        arch +
+        " ..., then cunumpy-kernels bundle with the same flags), "
+        "or open the catalog with KernelCatalog::from_package";
     return std::nullopt;
 }
 

@@ -23,17 +23,15 @@ std::vector<ImageCandidate> CacheImages::candidates(int cc_major, int cc_minor, 
     return images;
 }
 
-void CacheImages::explain_missing(const std::vector<std::string>& missing, bool any_held, std::vector<std::string>& report)
+void CacheImages::explain_missing(const std::vector<std::string>& missing, bool any_held,
+                                  std::vector<std::string>& report)
 {
     if (!missing.empty()) report.push_back("no entry of the current inputs for " + util::comma_list(missing));
     if (!any_held)
         for (auto& line : cache_->held(kernel_)) report.push_back(std::move(line));
 }
 
-std::string CacheImages::holder() const
-{
-    return "the cache " + cache_->root().string();
-}
+std::string CacheImages::holder() const { return "the cache " + cache_->root().string(); }
 
 std::optional<ModuleImage> CacheImages::build(int cc_major, int cc_minor, std::string& /*why_not*/)
 {

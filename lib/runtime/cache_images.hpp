@@ -19,7 +19,8 @@ public:
     CacheImages(KernelSource kernel, std::shared_ptr<ArtifactCache> cache);
 
     std::vector<ImageCandidate> candidates(int cc_major, int cc_minor, std::vector<std::string>& report) override;
-    void explain_missing(const std::vector<std::string>& missing, bool any_held, std::vector<std::string>& report) override;
+    void explain_missing(const std::vector<std::string>& missing, bool any_held,
+                         std::vector<std::string>& report) override;
     std::string kind() const override { return "the cache"; }
     std::string holder() const override;
     std::optional<ModuleImage> build(int cc_major, int cc_minor, std::string& why_not) override;

@@ -16,10 +16,7 @@ namespace ck {
 
 namespace {
 
-std::string device_text(const DeviceInfo& info)
-{
-    return info.name + " (" + info.arch() + ")";
-}
+std::string device_text(const DeviceInfo& info) { return info.name + " (" + info.arch() + ")"; }
 
 int function_attribute(CudaDriver& driver, CUfunction function, CUfunction_attribute which)
 {
@@ -58,8 +55,7 @@ CudaKernel::CudaKernel(KernelSource source, const Config& config, std::shared_pt
                                         cache ? &cache->declarations() : nullptr),
                  // A copy, not a move: arguments are evaluated in no set order,
                  // and the facts above read through the same cache.
-                 std::make_unique<CacheImages>(source, cache),
-                 std::move(gpu), std::move(warn))
+                 std::make_unique<CacheImages>(source, cache), std::move(gpu), std::move(warn))
 {
 }
 
@@ -86,10 +82,7 @@ CudaKernel::~CudaKernel()
     }
 }
 
-void CudaKernel::throw_signature_error() const
-{
-    throw SourceError(signature_error_);
-}
+void CudaKernel::throw_signature_error() const { throw SourceError(signature_error_); }
 
 namespace {
 
@@ -115,9 +108,11 @@ std::optional<std::vector<CubinParameter>> module_parameters(CudaDriver& driver,
 void CudaKernel::read_function_facts(Loaded& loaded, const ModuleImage& image)
 {
     CudaDriver& driver = GpuAccess::driver(*gpu_);
-    loaded.limits.max_threads_per_block = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    loaded.limits.max_threads_per_block =
+        function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     loaded.limits.static_shared = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
-    loaded.dynamic_shared = function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
+    loaded.dynamic_shared =
+        function_attribute(driver, loaded.function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES);
 
     // The layout checks the signature reader and gives the size of every struct.
     const auto& parameters = packer().parameters();
@@ -132,7 +127,8 @@ void CudaKernel::read_function_facts(Loaded& loaded, const ModuleImage& image)
     for (std::size_t i = 0; i < parameters.size(); ++i) {
         const KernelParameter& p = parameters[i];
         std::size_t size = (*layout)[i].size;
-        if (p.kind == ParameterKind::structure) loaded.struct_sizes[i] = size;
+        if (p.kind == ParameterKind::structure)
+            loaded.struct_sizes[i] = size;
         else if (p.packed_size() != size)
             throw ArtifactError(loaded.context + ": " + describe_parameter(p, i) + " takes " + std::to_string(size) +
                                 " bytes in the module's entry " + entry_symbol + ", not the " +
@@ -142,12 +138,12 @@ void CudaKernel::read_function_facts(Loaded& loaded, const ModuleImage& image)
 }
 
 std::optional<std::unique_ptr<CudaKernel::Loaded>> CudaKernel::try_image(const CurrentContext& current,
-                                                                          ModuleImage& image, std::string& problem)
+                                                                         ModuleImage& image, std::string& problem)
 {
     CudaDriver& driver = GpuAccess::driver(*gpu_);
     auto loaded = std::make_unique<Loaded>();
-    loaded->context = "kernel '" + name_ + "' on CUDA device " + std::to_string(current.device->info.ordinal) +
-                      " (" + current.device->info.name + ")";
+    loaded->context = "kernel '" + name_ + "' on CUDA device " + std::to_string(current.device->info.ordinal) + " (" +
+                      current.device->info.name + ")";
     CUresult result = driver.module_load_data(&loaded->module, image.bytes.data());
     if (result != CUDA_SUCCESS) {
         problem = image.info.target + " (" + image.info.how + "): cuModuleLoadData: " + driver.error_text(result);
@@ -155,8 +151,8 @@ std::optional<std::unique_ptr<CudaKernel::Loaded>> CudaKernel::try_image(const C
     }
     result = driver.module_get_function(&loaded->function, loaded->module, image.entry_symbol.c_str());
     if (result != CUDA_SUCCESS) {
-        problem = image.info.target + " (" + image.info.how + "): no entry " + image.entry_symbol + " in the module: " +
-                  driver.error_text(result);
+        problem = image.info.target + " (" + image.info.how + "): no entry " + image.entry_symbol +
+                  " in the module: " + driver.error_text(result);
         driver.module_unload(loaded->module);
         return std::nullopt;
     }
@@ -292,11 +288,11 @@ void CudaKernel::launch(std::span<const Argument> args, const Launch& launch, co
     check_launch_limits(shape, launch.shared_mem, current.device->info, loaded.limits, loaded.context);
     if (static_cast<int>(launch.shared_mem) > loaded.dynamic_shared) opt_in_shared(loaded, launch.shared_mem);
     CudaDriver& driver = *GpuAccess::state(*gpu_).driver;
-    CUresult result = driver.launch(loaded.function, static_cast<unsigned>(shape.grid.x), static_cast<unsigned>(shape.grid.y),
-                                    static_cast<unsigned>(shape.grid.z), static_cast<unsigned>(shape.block.x),
-                                    static_cast<unsigned>(shape.block.y), static_cast<unsigned>(shape.block.z),
-                                    static_cast<unsigned>(launch.shared_mem), reinterpret_cast<CUstream>(launch.stream),
-                                    packed.pointers());
+    CUresult result = driver.launch(loaded.function, static_cast<unsigned>(shape.grid.x),
+                                    static_cast<unsigned>(shape.grid.y), static_cast<unsigned>(shape.grid.z),
+                                    static_cast<unsigned>(shape.block.x), static_cast<unsigned>(shape.block.y),
+                                    static_cast<unsigned>(shape.block.z), static_cast<unsigned>(launch.shared_mem),
+                                    reinterpret_cast<CUstream>(launch.stream), packed.pointers());
     if (result != CUDA_SUCCESS)
         throw CudaError(loaded.context + ": cuLaunchKernel with grid " + shape.grid.to_string() + ", block " +
                         shape.block.to_string() + ": " + driver.error_text(result));

@@ -22,7 +22,7 @@
 namespace ck::signatures {
 class LexedTexts;
 class DeclarationMemo;
-}
+}  // namespace ck::signatures
 
 namespace ck {
 
@@ -37,7 +37,7 @@ struct CudaKernelFacts {
     std::string name;
     std::filesystem::path cuda_file;  ///< the source, named in errors (never read after construction)
     std::optional<std::vector<KernelParameter>> parameters;  ///< nullopt: unreadable, see signature_error
-    std::string signature_error;      ///< raised as SourceError at the first CUDA call when parameters are unknown
+    std::string signature_error;  ///< raised as SourceError at the first CUDA call when parameters are unknown
 };
 
 /// The facts of a ported kernel read from its source: the `__global__`
@@ -55,8 +55,8 @@ class CudaKernel {
 public:
     /// Reads the source's `__global__` signature now (read_cuda_kernel_facts)
     /// and takes its images from `cache`.
-    CudaKernel(KernelSource source, const Config& config, std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu,
-               WarningSink warn);
+    CudaKernel(KernelSource source, const Config& config, std::shared_ptr<ArtifactCache> cache,
+               std::shared_ptr<Gpu> gpu, WarningSink warn);
     /// A kernel over known facts and any image source (a bundle's).
     CudaKernel(CudaKernelFacts facts, std::unique_ptr<ImageSource> images, std::shared_ptr<Gpu> gpu, WarningSink warn);
     ~CudaKernel();

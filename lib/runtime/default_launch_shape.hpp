@@ -14,15 +14,13 @@ namespace ck {
 inline constexpr std::int64_t max_threads_per_block = 1024;
 
 /// n / block rounded up, for n >= 0 and block > 0, without overflow near INT64_MAX.
-inline std::int64_t blocks_for(std::int64_t n, std::int64_t block)
-{
-    return n / block + (n % block != 0);
-}
+inline std::int64_t blocks_for(std::int64_t n, std::int64_t block) { return n / block + (n % block != 0); }
 
 /// The shape of a default call, or nullopt when the call is not one (or its
 /// first array's length is negative): launch_shape() then decides.
 inline std::optional<LaunchShape> default_launch_shape(const Launch& launch, const Dim3& block_size,
-                                                       const NThreadsFrom& n_threads_from, std::span<const Argument> args)
+                                                       const NThreadsFrom& n_threads_from,
+                                                       std::span<const Argument> args)
 {
     bool defaults = !launch.n_threads && !launch.grid && !launch.block &&
                     n_threads_from.mode() == NThreadsFrom::Mode::automatic && block_size.ndim == 1 &&

@@ -10,10 +10,7 @@ DeviceBuffer::DeviceBuffer(std::shared_ptr<const Gpu> gpu, std::uint64_t address
 {
 }
 
-DeviceBuffer::~DeviceBuffer()
-{
-    release();
-}
+DeviceBuffer::~DeviceBuffer() { release(); }
 
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
     : gpu_(std::move(other.gpu_)), address_(other.address_), bytes_(other.bytes_)
@@ -51,21 +48,23 @@ void DeviceBuffer::release() noexcept
 void DeviceBuffer::upload(const void* host, std::size_t bytes)
 {
     if (bytes > bytes_)
-        throw UsageError("upload of " + std::to_string(bytes) + " bytes into a device buffer of " + std::to_string(bytes_));
+        throw UsageError("upload of " + std::to_string(bytes) + " bytes into a device buffer of " +
+                         std::to_string(bytes_));
     gpu_->copy_to_device(address_, host, bytes);
 }
 
 void DeviceBuffer::download(void* host, std::size_t bytes) const
 {
     if (bytes > bytes_)
-        throw UsageError("download of " + std::to_string(bytes) + " bytes from a device buffer of " + std::to_string(bytes_));
+        throw UsageError("download of " + std::to_string(bytes) + " bytes from a device buffer of " +
+                         std::to_string(bytes_));
     gpu_->copy_to_host(host, address_, bytes);
 }
 
 ArrayView DeviceBuffer::checked_view(ElementType type, std::span<const std::int64_t> shape) const
 {
-    ArrayView view = make_array_view(reinterpret_cast<void*>(static_cast<std::uintptr_t>(address_)), type, shape,
-                                     Memory::device);
+    ArrayView view =
+        make_array_view(reinterpret_cast<void*>(static_cast<std::uintptr_t>(address_)), type, shape, Memory::device);
     auto needed = static_cast<std::uint64_t>(view.size()) * size_of(type);
     if (needed > bytes_)
         throw ArgumentError("a view of " + std::to_string(needed) + " bytes does not fit a device buffer of " +

@@ -59,14 +59,23 @@ public:
     {
         return api_.device_attribute(value, attribute, device);
     }
-    CUresult device_name(char* name, int length, CUdevice device) override { return api_.device_name(name, length, device); }
-    CUresult primary_context_retain(CUcontext* context, CUdevice device) override { return api_.primary_retain(context, device); }
+    CUresult device_name(char* name, int length, CUdevice device) override
+    {
+        return api_.device_name(name, length, device);
+    }
+    CUresult primary_context_retain(CUcontext* context, CUdevice device) override
+    {
+        return api_.primary_retain(context, device);
+    }
     CUresult primary_context_release(CUdevice device) override { return api_.primary_release(device); }
     CUresult context_get_current(CUcontext* context) override { return api_.context_get_current(context); }
     CUresult context_set_current(CUcontext context) override { return api_.context_set_current(context); }
     CUresult context_get_device(CUdevice* device) override { return api_.context_get_device(device); }
     CUresult context_synchronize() override { return api_.context_synchronize(); }
-    CUresult module_load_data(CUmodule* module, const void* image) override { return api_.module_load_data(module, image); }
+    CUresult module_load_data(CUmodule* module, const void* image) override
+    {
+        return api_.module_load_data(module, image);
+    }
     CUresult module_unload(CUmodule module) override { return api_.module_unload(module); }
     CUresult module_get_function(CUfunction* function, CUmodule module, const char* name) override
     {
@@ -80,7 +89,8 @@ public:
     {
         return api_.function_set_attribute(function, attribute, value);
     }
-    CUresult function_param_info(CUfunction function, std::size_t index, std::size_t* offset, std::size_t* size) override
+    CUresult function_param_info(CUfunction function, std::size_t index, std::size_t* offset,
+                                 std::size_t* size) override
     {
         if (!api_.function_param_info) return CUDA_ERROR_NOT_SUPPORTED;
         return api_.function_param_info(function, index, offset, size);
@@ -189,7 +199,9 @@ std::unique_ptr<CudaDriver> load_cuda_driver(const std::vector<std::string>& nam
     }
     auto get = reinterpret_cast<PFN_cuGetProcAddress_v12000>(library.symbol("cuGetProcAddress_v2"));
     if (!get) {
-        if (why) *why = "the CUDA driver " + library.path() + " has no cuGetProcAddress_v2: it predates CUDA 12; update the driver";
+        if (why)
+            *why = "the CUDA driver " + library.path() +
+                   " has no cuGetProcAddress_v2: it predates CUDA 12; update the driver";
         return nullptr;
     }
     Resolver resolver(get);

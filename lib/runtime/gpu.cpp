@@ -10,7 +10,8 @@ namespace {
 int attribute(CudaDriver& driver, CUdevice device, CUdevice_attribute which, const char* name)
 {
     int value = 0;
-    check_cuda(driver, driver.device_attribute(&value, which, device), std::string("cuDeviceGetAttribute(") + name + ")");
+    check_cuda(driver, driver.device_attribute(&value, which, device),
+               std::string("cuDeviceGetAttribute(") + name + ")");
     return value;
 }
 
@@ -173,10 +174,7 @@ bool Gpu::available(std::string* why) const
     }
 }
 
-DeviceInfo Gpu::current_device() const
-{
-    return state_->current_context().device->info;
-}
+DeviceInfo Gpu::current_device() const { return state_->current_context().device->info; }
 
 void Gpu::synchronize() const
 {

@@ -29,7 +29,8 @@ struct CurrentContext {
 };
 
 // Hidden although Gpu is exported: internal to the library.
-struct [[gnu::visibility("hidden")]] Gpu::State {
+struct [[gnu::visibility("hidden")]] Gpu::State
+{
     /// Set for a test's fake; for the system Gpu loaded at the first need.
     std::shared_ptr<CudaDriver> driver;
     bool load_from_system = false;

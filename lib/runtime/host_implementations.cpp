@@ -9,7 +9,9 @@
 namespace ck {
 
 HostImplementations::HostImplementations(HostImplementations&& other) noexcept
-    : kernel_(std::move(other.kernel_)), plain_(std::move(other.plain_)), named_(std::move(other.named_)),
+    : kernel_(std::move(other.kernel_)),
+      plain_(std::move(other.plain_)),
+      named_(std::move(other.named_)),
       warned_python_(other.warned_python_.load())
 {
 }
@@ -17,7 +19,8 @@ HostImplementations::HostImplementations(HostImplementations&& other) noexcept
 void HostImplementations::attach_plain(HostKernel host)
 {
     if (names().size() > 0 && !plain_)
-        throw UsageError("kernel '" + kernel_ + "' has named host implementations; attach the plain one by a name "
+        throw UsageError("kernel '" + kernel_ +
+                         "' has named host implementations; attach the plain one by a name "
                          "(pyccel, numba, numpy or python)");
     plain_ = std::move(host);
 }
@@ -26,10 +29,12 @@ void HostImplementations::attach(const std::string& implementation, HostKernel h
 {
     int index = host_implementation_index(implementation);
     if (index < 0)
-        throw UsageError("kernel '" + kernel_ + "': host implementation must be one of pyccel, numba, numpy, python; got '" +
-                         implementation + "'");
+        throw UsageError("kernel '" + kernel_ +
+                         "': host implementation must be one of pyccel, numba, numpy, python; got '" + implementation +
+                         "'");
     if (plain_)
-        throw UsageError("kernel '" + kernel_ + "' has a plain host kernel; attach every implementation by name instead");
+        throw UsageError("kernel '" + kernel_ +
+                         "' has a plain host kernel; attach every implementation by name instead");
     named_[static_cast<std::size_t>(index)] = std::move(host);
 }
 
@@ -50,8 +55,10 @@ const HostKernel& HostImplementations::selected(const WarningSink& warn, std::st
     }
     bool any = std::any_of(named_.begin(), named_.end(), [](const HostKernel& h) { return static_cast<bool>(h); });
     if (!any)
-        throw MissingKernelError("kernel '" + kernel_ + "' has no host kernel attached; attach one with "
-                                 "catalog.attach_host(\"" + kernel_ + "\", ck::host_kernel(function))");
+        throw MissingKernelError("kernel '" + kernel_ +
+                                 "' has no host kernel attached; attach one with "
+                                 "catalog.attach_host(\"" +
+                                 kernel_ + "\", ck::host_kernel(function))");
     int chosen = selected_host_implementation();
     if (chosen >= 0) {
         const HostKernel& host = named_[static_cast<std::size_t>(chosen)];
@@ -71,7 +78,8 @@ const HostKernel& HostImplementations::selected(const WarningSink& warn, std::st
             return named_[i];
         }
     if (!warned_python_.exchange(true) && warn)
-        warn("kernel '" + kernel_ + "': no compiled or NumPy implementation is attached; running the uncompiled "
+        warn("kernel '" + kernel_ +
+             "': no compiled or NumPy implementation is attached; running the uncompiled "
              "Python version");
     if (name) *name = "python";
     return named_[3];

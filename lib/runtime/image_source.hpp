@@ -48,7 +48,8 @@ public:
     /// targets whose read() found nothing, `any_held` says whether any
     /// image was found (and refused or unusable). The cache says what it
     /// holds from other inputs when it held none of the current ones.
-    virtual void explain_missing(const std::vector<std::string>& missing, bool any_held, std::vector<std::string>& report)
+    virtual void explain_missing(const std::vector<std::string>& missing, bool any_held,
+                                 std::vector<std::string>& report)
     {
         (void)missing, (void)any_held, (void)report;
     }

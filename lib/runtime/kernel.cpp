@@ -41,7 +41,8 @@ void run_host(const Kernel::State& s, const HostKernel& host, const std::string&
 void require_fallback(const Kernel::State& s)
 {
     if (cuda_explicitly_selected())
-        throw ImplementationError("kernel '" + s.name + "' has no 'cuda' implementation (explicitly selected device "
+        throw ImplementationError("kernel '" + s.name +
+                                  "' has no 'cuda' implementation (explicitly selected device "
                                   "implementation)");
     if (s.options.missing_cuda == MissingCuda::raise)
         throw MissingKernelError("No CUDA version of kernel '" + s.name + "'" +
@@ -69,7 +70,8 @@ void call_inside(Kernel::State& s, std::span<const Argument> args, const Launch&
     // ran no fallback.
     auto fallback = [&](std::span<const Argument> copied) {
         if (!s.warned_fallback.exchange(true))
-            s.warn("No CUDA version of kernel '" + s.name + "': calling the host kernel, which copies its "
+            s.warn("No CUDA version of kernel '" + s.name +
+                   "': calling the host kernel, which copies its "
                    "arrays to the host and back at every call.");
         s.counts.fallbacks += 1;
         run_host(s, host, implementation, copied);
@@ -149,8 +151,8 @@ Kernel folder_kernel(const std::filesystem::path& folder, KernelOptions& options
     std::shared_ptr<Gpu> gpu = load.gpu ? load.gpu : Gpu::system();
     std::shared_ptr<ArtifactCache> cache;
     if (source.cuda_file)
-        cache = std::make_shared<ArtifactCache>(config, cache_name_of(config, source.top_package),
-                                                load.read_only_cache, warning_sink(options));
+        cache = std::make_shared<ArtifactCache>(config, cache_name_of(config, source.top_package), load.read_only_cache,
+                                                warning_sink(options));
     return make_kernel(source, std::move(options), config, std::move(cache), std::move(gpu));
 }
 
@@ -165,7 +167,10 @@ const std::string& Kernel::name() const { return state_->name; }
 bool Kernel::has_cuda() const { return state_->cuda != nullptr; }
 const std::filesystem::path& Kernel::cuda_path() const { return state_->cuda_path; }
 const KernelOptions& Kernel::options() const { return state_->options; }
-void Kernel::set_n_threads_from(NThreadsFrom n_threads_from) { state_->options.n_threads_from = std::move(n_threads_from); }
+void Kernel::set_n_threads_from(NThreadsFrom n_threads_from)
+{
+    state_->options.n_threads_from = std::move(n_threads_from);
+}
 void Kernel::set_block_size(Dim3 block_size) { state_->options.block_size = block_size; }
 void Kernel::attach_host(HostKernel host) { state_->host.attach_plain(std::move(host)); }
 
@@ -242,10 +247,7 @@ std::vector<std::string> Kernel::signature_mismatches() const
     });
 }
 
-TransferCounts Kernel::transfers() const
-{
-    return state_->counts.snapshot();
-}
+TransferCounts Kernel::transfers() const { return state_->counts.snapshot(); }
 
 // --- typed host kernels ------------------------------------------------------
 

@@ -33,7 +33,7 @@ KernelCatalog KernelCatalog::from_package(const std::filesystem::path& path, Cat
             KernelOptions kernel_options = options.kernel;
             if (options.per_kernel)
                 if (auto specific = util::run_caller_code([&] { return options.per_kernel(source.name); }))
-                kernel_options = std::move(*specific);
+                    kernel_options = std::move(*specific);
             std::shared_ptr<ArtifactCache> cache;
             if (source.cuda_file) {
                 std::string name = cache_name_of(config, source.top_package);
@@ -44,8 +44,9 @@ KernelCatalog KernelCatalog::from_package(const std::filesystem::path& path, Cat
                 cache = slot;
             }
             if (catalog.contains(source.name))
-                throw UsageError("two kernels are named '" + source.name + "': " + catalog[source.name].cuda_path().parent_path().string() +
-                                 " and " + source.folder.string() + "; open each package in its own catalog");
+                throw UsageError("two kernels are named '" + source.name +
+                                 "': " + catalog[source.name].cuda_path().parent_path().string() + " and " +
+                                 source.folder.string() + "; open each package in its own catalog");
             catalog.add(make_kernel(source, std::move(kernel_options), config, std::move(cache), gpu));
         }
         return catalog;
@@ -59,10 +60,7 @@ Kernel& KernelCatalog::add(Kernel kernel)
     return kernels_.emplace(name, std::move(kernel)).first->second;
 }
 
-Kernel& KernelCatalog::operator[](const std::string& name)
-{
-    return const_cast<Kernel&>(std::as_const(*this)[name]);
-}
+Kernel& KernelCatalog::operator[](const std::string& name) { return const_cast<Kernel&>(std::as_const(*this)[name]); }
 
 const Kernel& KernelCatalog::operator[](const std::string& name) const
 {
@@ -139,7 +137,8 @@ std::vector<std::string> KernelCatalog::compile_all(std::optional<int> jobs)
         JobPool(workers).run(ported.size(), [&](std::size_t i) {
             util::SurfaceDepth inside_compile_all;  // the worker's errors are compile_all's to translate
             try {
-                check_cuda(GpuAccess::driver(*gpu), GpuAccess::driver(*gpu).context_set_current(context), "cuCtxSetCurrent");
+                check_cuda(GpuAccess::driver(*gpu), GpuAccess::driver(*gpu).context_set_current(context),
+                           "cuCtxSetCurrent");
                 ported[i]->compile();
             } catch (...) {
                 errors[i] = std::current_exception();

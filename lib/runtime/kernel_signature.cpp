@@ -118,7 +118,8 @@ std::string spell_type(const std::vector<CppToken>& tokens, std::size_t begin, s
             continue;
         }
         bool word = t.kind == CppToken::Kind::identifier || t.kind == CppToken::Kind::number;
-        bool after_word = !text.empty() && (std::isalnum(static_cast<unsigned char>(text.back())) || text.back() == '_');
+        bool after_word =
+            !text.empty() && (std::isalnum(static_cast<unsigned char>(text.back())) || text.back() == '_');
         text += (word && after_word ? " " : "") + t.text;
     }
     return text;
@@ -247,12 +248,17 @@ bool same_types(const std::vector<KernelParameter>& a, const std::vector<KernelP
 std::size_t KernelParameter::packed_size() const
 {
     switch (kind) {
-    case ParameterKind::scalar: return size_of(element);
-    case ParameterKind::pointer:
-    case ParameterKind::void_pointer: return sizeof(void*);
-    case ParameterKind::array_view: return 8 * (1 + 2 * static_cast<std::size_t>(view_ndim));
-    case ParameterKind::carray_view: return 8 * (1 + static_cast<std::size_t>(view_ndim));
-    case ParameterKind::structure: return 0;
+        case ParameterKind::scalar:
+            return size_of(element);
+        case ParameterKind::pointer:
+        case ParameterKind::void_pointer:
+            return sizeof(void*);
+        case ParameterKind::array_view:
+            return 8 * (1 + 2 * static_cast<std::size_t>(view_ndim));
+        case ParameterKind::carray_view:
+            return 8 * (1 + static_cast<std::size_t>(view_ndim));
+        case ParameterKind::structure:
+            return 0;
     }
     return 0;
 }
@@ -263,8 +269,8 @@ std::string describe_parameter(const KernelParameter& parameter, std::size_t ind
     return "argument " + std::to_string(index) + " (" + parameter.ctype + (pointer ? "* " : " ") + parameter.name + ")";
 }
 
-GlobalSignature read_global_signature(const std::string& source, const std::string& name, const std::filesystem::path& file,
-                                      const std::vector<std::string>& template_args,
+GlobalSignature read_global_signature(const std::string& source, const std::string& name,
+                                      const std::filesystem::path& file, const std::vector<std::string>& template_args,
                                       signatures::IncludeSource* includes)
 {
     return global_signature_of(signatures::read_cuda_declaration(source, name, includes), name, file, template_args);
@@ -282,7 +288,8 @@ GlobalSignature global_signature_of(const signatures::CudaKernelDeclaration& fou
     }
     const auto& chosen = found.declarations[found.chosen];
     if (chosen.is_template && template_args.empty())
-        throw SourceError(at + ": __global__ " + name + " is a template without template arguments; set them in "
+        throw SourceError(at + ": __global__ " + name +
+                          " is a template without template arguments; set them in "
                           "[tool.cunumpy-kernels] template-args of the package's pyproject.toml");
     Substitutions map = chosen.is_template ? substitutions(chosen, template_args) : Substitutions{};
     GlobalSignature signature{type_parameters(chosen, at, map), found.read.line};

@@ -36,7 +36,7 @@ enum class ParameterKind : std::uint8_t {
 
 struct KernelParameter {
     std::string name;
-    std::string ctype;                         ///< "double", "Array2D<double>", "Markers"
+    std::string ctype;  ///< "double", "Array2D<double>", "Markers"
     ParameterKind kind = ParameterKind::scalar;
     ElementType element = ElementType::float64;  ///< scalar, pointee or view element type
     int view_ndim = 0;
@@ -79,6 +79,5 @@ GlobalSignature read_global_signature(const std::string& source, const std::stri
 /// (`found`, read_cuda_declaration of `name`). Throws as read_global_signature.
 GlobalSignature global_signature_of(const signatures::CudaKernelDeclaration& found, const std::string& name,
                                     const std::filesystem::path& file, const std::vector<std::string>& template_args);
-
 
 }  // namespace ck

@@ -18,18 +18,19 @@ class ArtifactCache;
 class CudaKernel;
 
 // Hidden although Kernel is exported: internal to the library.
-struct [[gnu::visibility("hidden")]] Kernel::State {
+struct [[gnu::visibility("hidden")]] Kernel::State
+{
     State(std::string name_, KernelOptions options_);
 
     std::string name;
     KernelOptions options;
     HostImplementations host;
-    WarningSink warn;                          ///< options.warn, or write_warning_line
-    std::shared_ptr<CudaKernel> cuda;          ///< null: not ported
-    std::filesystem::path cuda_path;           ///< where the CUDA kernel is or is expected
-    std::optional<KernelSource> source;        ///< the folder it came from, for check_signatures
-    Config config;                             ///< the options it was found with
-    std::shared_ptr<Gpu> gpu;                  ///< for fallback copies; null: Gpu::system()
+    WarningSink warn;                    ///< options.warn, or write_warning_line
+    std::shared_ptr<CudaKernel> cuda;    ///< null: not ported
+    std::filesystem::path cuda_path;     ///< where the CUDA kernel is or is expected
+    std::optional<KernelSource> source;  ///< the folder it came from, for check_signatures
+    Config config;                       ///< the options it was found with
+    std::shared_ptr<Gpu> gpu;            ///< for fallback copies; null: Gpu::system()
     AtomicTransferCounts counts;
     std::atomic<bool> warned_fallback{false};
 };

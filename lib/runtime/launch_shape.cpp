@@ -19,8 +19,9 @@ const ArrayView& require_first_array(std::span<const Argument> args)
 {
     const ArrayView* view = first_array(args);
     if (!view)
-        throw LaunchError("inferring n_threads needs an array argument; pass n_threads or grid, or set "
-                          "n_threads_from to a function");
+        throw LaunchError(
+            "inferring n_threads needs an array argument; pass n_threads or grid, or set "
+            "n_threads_from to a function");
     return *view;
 }
 
@@ -30,10 +31,7 @@ void check_dims(const Dim3& shape, const char* what)
         throw LaunchError(std::string(what) + " must have 1 to 3 dimensions, got " + std::to_string(shape.ndim));
 }
 
-const char* axis_name(int axis)
-{
-    return axis == 0 ? "x" : axis == 1 ? "y" : "z";
-}
+const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"; }
 
 Dim3 checked_block(const Dim3& block)
 {
@@ -46,7 +44,8 @@ Dim3 checked_block(const Dim3& block)
             throw LaunchError(std::string("a block's unused axes must be 1, got ") + axis_name(axis) + " = " +
                               std::to_string(block[axis]) + " in " + block.to_string());
     std::int64_t threads = 0;
-    bool overflow = __builtin_mul_overflow(block.x, block.y, &threads) || __builtin_mul_overflow(threads, block.z, &threads);
+    bool overflow =
+        __builtin_mul_overflow(block.x, block.y, &threads) || __builtin_mul_overflow(threads, block.z, &threads);
     if (overflow || threads > max_threads_per_block)
         throw LaunchError("a block has at most 1024 threads, got " + block.to_string() + " = " +
                           (overflow ? "more than 2^63" : std::to_string(threads)));
@@ -60,9 +59,8 @@ void check_non_negative(const Dim3& shape, const char* what)
         if (shape[axis] < 0)
             throw LaunchError(std::string(what) + " must be non-negative, got " +
                               (axis < shape.ndim ? shape.to_string()
-                                                 : std::string(axis_name(axis)) + " = " +
-                                                       std::to_string(shape[axis]) + " past its " +
-                                                       std::to_string(shape.ndim) + " dimensions"));
+                                                 : std::string(axis_name(axis)) + " = " + std::to_string(shape[axis]) +
+                                                       " past its " + std::to_string(shape.ndim) + " dimensions"));
 }
 
 Dim3 with_ndim(std::int64_t x, std::int64_t y, std::int64_t z, int ndim)
@@ -86,25 +84,25 @@ std::string Dim3::to_string() const
 Dim3 NThreadsFrom::infer(std::span<const Argument> args, int dimensions) const
 {
     switch (mode_) {
-    case Mode::none:
-        throw LaunchError("n_threads_from is none: pass n_threads or grid");
-    case Mode::function:
-        return util::run_caller_code([&] { return function_(args); });
-    case Mode::last_axis: {
-        const ArrayView& view = require_first_array(args);
-        return Dim3(view.shape[view.ndim - 1]);
-    }
-    case Mode::first_array:
-        dimensions = 1;
-        [[fallthrough]];
-    case Mode::automatic: {
-        const ArrayView& view = require_first_array(args);
-        if (view.ndim < dimensions)
-            throw LaunchError("cannot infer " + std::to_string(dimensions) + "D n_threads from the first array's " +
-                              std::to_string(view.ndim) + "D shape; pass n_threads or grid, or set n_threads_from");
-        return with_ndim(view.shape[0], dimensions > 1 ? view.shape[1] : 1, dimensions > 2 ? view.shape[2] : 1,
-                         dimensions);
-    }
+        case Mode::none:
+            throw LaunchError("n_threads_from is none: pass n_threads or grid");
+        case Mode::function:
+            return util::run_caller_code([&] { return function_(args); });
+        case Mode::last_axis: {
+            const ArrayView& view = require_first_array(args);
+            return Dim3(view.shape[view.ndim - 1]);
+        }
+        case Mode::first_array:
+            dimensions = 1;
+            [[fallthrough]];
+        case Mode::automatic: {
+            const ArrayView& view = require_first_array(args);
+            if (view.ndim < dimensions)
+                throw LaunchError("cannot infer " + std::to_string(dimensions) + "D n_threads from the first array's " +
+                                  std::to_string(view.ndim) + "D shape; pass n_threads or grid, or set n_threads_from");
+            return with_ndim(view.shape[0], dimensions > 1 ? view.shape[1] : 1, dimensions > 2 ? view.shape[2] : 1,
+                             dimensions);
+        }
     }
     throw LaunchError("unknown n_threads_from mode");
 }

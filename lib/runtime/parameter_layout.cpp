@@ -69,8 +69,9 @@ std::vector<PackedParameter> packed_layout(const std::vector<KernelParameter>& p
 std::string layout_mismatch(const std::string& kernel, const std::vector<KernelParameter>& parameters,
                             const std::vector<PackedParameter>& packed, const std::vector<CubinParameter>& cubin)
 {
-    const std::string rebuild = "; regenerate the struct headers and rebuild (cunumpy-kernels build), or fix the "
-                                "declaration the runtime reads";
+    const std::string rebuild =
+        "; regenerate the struct headers and rebuild (cunumpy-kernels build), or fix the "
+        "declaration the runtime reads";
     if (cubin.size() != parameters.size())
         return "kernel '" + kernel + "': the cubin takes " + std::to_string(cubin.size()) +
                " parameters, its declaration " + std::to_string(parameters.size()) + rebuild;

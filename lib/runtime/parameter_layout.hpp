@@ -32,7 +32,8 @@ using StructLayouts = std::map<std::string, StructLayout>;
 /// CudaStruct takes): each at the next offset its alignment allows, the
 /// size rounded up to the largest alignment. Nothing when a field is itself
 /// a struct not in `structs`.
-std::optional<StructLayout> struct_layout(const std::vector<KernelParameter>& fields, const StructLayouts& structs = {});
+std::optional<StructLayout> struct_layout(const std::vector<KernelParameter>& fields,
+                                          const StructLayouts& structs = {});
 
 /// A parameter as the runtime packs it: nothing known for a struct not in
 /// the layouts given, nor for every parameter after one (its offset).

@@ -36,15 +36,9 @@ struct Selection {
     std::atomic<bool> device_cuda;
 };
 
-bool system_cuda_works(std::string* why)
-{
-    return Gpu::system()->available(why);
-}
+bool system_cuda_works(std::string* why) { return Gpu::system()->available(why); }
 
-int index_or_automatic(const std::optional<std::string>& name)
-{
-    return name ? host_implementation_index(*name) : -1;
-}
+int index_or_automatic(const std::optional<std::string>& name) { return name ? host_implementation_index(*name) : -1; }
 
 Selection& selection()
 {
@@ -80,10 +74,7 @@ void check_device_implementation(const std::optional<std::string>& name, const s
 
 }  // namespace
 
-const char* to_string(Backend backend)
-{
-    return backend == Backend::cuda ? "cupy" : "numpy";
-}
+const char* to_string(Backend backend) { return backend == Backend::cuda ? "cupy" : "numpy"; }
 
 int host_implementation_index(const std::string& name)
 {
@@ -127,25 +118,13 @@ void set_backend_with(Backend backend, bool strict, const CudaProbe& cuda_works)
     state.backend.store(backend);
 }
 
-void set_backend(Backend backend, bool strict)
-{
-    set_backend_with(backend, strict, system_cuda_works);
-}
+void set_backend(Backend backend, bool strict) { set_backend_with(backend, strict, system_cuda_works); }
 
-Backend get_backend()
-{
-    return selection().backend.load(std::memory_order_relaxed);
-}
+Backend get_backend() { return selection().backend.load(std::memory_order_relaxed); }
 
-BackendGuard::BackendGuard(Backend backend, bool strict) : previous_(get_backend())
-{
-    set_backend(backend, strict);
-}
+BackendGuard::BackendGuard(Backend backend, bool strict) : previous_(get_backend()) { set_backend(backend, strict); }
 
-BackendGuard::~BackendGuard()
-{
-    selection().backend.store(previous_);
-}
+BackendGuard::~BackendGuard() { selection().backend.store(previous_); }
 
 void set_host_kernel_implementation(std::optional<std::string> name)
 {
@@ -160,10 +139,7 @@ std::optional<std::string> get_host_kernel_implementation()
     return std::string(host_implementation_names[static_cast<std::size_t>(index)]);
 }
 
-int selected_host_implementation()
-{
-    return selection().host_implementation.load(std::memory_order_relaxed);
-}
+int selected_host_implementation() { return selection().host_implementation.load(std::memory_order_relaxed); }
 
 HostImplementationGuard::HostImplementationGuard(std::optional<std::string> name)
     : previous_(get_host_kernel_implementation())
@@ -188,10 +164,7 @@ std::optional<std::string> get_device_kernel_implementation()
     return std::nullopt;
 }
 
-bool cuda_explicitly_selected()
-{
-    return selection().device_cuda.load(std::memory_order_relaxed);
-}
+bool cuda_explicitly_selected() { return selection().device_cuda.load(std::memory_order_relaxed); }
 
 DeviceImplementationGuard::DeviceImplementationGuard(std::optional<std::string> name)
     : previous_(get_device_kernel_implementation())
@@ -199,9 +172,6 @@ DeviceImplementationGuard::DeviceImplementationGuard(std::optional<std::string> 
     set_device_kernel_implementation(std::move(name));
 }
 
-DeviceImplementationGuard::~DeviceImplementationGuard()
-{
-    selection().device_cuda.store(previous_.has_value());
-}
+DeviceImplementationGuard::~DeviceImplementationGuard() { selection().device_cuda.store(previous_.has_value()); }
 
 }  // namespace ck

@@ -12,9 +12,12 @@ ParsedTarget parse_target(const std::string& target)
     auto underscore = target.find('_');
     if (underscore == std::string::npos) return t;
     std::size_t end = underscore + 1;
-    while (end < target.size() && std::isdigit(static_cast<unsigned char>(target[end]))) t.number = t.number * 10 + (target[end++] - '0');
-    if (end + 1 == target.size() && (target[end] == 'a' || target[end] == 'f')) t.feature = target[end];
-    else if (end != target.size()) t.number = 0;  // not a target name: serves nothing
+    while (end < target.size() && std::isdigit(static_cast<unsigned char>(target[end])))
+        t.number = t.number * 10 + (target[end++] - '0');
+    if (end + 1 == target.size() && (target[end] == 'a' || target[end] == 'f'))
+        t.feature = target[end];
+    else if (end != target.size())
+        t.number = 0;  // not a target name: serves nothing
     return t;
 }
 

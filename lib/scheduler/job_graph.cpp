@@ -66,8 +66,7 @@ public:
         }
     }
 
-    void work(const std::function<bool(std::size_t)>& job,
-              const std::function<void(std::size_t, std::size_t)>& skipped)
+    void work(const std::function<bool(std::size_t)>& job, const std::function<void(std::size_t, std::size_t)>& skipped)
     {
         std::unique_lock lock(mutex_);
         for (;;) {
@@ -131,7 +130,8 @@ std::vector<std::size_t> checked_order(const JobDependencies& dependencies,
     auto order = topological_order(dependencies, dependants);
     if (order.size() != dependencies.size()) {
         std::string cycle;
-        for (std::size_t index : find_cycle(dependencies)) cycle += (cycle.empty() ? "" : " -> ") + std::to_string(index);
+        for (std::size_t index : find_cycle(dependencies))
+            cycle += (cycle.empty() ? "" : " -> ") + std::to_string(index);
         throw std::invalid_argument("the job dependencies form a cycle: " + cycle);
     }
     return order;

@@ -13,50 +13,50 @@ constexpr std::size_t none = static_cast<std::size_t>(-1);
 
 // Words that qualify a type or a declaration but are not a type.
 const std::set<std::string_view> qualifiers = {
-    "const",      "volatile",  "__restrict__", "__restrict", "restrict",    "register",   "__grid_constant__",
-    "mutable",    "constexpr", "static",       "inline",     "__device__",  "__shared__", "__constant__",
-    "__managed__", "__host__", "__forceinline__", "__noinline__",
+    "const",       "volatile",  "__restrict__",    "__restrict",   "restrict",   "register",   "__grid_constant__",
+    "mutable",     "constexpr", "static",          "inline",       "__device__", "__shared__", "__constant__",
+    "__managed__", "__host__",  "__forceinline__", "__noinline__",
 };
 
 // Words that are a type by themselves.
 const std::set<std::string_view> builtin_types = {
-    "void", "bool", "char", "char8_t", "char16_t", "char32_t", "wchar_t", "short", "int",
-    "long", "signed", "unsigned", "float", "double", "__int128", "auto", "_Bool",
+    "void", "bool",   "char",     "char8_t", "char16_t", "char32_t", "wchar_t", "short", "int",
+    "long", "signed", "unsigned", "float",   "double",   "__int128", "auto",    "_Bool",
 };
 
 const std::set<std::string_view> elaborators = {"struct", "class", "union", "enum", "typename"};
 
 // `name(...)` groups that say something about a declaration, not what it is.
 const std::set<std::string_view> attribute_calls = {
-    "__attribute__", "__attribute", "__declspec", "alignas", "_Alignas", "__align__",
-    "__launch_bounds__", "__maxnreg__", "__cluster_dims__", "__nv_pure__",
+    "__attribute__", "__attribute",       "__declspec",  "alignas",          "_Alignas",
+    "__align__",     "__launch_bounds__", "__maxnreg__", "__cluster_dims__", "__nv_pure__",
 };
 
 // Keywords that can never be a parameter's name.
 const std::set<std::string_view> other_keywords = {
-    "this",       "operator",    "sizeof",      "decltype",  "template",   "return",   "new",
-    "delete",     "true",        "false",       "nullptr",   "namespace",  "typedef",  "using",
-    "extern",     "if",          "for",         "while",     "do",         "switch",   "case",
-    "default",    "goto",        "break",       "continue",  "static_cast", "reinterpret_cast",
-    "const_cast", "dynamic_cast", "throw",      "try",       "catch",      "public",   "private",
-    "protected",  "virtual",     "friend",      "noexcept",  "alignof",    "typeid",   "asm",
-    "__global__", "else",        "co_await",    "co_return", "co_yield",   "requires", "concept",
+    "this",       "operator",     "sizeof",
+    "decltype",   "template",     "return",
+    "new",        "delete",       "true",
+    "false",      "nullptr",      "namespace",
+    "typedef",    "using",        "extern",
+    "if",         "for",          "while",
+    "do",         "switch",       "case",
+    "default",    "goto",         "break",
+    "continue",   "static_cast",  "reinterpret_cast",
+    "const_cast", "dynamic_cast", "throw",
+    "try",        "catch",        "public",
+    "private",    "protected",    "virtual",
+    "friend",     "noexcept",     "alignof",
+    "typeid",     "asm",          "__global__",
+    "else",       "co_await",     "co_return",
+    "co_yield",   "requires",     "concept",
 };
 
-bool is(const CppToken& token, std::string_view text)
-{
-    return token.kind != Kind::literal && token.text == text;
-}
+bool is(const CppToken& token, std::string_view text) { return token.kind != Kind::literal && token.text == text; }
 
-bool opens(const CppToken& t)
-{
-    return is(t, "(") || is(t, "[") || is(t, "{");
-}
+bool opens(const CppToken& t) { return is(t, "(") || is(t, "[") || is(t, "{"); }
 
-bool closes(const CppToken& t)
-{
-    return is(t, ")") || is(t, "]") || is(t, "}");
-}
+bool closes(const CppToken& t) { return is(t, ")") || is(t, "]") || is(t, "}"); }
 
 bool is_keyword(const CppToken& t)
 {
@@ -90,8 +90,8 @@ struct Name {
     std::string name;  ///< empty: see problem
     std::string problem;
     bool unnamed = false;
-    std::size_t at = none;         ///< index of the name's token
-    std::vector<CppToken> type;    ///< the declaration without name, attributes and default
+    std::size_t at = none;       ///< index of the name's token
+    std::vector<CppToken> type;  ///< the declaration without name, attributes and default
 };
 
 class ParameterReader {
@@ -173,10 +173,7 @@ private:
         return fail("is a function type or a macro call; its name cannot be read: write the parameter out");
     }
 
-    static bool is_pointer_mark(const CppToken& t)
-    {
-        return is(t, "*") || is(t, "&") || is(t, "^");
-    }
+    static bool is_pointer_mark(const CppToken& t) { return is(t, "*") || is(t, "&") || is(t, "^"); }
 
     Name declarator_name(Indices d, int depth)
     {
@@ -221,8 +218,8 @@ private:
 };
 
 // The [begin, end) ranges of the parameters between `open` and `close`.
-std::vector<std::pair<std::size_t, std::size_t>> split_parameters(const std::vector<CppToken>& tokens,
-                                                                  std::size_t open, std::size_t close)
+std::vector<std::pair<std::size_t, std::size_t>> split_parameters(const std::vector<CppToken>& tokens, std::size_t open,
+                                                                  std::size_t close)
 {
     std::vector<std::pair<std::size_t, std::size_t>> items;
     int depth = 0, angle = 0;
@@ -255,8 +252,8 @@ std::string spell(const std::vector<CppToken>& tokens, std::size_t begin, std::s
     for (std::size_t i = begin; i < end && i < tokens.size(); ++i) {
         const std::string& word = tokens[i].text;
         bool tight = text.empty() || word == "," || word == ")" || word == "]" || word == ">" || word == "::" ||
-                     word == "*" || word == "&" || word == "<" || word == "[" || text.back() == '(' || text.back() == '[' || text.back() == '<' ||
-                     text.ends_with("::");
+                     word == "*" || word == "&" || word == "<" || word == "[" || text.back() == '(' ||
+                     text.back() == '[' || text.back() == '<' || text.ends_with("::");
         text += (tight ? "" : " ") + word;
         if (text.size() > 120) return text.substr(0, 117) + "...";
     }
@@ -291,8 +288,10 @@ ParameterList read_parameter_list(const std::vector<CppToken>& tokens, std::size
         }
     }
     list.ok = list.problem.empty();
-    if (list.ok) list.unnamed_only = false;
-    else list.types.clear();
+    if (list.ok)
+        list.unnamed_only = false;
+    else
+        list.types.clear();
     return list;
 }
 

@@ -19,9 +19,9 @@ struct ParameterList {
     /// name, attributes and default value (`const double * __restrict__`,
     /// `double [ 3 ]`): what the runtime types arguments by.
     std::vector<std::vector<CppToken>> types;
-    std::string problem;             ///< not ok: why, naming the parameter
-    bool unnamed_only = false;       ///< not ok only because parameters have no names (a prototype)
-    std::size_t close = 0;           ///< index of the closing `)`, when found
+    std::string problem;        ///< not ok: why, naming the parameter
+    bool unnamed_only = false;  ///< not ok only because parameters have no names (a prototype)
+    std::size_t close = 0;      ///< index of the closing `)`, when found
 };
 
 /// Reads the list whose `(` is `tokens[open]`.

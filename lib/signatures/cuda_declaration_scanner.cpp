@@ -11,20 +11,11 @@ constexpr std::size_t max_statement_tokens = 200000;
 constexpr std::size_t max_alternatives = 16;
 constexpr std::size_t max_declarations = 256;
 
-bool is(const CppToken& token, const char* text)
-{
-    return token.kind != Kind::literal && token.text == text;
-}
+bool is(const CppToken& token, const char* text) { return token.kind != Kind::literal && token.text == text; }
 
-bool opens(const CppToken& t)
-{
-    return is(t, "(") || is(t, "[") || is(t, "{");
-}
+bool opens(const CppToken& t) { return is(t, "(") || is(t, "[") || is(t, "{"); }
 
-bool closes(const CppToken& t)
-{
-    return is(t, ")") || is(t, "]") || is(t, "}");
-}
+bool closes(const CppToken& t) { return is(t, ")") || is(t, "]") || is(t, "}"); }
 
 // Skips `template <...>` headers; returns the index after them.
 std::size_t after_template_headers(const std::vector<CppToken>& s)
@@ -61,8 +52,10 @@ std::vector<TemplateParameter> template_parameters(const std::vector<CppToken>& 
         if (closes(s[at])) --depth;
         if (depth == 0 && is(s[at], "<") && ++angle == 1) continue;
         if (depth == 0 && is(s[at], ">") && --angle == 0) break;
-        if (depth == 0 && angle == 1 && is(s[at], ",")) items.emplace_back();
-        else items.back().push_back(s[at]);
+        if (depth == 0 && angle == 1 && is(s[at], ","))
+            items.emplace_back();
+        else
+            items.back().push_back(s[at]);
     }
     for (const auto& item : items) {
         if (item.empty()) continue;
@@ -207,7 +200,8 @@ void CudaDeclarationScanner::add_instantiation(const std::vector<CppToken>& toke
         if (depth == 0 && is(tokens[at], ">") && --angle == 0) close = at;
     }
     if (close + 1 >= tokens.size() || !is(tokens[close + 1], "(")) return;
-    if (instantiations_.size() >= max_declarations || !seen_.insert("instance|" + std::to_string(serial)).second) return;
+    if (instantiations_.size() >= max_declarations || !seen_.insert("instance|" + std::to_string(serial)).second)
+        return;
     instantiations_.push_back({tokens[name].line, spell(tokens, open + 1, close)});
 }
 
@@ -227,13 +221,14 @@ void CudaDeclarationScanner::record_macro_use(const std::vector<CppToken>& token
     std::size_t open = tokens.size();
     for (std::size_t i = 0; i < tokens.size(); ++i) {
         if (depths[i] == 0 && is(tokens[i], "(")) open = i;
-        bool declared = depths[i] == 0 && tokens[i].kind == Kind::identifier && tokens[i].text == name_ &&
-                        i > 0 && i + 1 < tokens.size() && is(tokens[i + 1], "(");
+        bool declared = depths[i] == 0 && tokens[i].kind == Kind::identifier && tokens[i].text == name_ && i > 0 &&
+                        i + 1 < tokens.size() && is(tokens[i + 1], "(");
         if (declared && line_without_global_ == 0) line_without_global_ = tokens[i].line;
         if (depths[i] == 0 || tokens[i].kind != Kind::identifier || tokens[i].text != name_) continue;
         if (open == 0 || open >= tokens.size() || tokens[open - 1].kind != Kind::identifier) continue;
         if (!seen_.insert("macro|" + std::to_string(statement[i].serial)).second) continue;
-        if (macro_uses_.size() < max_declarations) macro_uses_.push_back({tokens[open - 1].text, tokens[open - 1].line});
+        if (macro_uses_.size() < max_declarations)
+            macro_uses_.push_back({tokens[open - 1].text, tokens[open - 1].line});
     }
 }
 

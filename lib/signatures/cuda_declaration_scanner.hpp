@@ -22,8 +22,8 @@ struct TemplateParameter {
 };
 
 struct CudaDeclaration {
-    int line = 0;            ///< of the function's name
-    bool has_body = false;   ///< a definition, not a prototype
+    int line = 0;              ///< of the function's name
+    bool has_body = false;     ///< a definition, not a prototype
     bool is_template = false;  ///< under `template <...>`: launched only through an instantiation
     ParameterList parameters;
     std::vector<TemplateParameter> template_parameters;  ///< is_template: of the innermost header
@@ -77,9 +77,9 @@ private:
         std::size_t length;
     };
     struct State {
-        int scopes = 0;       ///< open namespace and extern "C" blocks
-        int braces = 0;       ///< depth inside a function body or a statement's braces
-        int parens = 0;       ///< open ( and [ of the current statement: braces inside belong to it
+        int scopes = 0;  ///< open namespace and extern "C" blocks
+        int braces = 0;  ///< depth inside a function body or a statement's braces
+        int parens = 0;  ///< open ( and [ of the current statement: braces inside belong to it
         bool in_function = false;
         Statement statement;
         std::vector<Alternative> alternatives;

@@ -74,35 +74,41 @@ SignatureRead without_declaration(const signatures::CudaDeclarationScanner& scan
 CudaKernelDeclaration combine(std::vector<CudaDeclaration> declarations, std::string_view name)
 {
     // A prototype that only lacks names says nothing about them.
-    bool any_named = std::any_of(declarations.begin(), declarations.end(),
-                                 [](const CudaDeclaration& d) { return d.parameters.ok; });
+    bool any_named =
+        std::any_of(declarations.begin(), declarations.end(), [](const CudaDeclaration& d) { return d.parameters.ok; });
     if (any_named)
         std::erase_if(declarations, [](const CudaDeclaration& d) { return d.parameters.unnamed_only && !d.has_body; });
     // The compiler takes the names of the definition: a prototype's names
     // are not part of the function (and an extern "C" one cannot be an
     // overload), so they do not count once a definition is seen. Only
     // prototypes alone must agree among themselves.
-    bool defined = std::any_of(declarations.begin(), declarations.end(), [](const CudaDeclaration& d) { return d.has_body; });
+    bool defined =
+        std::any_of(declarations.begin(), declarations.end(), [](const CudaDeclaration& d) { return d.has_body; });
     if (defined) std::erase_if(declarations, [](const CudaDeclaration& d) { return !d.has_body; });
     for (const auto& d : declarations)
         if (!d.parameters.ok)
             return {make(Status::unreadable, d.line,
                          "cannot read the parameters of '" + std::string(name) + "': " + d.parameters.problem),
-                    {}, 0, {}};
+                    {},
+                    0,
+                    {}};
     std::stable_sort(declarations.begin(), declarations.end(),
                      [](const CudaDeclaration& a, const CudaDeclaration& b) { return a.line < b.line; });
     const CudaDeclaration& first = declarations.front();
     for (const auto& d : declarations)
         if (d.parameters.names != first.parameters.names)
             return {make(Status::unreadable, d.line,
-                         "conflicting declarations of '" + std::string(name) + "': line " +
-                             std::to_string(first.line) + " takes " + joined(first.parameters.names) + ", line " +
-                             std::to_string(d.line) + " takes " + joined(d.parameters.names) +
+                         "conflicting declarations of '" + std::string(name) + "': line " + std::to_string(first.line) +
+                             " takes " + joined(first.parameters.names) + ", line " + std::to_string(d.line) +
+                             " takes " + joined(d.parameters.names) +
                              "; cannot tell which one is compiled (#if branches or overloads)"),
-                    {}, 0, {}};
-    auto definition = std::find_if(declarations.begin(), declarations.end(),
-                                   [](const CudaDeclaration& d) { return d.has_body; });
-    std::size_t chosen = definition != declarations.end() ? static_cast<std::size_t>(definition - declarations.begin()) : 0;
+                    {},
+                    0,
+                    {}};
+    auto definition =
+        std::find_if(declarations.begin(), declarations.end(), [](const CudaDeclaration& d) { return d.has_body; });
+    std::size_t chosen =
+        definition != declarations.end() ? static_cast<std::size_t>(definition - declarations.begin()) : 0;
     SignatureRead read = make(Status::found, declarations[chosen].line, "", declarations[chosen].parameters.names);
     return {std::move(read), std::move(declarations), chosen, {}};
 }
@@ -125,9 +131,11 @@ CudaKernelDeclaration read_cuda_declaration_of_tokens(const std::vector<CppToken
     scanner.finish();
     if (preprocessor.expansion_limit_hit())
         return {make(Status::unreadable, 0,
-                     "its object-like macros expand to more than " +
-                         std::to_string(CppPreprocessor::expansion_factor) + " times the file's tokens; not read"),
-                {}, 0, {}};
+                     "its object-like macros expand to more than " + std::to_string(CppPreprocessor::expansion_factor) +
+                         " times the file's tokens; not read"),
+                {},
+                0,
+                {}};
     if (scanner.declarations().empty())
         return {without_declaration(scanner, preprocessor.function_macros(), name), {}, 0, {}};
     CudaKernelDeclaration result = combine(scanner.declarations(), name);

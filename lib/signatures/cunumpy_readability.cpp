@@ -13,15 +13,9 @@ namespace {
 
 constexpr std::size_t npos = std::string::npos;
 
-bool is_space(char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
-}
+bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
-bool is_word(char c)
-{
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-}
+bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
 bool starts(std::string_view text, std::size_t at, std::string_view what)
 {
@@ -158,8 +152,10 @@ std::vector<std::string> split_top_level(std::string_view text)
     std::vector<std::string> parts(1);
     int depth = 0;
     for (char c : text) {
-        if (c == '<') ++depth;
-        else if (c == '>') --depth;
+        if (c == '<')
+            ++depth;
+        else if (c == '>')
+            --depth;
         else if (c == ',' && depth == 0) {
             parts.emplace_back();
             continue;
@@ -175,10 +171,11 @@ std::string replace_word(const std::string& text, const std::string& word, const
     if (word.empty()) return text;
     std::string out;
     for (std::size_t i = 0; i < text.size();) {
-        bool boundary_before = is_word(word.front()) ? (i == 0 || !is_word(text[i - 1])) : (i > 0 && is_word(text[i - 1]));
+        bool boundary_before =
+            is_word(word.front()) ? (i == 0 || !is_word(text[i - 1])) : (i > 0 && is_word(text[i - 1]));
         std::size_t end = i + word.size();
         bool boundary_after = end <= text.size() && (is_word(word.back()) ? (end == text.size() || !is_word(text[end]))
-                                                                           : (end < text.size() && is_word(text[end])));
+                                                                          : (end < text.size() && is_word(text[end])));
         if (boundary_before && boundary_after && starts(text, i, word)) {
             out += value;
             i = end;
@@ -192,18 +189,50 @@ std::string replace_word(const std::string& text, const std::string& word, const
 const std::set<std::string>& ctypes()
 {
     static const std::set<std::string> names = {
-        "bool", "char", "signed char", "unsigned char", "short", "short int", "unsigned short",
-        "unsigned short int", "int", "signed", "signed int", "unsigned", "unsigned int", "long", "long int",
-        "long long", "long long int", "unsigned long", "unsigned long int", "unsigned long long",
-        "unsigned long long int", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
-        "uint64_t", "size_t", "ptrdiff_t", "ssize_t", "float", "double", "complex<float>", "complex<double>",
+        "bool",
+        "char",
+        "signed char",
+        "unsigned char",
+        "short",
+        "short int",
+        "unsigned short",
+        "unsigned short int",
+        "int",
+        "signed",
+        "signed int",
+        "unsigned",
+        "unsigned int",
+        "long",
+        "long int",
+        "long long",
+        "long long int",
+        "unsigned long",
+        "unsigned long int",
+        "unsigned long long",
+        "unsigned long long int",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "size_t",
+        "ptrdiff_t",
+        "ssize_t",
+        "float",
+        "double",
+        "complex<float>",
+        "complex<double>",
     };
     return names;
 }
 
 bool is_qualifier(const std::string& word)
 {
-    return word == "const" || word == "volatile" || word == "__restrict__" || word == "__restrict" || word == "restrict";
+    return word == "const" || word == "volatile" || word == "__restrict__" || word == "__restrict" ||
+           word == "restrict";
 }
 
 // _COMPLEX at `at`: (?:(?:thrust|cuda::std)::)?complex\s*<\s*(float|double)\s*>; the end, else npos.
@@ -322,14 +351,16 @@ std::vector<std::string> tokens_of(const std::string& text)
         std::size_t a = i + (starts(text, i, "CArray") ? 1 : 0);
         if (starts(text, a, "Array")) {
             std::size_t r = a + 5, d = npos;
-            if (r + 1 < text.size() && text[r] == '1' && text[r + 1] >= '0' && text[r + 1] <= '6' && starts(text, r + 2, "D<"))
+            if (r + 1 < text.size() && text[r] == '1' && text[r + 1] >= '0' && text[r + 1] <= '6' &&
+                starts(text, r + 2, "D<"))
                 d = r + 2;
             else if (r < text.size() && text[r] >= '1' && text[r] <= '9' && starts(text, r + 1, "D<"))
                 d = r + 1;
             if (d != npos) {
                 std::size_t k = text.find_first_of("<>", d + 2);
                 std::size_t end = npos;
-                if (k != npos && text[k] == '>') end = k + 1;
+                if (k != npos && text[k] == '>')
+                    end = k + 1;
                 else if (k != npos) {
                     std::size_t inner = text.find_first_of("<>", k + 1);
                     if (inner != npos && text[inner] == '>') {
@@ -409,8 +440,10 @@ std::string parse_parameter(const std::string& raw, std::string& why)
     int pointers = 0;
     std::vector<std::string> words;
     for (const auto& t : tokens) {
-        if (t == "*" || t.front() == '[') ++pointers;
-        else if (!is_qualifier(t)) words.push_back(t);
+        if (t == "*" || t.front() == '[')
+            ++pointers;
+        else if (!is_qualifier(t))
+            words.push_back(t);
     }
     if (!words.empty() && words.front() == "struct") words.erase(words.begin());
     std::string shown = "'" + stripped(text) + "'";
@@ -425,15 +458,16 @@ std::string parse_parameter(const std::string& raw, std::string& why)
     View view = view_at(ctype, 0, false);
     if (view.end == ctype.size()) {
         if (pointers || !ctypes().count(view.element))
-            why = "cannot check the parameter " + shown + ": array views take a scalar element type and are passed by value";
+            why = "cannot check the parameter " + shown +
+                  ": array views take a scalar element type and are passed by value";
         return why.empty() ? name : "";
     }
     if (ctype == "void" && pointers == 1) return name;
     if (!ctypes().count(ctype)) {
         // One unknown word by value: a struct the program passes in structs=.
         if (pointers == 0 && is_identifier(ctype) && ctype != "void") return name;
-        why = "cannot check the parameter " + shown + ": unsupported type '" + ctype + std::string(pointers, '*') + "'" +
-              type_hint(raw, ctype);
+        why = "cannot check the parameter " + shown + ": unsupported type '" + ctype + std::string(pointers, '*') +
+              "'" + type_hint(raw, ctype);
         return "";
     }
     if (pointers > 1) {
@@ -478,14 +512,17 @@ std::string no_match_why(std::string_view source, const Code& code, std::string_
     }
     std::string text = source_line(source, hint_line);
     if (text.find(name) != npos && kept.find(name) == npos)
-        return base + ": it removes comments without seeing strings, so a `/*` or `//` inside a string or character "
-                      "literal hides this declaration (up to the next `*/`); split the literal (\"/\" \"*\") or move it";
+        return base +
+               ": it removes comments without seeing strings, so a `/*` or `//` inside a string or character "
+               "literal hides this declaration (up to the next `*/`); split the literal (\"/\" \"*\") or move it";
     if (std::size_t at = text.find("__launch_bounds__"); at != npos) {
         // The fix-it keeps the user's own bounds: `(256, 2)` stays `(256, 2)`.
         std::size_t close = text.find(')', at);
         std::string bounds = close == npos ? "__launch_bounds__(...)" : text.substr(at, close + 1 - at);
-        return base + ": `__launch_bounds__(...)` stands between `__global__`, `void` and the name; write it first "
-                      "(`" + bounds + " __global__ void " + std::string(name) + "(...)`)";
+        return base +
+               ": `__launch_bounds__(...)` stands between `__global__`, `void` and the name; write it first "
+               "(`" +
+               bounds + " __global__ void " + std::string(name) + "(...)`)";
     }
     if (text.find("__global__") == npos)
         return base + ": `__global__` comes from a macro, which it does not expand; write `" + pattern + "` out";
@@ -494,8 +531,8 @@ std::string no_match_why(std::string_view source, const Code& code, std::string_
 
 }  // namespace
 
-CunumpyReading read_as_cunumpy(std::string_view source, std::string_view name, const std::vector<std::string>* template_args,
-                               int hint_line)
+CunumpyReading read_as_cunumpy(std::string_view source, std::string_view name,
+                               const std::vector<std::string>* template_args, int hint_line)
 {
     CunumpyReading reading;
     auto fail = [&](std::string why) {

@@ -20,9 +20,9 @@ inline constexpr const char* cunumpy_reference_version = "0.7.1";
 
 /// What cunumpy's parse_cuda_signature does with one kernel's source.
 struct CunumpyReading {
-    bool raises = false;  ///< it raises ValueError: the kernel cannot be loaded
-    std::string why;      ///< raises: what it fails on and how to write the declaration instead
-    int line = 0;         ///< 1-based line of the declaration it reads, or 0 when it finds none
+    bool raises = false;             ///< it raises ValueError: the kernel cannot be loaded
+    std::string why;                 ///< raises: what it fails on and how to write the declaration instead
+    int line = 0;                    ///< 1-based line of the declaration it reads, or 0 when it finds none
     std::vector<std::string> names;  ///< !raises: the parameter names it reads, in order
 };
 

@@ -24,7 +24,8 @@ public:
     {
         auto file = headers_.open(spelled, includer);
         if (seen_.insert(spelled + '\n' + includer.string()).second)
-            opened_.push_back({spelled, includer.string(), file ? file->path.string() : "", file ? sha256_hex(file->text) : ""});
+            opened_.push_back(
+                {spelled, includer.string(), file ? file->path.string() : "", file ? sha256_hex(file->text) : ""});
         return file;
     }
 
@@ -62,8 +63,10 @@ KernelDeclaration kernel_declaration_of(const json& json)
 {
     KernelDeclaration declaration{signature_read_of(json.at(0)), json.at(1).get<bool>(), json.at(2).get<int>(), {}, {}};
     for (const auto& p : json.at(3))
-        declaration.template_parameters.push_back({p.at(0).get<bool>(), p.at(1).get<std::string>(), p.at(2).get<bool>()});
-    for (const auto& i : json.at(4)) declaration.instantiations.push_back({i.at(0).get<int>(), i.at(1).get<std::string>()});
+        declaration.template_parameters.push_back(
+            {p.at(0).get<bool>(), p.at(1).get<std::string>(), p.at(2).get<bool>()});
+    for (const auto& i : json.at(4))
+        declaration.instantiations.push_back({i.at(0).get<int>(), i.at(1).get<std::string>()});
     return declaration;
 }
 
@@ -129,7 +132,8 @@ SignatureRead signature_read_of(const json& json)
 }
 
 KernelDeclaration read_kernel_declaration(const KernelSource& kernel, const Config& config, std::string_view source,
-                                          HeaderCache* header_cache, SourceRecord* record, std::string_view source_sha256)
+                                          HeaderCache* header_cache, SourceRecord* record,
+                                          std::string_view source_sha256)
 {
     ProjectHeaders headers = project_headers_of(kernel, config, header_cache);
     if (!record) return reduced(read_cuda_declaration(source, kernel.name, &headers));
@@ -153,8 +157,8 @@ CunumpyReading read_as_cunumpy_recorded(std::string_view source, const std::stri
                                         SourceRecord* record, std::string_view source_sha256)
 {
     if (!record) return read_as_cunumpy(source, name, template_args, hint_line);
-    std::string question = util::json_text(json::array(
-        {"cunumpy-reading/1", name, template_args ? json(*template_args) : json(nullptr), hint_line}));
+    std::string question = util::json_text(
+        json::array({"cunumpy-reading/1", name, template_args ? json(*template_args) : json(nullptr), hint_line}));
     std::string digest = source_sha256.empty() ? sha256_hex(source) : std::string(source_sha256);
     auto read = [&] {
         CunumpyReading reading = read_as_cunumpy(source, name, template_args, hint_line);

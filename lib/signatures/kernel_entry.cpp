@@ -24,7 +24,8 @@ std::string config_file(const Config& config)
 std::string example_args(const std::vector<signatures::TemplateParameter>& parameters)
 {
     std::string text;
-    for (const auto& p : parameters) text += std::string(text.empty() ? "" : ", ") + (p.is_type ? "\"double\"" : "\"1\"");
+    for (const auto& p : parameters)
+        text += std::string(text.empty() ? "" : ", ") + (p.is_type ? "\"double\"" : "\"1\"");
     return "[" + (text.empty() ? std::string("\"double\"") : text) + "]";
 }
 
@@ -42,8 +43,10 @@ std::vector<std::string> split_arguments(const std::string& text)
     int depth = 0;
     for (char ch : text) {
         depth += (ch == '<' || ch == '(' || ch == '[') ? 1 : (ch == '>' || ch == ')' || ch == ']') ? -1 : 0;
-        if (ch == ',' && depth == 0) args.emplace_back();
-        else if (!(ch == ' ' && args.back().empty())) args.back() += ch;
+        if (ch == ',' && depth == 0)
+            args.emplace_back();
+        else if (!(ch == ' ' && args.back().empty()))
+            args.back() += ch;
     }
     return args;
 }
@@ -60,11 +63,13 @@ const std::vector<std::string>* configured_template_args(const KernelSource& ker
 KernelEntry kernel_entry(const KernelSource& kernel, const Config& config, std::string_view source,
                          signatures::HeaderCache* header_cache, SourceRecord* record, std::string_view source_sha256)
 {
-    return kernel_entry_of(kernel, config,
-                           signatures::read_kernel_declaration(kernel, config, source, header_cache, record, source_sha256));
+    return kernel_entry_of(
+        kernel, config,
+        signatures::read_kernel_declaration(kernel, config, source, header_cache, record, source_sha256));
 }
 
-KernelEntry kernel_entry_of(const KernelSource& kernel, const Config& config, const signatures::KernelDeclaration& found)
+KernelEntry kernel_entry_of(const KernelSource& kernel, const Config& config,
+                            const signatures::KernelDeclaration& found)
 {
     KernelEntry entry{kernel.name, {}, ""};
     const std::vector<std::string>* configured = configured_template_args(kernel, config);
@@ -98,11 +103,13 @@ KernelEntry kernel_entry_of(const KernelSource& kernel, const Config& config, co
     if (found.instantiations.size() == 1)
         return with(split_arguments(found.instantiations.front().arguments),
                     "the explicit instantiation at line " + std::to_string(found.instantiations.front().line));
-    std::string key = "[tool.cunumpy-kernels] template-args = { " + kernel.name + " = " + example_args(parameters) + " }";
+    std::string key =
+        "[tool.cunumpy-kernels] template-args = { " + kernel.name + " = " + example_args(parameters) + " }";
     if (found.instantiations.size() > 1) {
         std::string lines;
         for (const auto& i : found.instantiations)
-            lines += (lines.empty() ? "" : ", ") + kernel.name + "<" + i.arguments + "> (line " + std::to_string(i.line) + ")";
+            lines += (lines.empty() ? "" : ", ") + kernel.name + "<" + i.arguments + "> (line " +
+                     std::to_string(i.line) + ")";
         throw SourceError(where(kernel, line) + ": __global__ " + kernel.name + " is a template instantiated " +
                           std::to_string(found.instantiations.size()) + " times (" + lines +
                           "); the entry must be one: choose it in " + config_file(config) + " with " + key);

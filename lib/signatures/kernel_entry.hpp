@@ -22,7 +22,8 @@ struct KernelEntry {
     std::string expression;
     /// The template arguments, empty for a plain entry; part of every key.
     std::vector<std::string> template_args;
-    /// Where they came from: "template-args in <pyproject.toml>" or "the explicit instantiation at line N"; "" for none.
+    /// Where they came from: "template-args in <pyproject.toml>" or "the explicit instantiation at line N"; "" for
+    /// none.
     std::string origin;
 
     bool is_template() const { return !template_args.empty(); }

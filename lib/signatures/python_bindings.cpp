@@ -12,20 +12,11 @@ namespace {
 
 using Kind = PythonToken::Kind;
 
-bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-bool is_op(const PythonToken& t, std::string_view text)
-{
-    return t.kind == Kind::op && t.text == text;
-}
+bool is_op(const PythonToken& t, std::string_view text) { return t.kind == Kind::op && t.text == text; }
 
-bool is_name(const PythonToken& t, std::string_view text)
-{
-    return t.kind == Kind::name && t.text == text;
-}
+bool is_name(const PythonToken& t, std::string_view text) { return t.kind == Kind::name && t.text == text; }
 
 // One logical line: tokens [begin, end), `end` being its newline token.
 struct Statement {
@@ -81,15 +72,9 @@ bool import_binds(const std::vector<PythonToken>& tokens, const Statement& s, st
     return false;
 }
 
-bool opens(const PythonToken& t)
-{
-    return is_op(t, "(") || is_op(t, "[") || is_op(t, "{");
-}
+bool opens(const PythonToken& t) { return is_op(t, "(") || is_op(t, "[") || is_op(t, "{"); }
 
-bool closes(const PythonToken& t)
-{
-    return is_op(t, ")") || is_op(t, "]") || is_op(t, "}");
-}
+bool closes(const PythonToken& t) { return is_op(t, ")") || is_op(t, "]") || is_op(t, "}"); }
 
 // `a, name` or `(a, name)` or `[name, b]` on the left of `=`: tokens [begin, end).
 bool unpacks_into(const std::vector<PythonToken>& tokens, std::size_t begin, std::size_t end, std::string_view name)
@@ -125,8 +110,10 @@ std::optional<PythonBinding> assignment(const std::vector<PythonToken>& tokens, 
     std::size_t start = s.begin;
     for (std::size_t end : equals) {
         bool annotated = end - start >= 2 && is_op(tokens[start + 1], ":");
-        if (end > start && (end - start == 1 || annotated) && is_name(tokens[start], name)) direct = true;
-        else if (end - start > 1 && !annotated) unpacked = unpacked || unpacks_into(tokens, start, end, name);
+        if (end > start && (end - start == 1 || annotated) && is_name(tokens[start], name))
+            direct = true;
+        else if (end - start > 1 && !annotated)
+            unpacked = unpacked || unpacks_into(tokens, start, end, name);
         start = end + 1;
     }
     if (!direct && !unpacked) return std::nullopt;
@@ -137,7 +124,8 @@ std::optional<PythonBinding> assignment(const std::vector<PythonToken>& tokens, 
         binding.kind = PythonBinding::Kind::alias;
         binding.target = tokens[start].text;
     } else if (value >= 4 && is_op(tokens[s.end - 3], "(") && is_name(tokens[s.end - 2], name) &&
-               is_op(tokens[s.end - 1], ")") && (tokens[s.end - 4].kind == Kind::name || is_op(tokens[s.end - 4], ")"))) {
+               is_op(tokens[s.end - 1], ")") &&
+               (tokens[s.end - 4].kind == Kind::name || is_op(tokens[s.end - 4], ")"))) {
         // `push = njit(push)`: a wrapper of the function itself keeps its
         // parameters for inspect.signature (functools.wraps, numba's
         // dispatcher), so the binding before counts.
@@ -192,8 +180,9 @@ std::vector<PythonBinding> python_bindings(const std::vector<PythonToken>& token
 bool python_module_binds(std::string_view source, std::string_view name)
 {
     bool identifier = !name.empty() && !is_digit(name[0]);
-    for (char c : name) identifier = identifier && (is_digit(c) || c == '_' || std::isalpha(static_cast<unsigned char>(c)) ||
-                                                    static_cast<unsigned char>(c) >= 0x80);
+    for (char c : name)
+        identifier = identifier && (is_digit(c) || c == '_' || std::isalpha(static_cast<unsigned char>(c)) ||
+                                    static_cast<unsigned char>(c) >= 0x80);
     if (!identifier) return false;  // `my-kern`, `2d`: no statement can bind it
     // Nearly every kernel module starts a line with `def <name>(`: no need to lex it.
     PythonText text(source);  // a BOM, a coding line, CRLF: as Python reads it

@@ -28,7 +28,7 @@ struct PythonBinding {
     /// module's. `if`, `try`, `with`, `for` and `while` blocks at module level
     /// do bind at module level.
     bool module_level = true;
-    std::string_view target;     ///< alias: the name it is assigned from (`name` itself for a wrapper)
+    std::string_view target;  ///< alias: the name it is assigned from (`name` itself for a wrapper)
 };
 
 /// Every binding of `name` in `tokens` (lex_python of one module), in source order.

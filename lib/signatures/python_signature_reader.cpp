@@ -15,25 +15,13 @@ using signatures::PythonToken;
 using Kind = PythonToken::Kind;
 using Status = SignatureRead::Status;
 
-bool is_op(const PythonToken& t, std::string_view text)
-{
-    return t.kind == Kind::op && t.text == text;
-}
+bool is_op(const PythonToken& t, std::string_view text) { return t.kind == Kind::op && t.text == text; }
 
-bool is_name(const PythonToken& t, std::string_view text)
-{
-    return t.kind == Kind::name && t.text == text;
-}
+bool is_name(const PythonToken& t, std::string_view text) { return t.kind == Kind::name && t.text == text; }
 
-bool opens(const PythonToken& t)
-{
-    return is_op(t, "(") || is_op(t, "[") || is_op(t, "{");
-}
+bool opens(const PythonToken& t) { return is_op(t, "(") || is_op(t, "[") || is_op(t, "{"); }
 
-bool closes(const PythonToken& t)
-{
-    return is_op(t, ")") || is_op(t, "]") || is_op(t, "}");
-}
+bool closes(const PythonToken& t) { return is_op(t, ")") || is_op(t, "]") || is_op(t, "}"); }
 
 std::size_t match(const std::vector<PythonToken>& tokens, std::size_t open)
 {
@@ -112,17 +100,17 @@ SignatureRead read_parameters(const std::vector<PythonToken>& tokens, std::size_
 
 using signatures::PythonBinding;
 
-std::string quoted(std::string_view name)
-{
-    return "'" + std::string(name) + "'";
-}
+std::string quoted(std::string_view name) { return "'" + std::string(name) + "'"; }
 
 std::string described(const PythonBinding& binding)
 {
     switch (binding.kind) {
-    case PythonBinding::Kind::import: return "imported";
-    case PythonBinding::Kind::class_def: return "a class";
-    default: return "assigned";
+        case PythonBinding::Kind::import:
+            return "imported";
+        case PythonBinding::Kind::class_def:
+            return "a class";
+        default:
+            return "assigned";
     }
 }
 
@@ -148,12 +136,14 @@ SignatureRead read_binding(const std::vector<PythonToken>& tokens, std::string_v
         const PythonBinding* binding = last_binding(bindings, before);
         if (!binding) {
             if (step > 0)
-                return make(Status::unreadable, 0, chain + ": the module defines no " + quoted(name) +
-                            " before it; its parameters cannot be read from this file");
+                return make(Status::unreadable, 0,
+                            chain + ": the module defines no " + quoted(name) +
+                                " before it; its parameters cannot be read from this file");
             for (const auto& b : bindings)
                 if (b.kind == PythonBinding::Kind::def)
-                    return make(Status::not_found, b.line, "no top-level function " + quoted(name) +
-                                "; this line defines one inside a class or function");
+                    return make(
+                        Status::not_found, b.line,
+                        "no top-level function " + quoted(name) + "; this line defines one inside a class or function");
             return make(Status::not_found, 0, "no top-level function " + quoted(name));
         }
         if (binding->kind == PythonBinding::Kind::def) return read_parameters(tokens, binding->name_token);
@@ -191,10 +181,12 @@ SignatureRead read_module(const std::vector<PythonToken>& tokens, std::string_vi
         lines += (lines.empty() ? "" : ", ") + std::to_string(candidate->line);
     }
     if (agree) return kept;
-    SignatureRead conditional = make(Status::unreadable, candidates.front()->line,
-                                     quoted(name) + " is bound at lines " + lines + ", in branches of a module-level "
-                                     "if or try with different parameters: which one cunumpy calls depends on how the "
-                                     "module runs. Define it once, or give every branch the same parameters");
+    SignatureRead conditional =
+        make(Status::unreadable, candidates.front()->line,
+             quoted(name) + " is bound at lines " + lines +
+                 ", in branches of a module-level "
+                 "if or try with different parameters: which one cunumpy calls depends on how the "
+                 "module runs. Define it once, or give every branch the same parameters");
     conditional.conditional = true;
     return conditional;
 }

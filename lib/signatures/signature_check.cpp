@@ -56,23 +56,27 @@ std::vector<Source> sources_of(const KernelSource& kernel)
 // for unchanged files without reading them.
 SignatureRead read_python(const Source& source, const std::string& name, SourceRecord& record)
 {
-    PythonDefinition which = source.language == Source::Language::python_stub ? PythonDefinition::first
-                                                                               : PythonDefinition::last;
+    PythonDefinition which =
+        source.language == Source::Language::python_stub ? PythonDefinition::first : PythonDefinition::last;
     auto read = [&](const std::string& text) { return signatures::to_json(read_python_signature(text, name, which)); };
-    std::string question = util::json_text(nlohmann::json::array({"signature/1", name, which == PythonDefinition::first}));
+    std::string question =
+        util::json_text(nlohmann::json::array({"signature/1", name, which == PythonDefinition::first}));
     return signatures::signature_read_of(record.fact(source.file, question, read));
 }
 
-SignatureRead read_source(const Source& source, const std::string& text, const KernelSource& kernel, const Config& config,
-                          signatures::HeaderCache* header_cache, SourceRecord* record, const std::string& sha256)
+SignatureRead read_source(const Source& source, const std::string& text, const KernelSource& kernel,
+                          const Config& config, signatures::HeaderCache* header_cache, SourceRecord* record,
+                          const std::string& sha256)
 {
     const std::string& name = kernel.name;
     switch (source.language) {
-    case Source::Language::cuda:
-        // A `KERNEL` macro may come from a project header, as the build finds it.
-        return signatures::read_kernel_declaration(kernel, config, text, header_cache, record, sha256).read;
-    case Source::Language::python_stub: return read_python_signature(text, name, PythonDefinition::first);
-    case Source::Language::python_module: break;
+        case Source::Language::cuda:
+            // A `KERNEL` macro may come from a project header, as the build finds it.
+            return signatures::read_kernel_declaration(kernel, config, text, header_cache, record, sha256).read;
+        case Source::Language::python_stub:
+            return read_python_signature(text, name, PythonDefinition::first);
+        case Source::Language::python_module:
+            break;
     }
     return read_python_signature(text, name, PythonDefinition::last);
 }
@@ -81,7 +85,11 @@ class KernelCheck {
 public:
     KernelCheck(const KernelSource& kernel, const Config& config, const CunumpyVersion& version,
                 signatures::HeaderCache* headers, SourceRecord* record)
-        : kernel_(kernel), config_(config), version_(version), headers_(headers), record_(record),
+        : kernel_(kernel),
+          config_(config),
+          version_(version),
+          headers_(headers),
+          record_(record),
           prefix_("kernel '" + kernel.name + "': ")
     {
         result_.module = kernel.module;
@@ -104,8 +112,10 @@ private:
         bool recorded = record_ && source.language != Source::Language::cuda;
         std::string text, text_sha256;
         try {
-            if (recorded) signature.read = read_python(source, kernel_.name, *record_);
-            else text = record_ ? record_->read(source.file, &text_sha256) : util::read_file(source.file);
+            if (recorded)
+                signature.read = read_python(source, kernel_.name, *record_);
+            else
+                text = record_ ? record_->read(source.file, &text_sha256) : util::read_file(source.file);
         } catch (const Error& error) {
             signature.read = {SignatureRead::Status::unreadable, 0, {}, error.what()};
             add(Kind::unreadable_file, prefix_ + "cannot read the " + source.role + ": " + error.what(), {signature});
@@ -133,7 +143,8 @@ private:
     void add(Kind kind, std::string message, std::vector<Signature> declarations)
     {
         bool warning = kind == Kind::cunumpy_unreadable || kind == Kind::cunumpy_mismatch || kind == Kind::conditional;
-        result_.findings.push_back({kind, warning ? SignatureFinding::Severity::warning : SignatureFinding::Severity::error,
+        result_.findings.push_back({kind,
+                                    warning ? SignatureFinding::Severity::warning : SignatureFinding::Severity::error,
                                     std::move(message), std::move(declarations)});
     }
 
@@ -141,7 +152,8 @@ private:
     {
         if (version_text_.empty()) {
             std::string version = version_ ? version_() : "";
-            version_text_ = "cunumpy " + (version.empty() ? std::string(signatures::cunumpy_reference_version) : version);
+            version_text_ =
+                "cunumpy " + (version.empty() ? std::string(signatures::cunumpy_reference_version) : version);
         }
         return version_text_;
     }
@@ -150,12 +162,13 @@ private:
     // what it cannot read, or reads otherwise, fails there though all agree here.
     void check_cunumpy_reading(const Signature& cuda, const std::string& text, const std::string& text_sha256)
     {
-        auto reading = signatures::read_as_cunumpy_recorded(text, kernel_.name, configured_template_args(kernel_, config_),
-                                                            cuda.read.line, record_, text_sha256);
+        auto reading = signatures::read_as_cunumpy_recorded(
+            text, kernel_.name, configured_template_args(kernel_, config_), cuda.read.line, record_, text_sha256);
         Signature at = cuda;
         if (reading.line > 0) at.read.line = reading.line;
         if (reading.raises) {
-            add(Kind::cunumpy_unreadable, prefix_ + cunumpy_name() + " cannot read this declaration: " + reading.why, {at});
+            add(Kind::cunumpy_unreadable, prefix_ + cunumpy_name() + " cannot read this declaration: " + reading.why,
+                {at});
         } else if (reading.names != cuda.read.parameters) {
             add(Kind::cunumpy_mismatch,
                 prefix_ + cunumpy_name() + " reads the declaration at line " + std::to_string(reading.line) +
@@ -182,10 +195,14 @@ private:
 const char* to_string(SignatureAgreement agreement)
 {
     switch (agreement) {
-    case SignatureAgreement::nothing_to_compare: return "-";
-    case SignatureAgreement::match: return "match";
-    case SignatureAgreement::mismatch: return "mismatch";
-    case SignatureAgreement::unreadable: return "unreadable";
+        case SignatureAgreement::nothing_to_compare:
+            return "-";
+        case SignatureAgreement::match:
+            return "match";
+        case SignatureAgreement::mismatch:
+            return "mismatch";
+        case SignatureAgreement::unreadable:
+            return "unreadable";
     }
     return "?";
 }
@@ -193,7 +210,8 @@ const char* to_string(SignatureAgreement agreement)
 SignatureAgreement KernelSignatures::agreement() const
 {
     auto has = [this](Kind kind) {
-        return std::any_of(findings.begin(), findings.end(), [kind](const SignatureFinding& f) { return f.kind == kind; });
+        return std::any_of(findings.begin(), findings.end(),
+                           [kind](const SignatureFinding& f) { return f.kind == kind; });
     };
     if (has(Kind::mismatch)) return SignatureAgreement::mismatch;
     if (has(Kind::unreadable) || has(Kind::unreadable_file) || has(Kind::conditional))
@@ -225,8 +243,10 @@ std::vector<KernelSignatures> check_signatures(const std::vector<KernelSource>& 
             }
         }
     };
-    if (kernels.size() > 1) util::run_beside(work, work);  // without a thread, this one takes them all
-    else work();
+    if (kernels.size() > 1)
+        util::run_beside(work, work);  // without a thread, this one takes them all
+    else
+        work();
     std::vector<KernelSignatures> results;
     results.reserve(kernels.size());
     for (std::size_t i = 0; i < kernels.size(); ++i) {

@@ -36,12 +36,12 @@ struct Signature {
 /// One problem of one kernel.
 struct SignatureFinding {
     enum class Kind {
-        mismatch,           ///< two declarations take different names
-        unreadable,         ///< a declaration is missing or cannot be read
-        unreadable_file,    ///< a source file cannot be read at all (permissions, a folder)
-        cunumpy_unreadable, ///< warning: cunumpy's own reader cannot read the CUDA declaration
-        cunumpy_mismatch,   ///< warning: cunumpy's reader reads another declaration, with other names
-        conditional,        ///< warning: the function is bound differently in branches of an `if`/`try`
+        mismatch,            ///< two declarations take different names
+        unreadable,          ///< a declaration is missing or cannot be read
+        unreadable_file,     ///< a source file cannot be read at all (permissions, a folder)
+        cunumpy_unreadable,  ///< warning: cunumpy's own reader cannot read the CUDA declaration
+        cunumpy_mismatch,    ///< warning: cunumpy's reader reads another declaration, with other names
+        conditional,         ///< warning: the function is bound differently in branches of an `if`/`try`
     };
     /// Errors fail the check; warnings are reported and fail it only when
     /// asked (`--warnings-as-errors`). The cunumpy kinds are warnings: the

@@ -13,20 +13,11 @@ bool is_identifier_start(char c)
     return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u == '$' || u >= 0x80;
 }
 
-bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-bool is_identifier_char(char c)
-{
-    return is_identifier_start(c) || is_digit(c);
-}
+bool is_identifier_char(char c) { return is_identifier_start(c) || is_digit(c); }
 
-bool is_blank(char c)
-{
-    return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r';
-}
+bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f' || c == '\r'; }
 
 // Phase 2: drops every backslash-newline (blanks between them tolerated, as
 // GCC does) and CRLF's CR. The line of a remaining character is kept as the
@@ -52,8 +43,10 @@ SplicedText splice(std::string_view source)
     int line = 1;
     auto next_line = [&] {
         ++line;
-        if (out.line_from.back().first == out.text.size()) out.line_from.back().second = line;
-        else out.line_from.emplace_back(out.text.size(), line);
+        if (out.line_from.back().first == out.text.size())
+            out.line_from.back().second = line;
+        else
+            out.line_from.emplace_back(out.text.size(), line);
     };
     for (std::size_t i = 0; i < source.size(); ++i) {
         char c = source[i];
@@ -89,10 +82,7 @@ public:
     }
 
 private:
-    char peek(std::size_t ahead = 0) const
-    {
-        return at_ + ahead < text_.size() ? text_[at_ + ahead] : '\0';
-    }
+    char peek(std::size_t ahead = 0) const { return at_ + ahead < text_.size() ? text_[at_ + ahead] : '\0'; }
 
     int line_at(std::size_t position) const { return spliced_.line_at(position); }
 
@@ -101,13 +91,12 @@ private:
     void emit(CppToken::Kind kind, std::string_view text, std::size_t start)
     {
         // A header name may follow `#include` or `__has_include (`, nothing else.
-        bool has_include = kind == CppToken::Kind::identifier &&
-                           (text == "__has_include" || text == "__has_include_next");
-        header_name_next_ = (kind == CppToken::Kind::directive && is_include_directive(text)) ||
-                            (has_include_open_ && text == "(");
+        bool has_include =
+            kind == CppToken::Kind::identifier && (text == "__has_include" || text == "__has_include_next");
+        header_name_next_ =
+            (kind == CppToken::Kind::directive && is_include_directive(text)) || (has_include_open_ && text == "(");
         has_include_open_ = has_include;
-        if (all_ || in_directive_)
-            tokens_.push_back({kind, std::string(text), line_at(start), start == last_end_});
+        if (all_ || in_directive_) tokens_.push_back({kind, std::string(text), line_at(start), start == last_end_});
         last_end_ = at_;
     }
 
@@ -212,7 +201,8 @@ private:
         if (is_identifier_start(c)) {
             while (at_ < text_.size() && is_identifier_char(text_[at_])) ++at_;
             std::string_view word = std::string_view(text_).substr(start, at_ - start);
-            if (peek() == '"' && is_raw_prefix(word) && raw_string()) return emit(CppToken::Kind::literal, "\"\"", start);
+            if (peek() == '"' && is_raw_prefix(word) && raw_string())
+                return emit(CppToken::Kind::literal, "\"\"", start);
             if ((peek() == '"' || peek() == '\'') && is_literal_prefix(word)) return literal(start);
             return emit(CppToken::Kind::identifier, word, start);
         }
@@ -302,10 +292,7 @@ private:
 
 }  // namespace
 
-std::vector<CppToken> lex_cpp(std::string_view source, LexScope scope)
-{
-    return Lexer(source, scope).run();
-}
+std::vector<CppToken> lex_cpp(std::string_view source, LexScope scope) { return Lexer(source, scope).run(); }
 
 std::vector<CppToken> directive_tokens(const std::vector<CppToken>& all)
 {

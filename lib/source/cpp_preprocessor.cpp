@@ -145,15 +145,16 @@ void CppPreprocessor::include(const std::vector<CppToken>& written)
     }
     std::string name = body->size() == 1 ? (*body)[0].text : "";
     bool header_name = body->size() == 1 && ((*body)[0].kind == Kind::header_name ||
-                                        ((*body)[0].kind == Kind::literal && name.size() > 2 && name[0] == '"'));
+                                             ((*body)[0].kind == Kind::literal && name.size() > 2 && name[0] == '"'));
     if (!includes_ || !header_name || include_stack_.size() >= max_include_depth) return;
     std::size_t depth = include_stack_.size(), groups = groups_.size();
     try {
         auto header = includes_->open(name, in_header() ? include_stack_.back() : std::filesystem::path());
         if (header && std::find(include_stack_.begin(), include_stack_.end(), header->path) == include_stack_.end()) {
-            auto tokens = header->directives
-                              ? header->directives
-                              : std::make_shared<const std::vector<CppToken>>(lex_cpp(header->text, LexScope::directives));
+            auto tokens =
+                header->directives
+                    ? header->directives
+                    : std::make_shared<const std::vector<CppToken>>(lex_cpp(header->text, LexScope::directives));
             include_stack_.push_back(header->path);
             include_groups_.push_back(groups);
             run_tokens(*tokens);

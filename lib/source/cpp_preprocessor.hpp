@@ -61,8 +61,8 @@ private:
     struct Group {
         bool parent_live;
         bool live;
-        bool decided;  ///< an earlier branch was certainly taken
-        bool reported; ///< branch_begin was sent
+        bool decided;   ///< an earlier branch was certainly taken
+        bool reported;  ///< branch_begin was sent
     };
     enum class Truth { no, yes, unknown };
 

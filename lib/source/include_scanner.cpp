@@ -60,11 +60,14 @@ std::optional<IncludeMacro> include_macro(const std::vector<CppToken>& tokens, s
     if (body < end && tokens[body].text == "(" && tokens[body].glued) return std::nullopt;  // function-like
     IncludeMacro macro{tokens[begin].text, tokens[begin].line, ""};
     const CppToken* first = body < end ? &tokens[body] : nullptr;
-    if (body + 1 == end && first->kind == Kind::literal && first->text.size() > 2) macro.operand = first->text;
-    else if (body + 1 == end && first->kind == Kind::identifier) macro.operand = first->text;
+    if (body + 1 == end && first->kind == Kind::literal && first->text.size() > 2)
+        macro.operand = first->text;
+    else if (body + 1 == end && first->kind == Kind::identifier)
+        macro.operand = first->text;
     else if (first && first->text == "<" && tokens[end - 1].text == ">" && end - body > 2)
         macro.operand = "<" + spelled(tokens, body + 1, end - 1) + ">";
-    else return std::nullopt;
+    else
+        return std::nullopt;
     return macro;
 }
 
@@ -96,7 +99,8 @@ fs::path physical_candidate(const fs::path& dir, const std::string& name)
 bool is_identifier(const std::string& text)
 {
     if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0]))) return false;
-    return std::all_of(text.begin(), text.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    return std::all_of(text.begin(), text.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 }  // namespace
@@ -123,7 +127,8 @@ FileIncludes list_includes(const std::vector<CppToken>& tokens)
             guards.back().insert(guards.back().end(), more.begin(), more.end());
         } else if (name == "endif" && !guards.empty()) {
             guards.pop_back();
-        } else if ((name == "include" || name == "include_next") && body < end && tokens[body].kind == Kind::header_name) {
+        } else if ((name == "include" || name == "include_next") && body < end &&
+                   tokens[body].kind == Kind::header_name) {
             const std::string& header = tokens[body].text;
             IncludeDirective include{header.substr(1, header.size() - 2), header[0] == '"', tokens[i].line, false,
                                      name == "include_next"};
@@ -144,13 +149,14 @@ FileIncludes list_includes(const std::vector<CppToken>& tokens)
 struct IncludeScanner::Lookup {
     const IncludeSearch& search;
     std::optional<SearchDir> late;
-    std::unordered_map<std::string, fs::path> absent;  ///< by native path; labelled once, at the end
+    std::unordered_map<std::string, fs::path> absent;                 ///< by native path; labelled once, at the end
     std::vector<std::pair<std::string, const std::string*>> folders;  ///< normal form and label: dirs, then system_dirs
 
     explicit Lookup(const IncludeSearch& search) : search(search)
     {
         for (const auto& dir : search.dirs) folders.emplace_back(dir.dir.lexically_normal().native(), &dir.label);
-        for (const auto& dir : search.system_dirs) folders.emplace_back(dir.dir.lexically_normal().native(), &dir.label);
+        for (const auto& dir : search.system_dirs)
+            folders.emplace_back(dir.dir.lexically_normal().native(), &dir.label);
     }
 
     // "<label>/relative" of the first search folder holding `path`; the path
@@ -210,8 +216,8 @@ FileIncludes file_includes_of(const json& json)
 {
     FileIncludes file;
     for (const auto& i : json.at(0))
-        file.includes.push_back({i.at(0).get<std::string>(), i.at(1).get<bool>(), i.at(2).get<int>(), i.at(3).get<bool>(),
-                                 i.at(4).get<bool>()});
+        file.includes.push_back({i.at(0).get<std::string>(), i.at(1).get<bool>(), i.at(2).get<int>(),
+                                 i.at(3).get<bool>(), i.at(4).get<bool>()});
     file.computed = json.at(1).get<std::vector<std::pair<int, std::string>>>();
     for (const auto& m : json.at(2))
         file.macros.push_back({m.at(0).get<std::string>(), m.at(1).get<int>(), m.at(2).get<std::string>()});
@@ -277,14 +283,16 @@ IncludeScanner::Resolution IncludeScanner::resolve(const IncludeDirective& inclu
 {
     const IncludeSearch& search = lookup.search;
     const std::size_t dirs = search.dirs.size(), late = dirs, toolkit = dirs + 1, system = dirs + 2;
-    const std::size_t places = system + search.system_dirs.size() + (search.toolkit_dirs.size() > 1 ? search.toolkit_dirs.size() - 1 : 0);
+    const std::size_t places =
+        system + search.system_dirs.size() + (search.toolkit_dirs.size() > 1 ? search.toolkit_dirs.size() - 1 : 0);
     auto folder_of = [&](std::size_t place) -> const fs::path* {
         if (place < dirs) return &search.dirs[place].dir;
         if (place == late) {
             if (!lookup.late) lookup.late = late_search_dir();
             return lookup.late ? &lookup.late->dir : nullptr;
         }
-        if (place >= system && place - system < search.system_dirs.size()) return &search.system_dirs[place - system].dir;
+        if (place >= system && place - system < search.system_dirs.size())
+            return &search.system_dirs[place - system].dir;
         return nullptr;
     };
     auto toolkit_dir = [&](std::size_t place) -> const fs::path* {
@@ -338,7 +346,8 @@ std::string missing_include_advice(const IncludeDirective& include)
     if (include.line == 0) return "";
     return " (the scan follows every #if branch, #if 0 and branches one compiler skips too, so that the key holds "
            "whatever a compiler may read: if the header is optional or in such a branch, guard the include with "
-           "#if __has_include(\"" + include.name + "\"))";
+           "#if __has_include(\"" +
+           include.name + "\"))";
 }
 
 // Valid C for the two ways out: the name written in the directive, or an
@@ -356,7 +365,8 @@ using MacroOperands = std::map<std::string, std::set<std::string>>;
 // The header names (`"a.cuh"`, `<b.h>`) that `operand` stands for through
 // `macros`, every definition followed; nothing, with `why`, when it names
 // none for sure.
-std::optional<std::set<std::string>> header_names(const std::string& operand, const MacroOperands& macros, std::string& why)
+std::optional<std::set<std::string>> header_names(const std::string& operand, const MacroOperands& macros,
+                                                  std::string& why)
 {
     std::set<std::string> names, seen;
     std::vector<std::string> work = {operand};
@@ -373,8 +383,9 @@ std::optional<std::set<std::string>> header_names(const std::string& operand, co
         }
         auto it = macros.find(next);
         if (it == macros.end()) {
-            why = next + " is defined as a header name (\"name\" or <name>) in none of the files it includes or is "
-                         "included by";
+            why = next +
+                  " is defined as a header name (\"name\" or <name>) in none of the files it includes or is "
+                  "included by";
             return std::nullopt;
         }
         if (seen.insert(next).second) work.insert(work.end(), it->second.begin(), it->second.end());
@@ -476,7 +487,8 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
             for (const auto& name : *names) {
                 if (!computed_includes[i].followed.insert(name).second) continue;
                 grew = true;
-                IncludeDirective include{name.substr(1, name.size() - 2), name[0] == '"', computed_includes[i].line, false, false};
+                IncludeDirective include{name.substr(1, name.size() - 2), name[0] == '"', computed_includes[i].line,
+                                         false, false};
                 visit(computed_includes[i].file, computed_includes[i].place, include);
             }
         }
@@ -485,9 +497,11 @@ IncludeScan IncludeScanner::scan(const fs::path& source_file, const std::string&
     for (const auto& c : computed_includes) {
         std::string why;
         if (c.followed.empty() && !header_names(c.operand, macros, why))
-            throw SourceError(c.file.string() + ":" + std::to_string(c.line) + ": error: #include " + c.operand + ": " + why +
+            throw SourceError(c.file.string() + ":" + std::to_string(c.line) + ": error: #include " + c.operand + ": " +
+                              why +
                               ", so the scan cannot tell which header the compiler reads and the cache key would lack "
-                              "it; " + computed_include_advice(c.operand));
+                              "it; " +
+                              computed_include_advice(c.operand));
         std::string names;
         for (const auto& name : c.followed) names += (names.empty() ? "" : ", ") + name;
         computed.insert(c.where + ": #include " + c.operand + " -> " + names);

@@ -7,12 +7,11 @@
 // folders (see IncludeSearch): a quoted include is searched beside the
 // including file, then in `dirs`; an angle include in `dirs` only; then, for
 // both, the toolkit's include folder, `system_dirs`, the toolkit's cccl
-// folder. `#include_next` goes on after the folder that held the including file. A toolkit header ends the search: its content
-// is keyed as "<cuda>/name" (two toolkits may share one NVRTC but not a
-// header), and it is not followed: what it includes in turn is the
-// toolkit's release, which the compiler's identity names. An angle include found nowhere is a system header;
-// a quoted one found nowhere is an error (file:line and the folders searched)
-// unless a `__has_include` of the same name guards it. A computed include
+// folder. `#include_next` goes on after the folder that held the including file. A toolkit header ends the search: its
+// content is keyed as "<cuda>/name" (two toolkits may share one NVRTC but not a header), and it is not followed: what
+// it includes in turn is the toolkit's release, which the compiler's identity names. An angle include found nowhere is
+// a system header; a quoted one found nowhere is an error (file:line and the folders searched) unless a `__has_include`
+// of the same name guards it. A computed include
 // (`#include H`) is followed through the object-like macros the scanned files
 // define (`#define H "mh.cuh"`, `#define H <mh.cuh>`, chains of names; every
 // definition of the name, in any branch, is followed); one it cannot resolve
@@ -44,18 +43,20 @@ class LexedTexts;
 }
 
 struct IncludedHeader {
-    std::string name;              ///< stable name: the folder's label and the path in it, see SearchDir
-    std::filesystem::path path;    ///< where it was found
-    std::string sha256;            ///< of its content
+    std::string name;            ///< stable name: the folder's label and the path in it, see SearchDir
+    std::filesystem::path path;  ///< where it was found
+    std::string sha256;          ///< of its content
 };
 
 struct IncludeScan {
-    std::vector<IncludedHeader> headers;  ///< each header once, sorted by name
-    std::vector<std::string> absent;      ///< names looked up and not found, sorted: "<label>/name"
+    std::vector<IncludedHeader> headers;    ///< each header once, sorted by name
+    std::vector<std::string> absent;        ///< names looked up and not found, sorted: "<label>/name"
     std::vector<std::string> pre_includes;  ///< key names of the forced includes, in order
-    std::vector<std::filesystem::path> pre_include_files;  ///< what the compiler is given for them: the file found, or the name of a toolkit header
+    std::vector<std::filesystem::path>
+        pre_include_files;  ///< what the compiler is given for them: the file found, or the name of a toolkit header
     std::vector<std::string> unresolved;  ///< `cunumpy/` includes found nowhere (cunumpy's folder unknown)
-    std::vector<std::string> computed;    ///< `file:line: #include MACRO -> "name"`: computed includes and what they named
+    std::vector<std::string>
+        computed;  ///< `file:line: #include MACRO -> "name"`: computed includes and what they named
 };
 
 /// A search folder and the label its headers get in key names: headers in the
@@ -70,8 +71,8 @@ struct SearchDir {
 
 /// The folders of one compile, in the compiler's order.
 struct IncludeSearch {
-    std::vector<SearchDir> dirs;                    ///< `-I`, in order; cunumpy's folder is added after them when needed
-    std::vector<SearchDir> system_dirs;             ///< `-isystem`, searched after the toolkit's include folder
+    std::vector<SearchDir> dirs;         ///< `-I`, in order; cunumpy's folder is added after them when needed
+    std::vector<SearchDir> system_dirs;  ///< `-isystem`, searched after the toolkit's include folder
     std::vector<std::filesystem::path> toolkit_dirs;  ///< `<cuda>/include`, then `<cuda>/include/cccl`
 };
 
@@ -126,9 +127,8 @@ public:
     /// or a forced include is found nowhere, and when a computed include
     /// cannot be resolved through the scanned files' macros.
     /// `source_sha256`, when known, is the digest of `source`.
-    IncludeScan scan(const std::filesystem::path& source_file, const std::string& source,
-                     const IncludeSearch& search, const std::vector<std::string>& pre_includes = {},
-                     std::string_view source_sha256 = {});
+    IncludeScan scan(const std::filesystem::path& source_file, const std::string& source, const IncludeSearch& search,
+                     const std::vector<std::string>& pre_includes = {}, std::string_view source_sha256 = {});
 
     /// Takes header digests and include directives from `record` for files
     /// unchanged since it remembered them (null: every header is read).

@@ -103,8 +103,10 @@ std::optional<IncludedFile> ProjectHeaders::open(const std::string& spelled, con
     auto size = fs::file_size(*candidate, error);
     if (error || size > max_bytes - bytes_) return std::nullopt;
     std::optional<IncludedFile> file;
-    if (cache_) file = cache_->get(path);
-    else if (auto text = read_text(path)) file = IncludedFile{path, std::move(*text), nullptr};
+    if (cache_)
+        file = cache_->get(path);
+    else if (auto text = read_text(path))
+        file = IncludedFile{path, std::move(*text), nullptr};
     if (!file) return std::nullopt;
     ++opened_;
     bytes_ += file->text.size();

@@ -107,11 +107,12 @@ public:
 /// file's for the main file), then in `dirs`; angle names only in `dirs`.
 class ProjectHeaders : public IncludeSource {
 public:
-    static constexpr std::size_t max_headers = 64;              ///< opened per reading
-    static constexpr std::size_t max_bytes = 4 * 1024 * 1024;   ///< read per reading, all headers together
+    static constexpr std::size_t max_headers = 64;             ///< opened per reading
+    static constexpr std::size_t max_bytes = 4 * 1024 * 1024;  ///< read per reading, all headers together
 
     /// `cache`, when given, serves headers other readings read already.
-    ProjectHeaders(std::filesystem::path main_file, std::vector<std::filesystem::path> dirs, HeaderCache* cache = nullptr);
+    ProjectHeaders(std::filesystem::path main_file, std::vector<std::filesystem::path> dirs,
+                   HeaderCache* cache = nullptr);
 
     std::optional<IncludedFile> open(const std::string& spelled, const std::filesystem::path& includer) override;
 

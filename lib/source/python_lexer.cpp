@@ -10,15 +10,9 @@ bool is_name_start(char c)
     return (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || u == '_' || u >= 0x80;
 }
 
-bool is_digit(char c)
-{
-    return c >= '0' && c <= '9';
-}
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-bool is_name_char(char c)
-{
-    return is_name_start(c) || is_digit(c);
-}
+bool is_name_char(char c) { return is_name_start(c) || is_digit(c); }
 
 // r, b, u, f, t and their two-letter combinations, in any case.
 bool is_string_prefix(std::string_view word, bool& raw, bool& formatted)
@@ -27,9 +21,12 @@ bool is_string_prefix(std::string_view word, bool& raw, bool& formatted)
     raw = formatted = false;
     for (char c : word) {
         char lower = static_cast<char>(c | 0x20);
-        if (lower == 'r') raw = true;
-        else if (lower == 'f' || lower == 't') formatted = true;
-        else if (lower != 'b' && lower != 'u') return false;
+        if (lower == 'r')
+            raw = true;
+        else if (lower == 'f' || lower == 't')
+            formatted = true;
+        else if (lower != 'b' && lower != 'u')
+            return false;
     }
     return true;
 }
@@ -174,8 +171,10 @@ private:
         int depth = 0;
         while (i < s_.size()) {
             char c = s_[i];
-            if (c == '(' || c == '[' || c == '{') ++depth;
-            else if ((c == ')' || c == ']') && depth > 0) --depth;
+            if (c == '(' || c == '[' || c == '{')
+                ++depth;
+            else if ((c == ')' || c == ']') && depth > 0)
+                --depth;
             else if (c == '}') {
                 if (depth == 0) return i + 1;
                 --depth;
@@ -226,9 +225,6 @@ private:
 
 }  // namespace
 
-std::vector<PythonToken> lex_python(std::string_view source)
-{
-    return Lexer(source).run();
-}
+std::vector<PythonToken> lex_python(std::string_view source) { return Lexer(source).run(); }
 
 }  // namespace ck::signatures

@@ -11,10 +11,7 @@ namespace {
 
 constexpr std::string_view utf8_bom = "\xEF\xBB\xBF";
 
-bool is_coding_char(char c)
-{
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-}
+bool is_coding_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
 
 // PEP 263: the declaration must be a comment line (only whitespace before #).
 std::string coding_of_line(std::string_view line)
@@ -80,8 +77,10 @@ std::string with_lf(std::string_view text)
     std::string out;
     out.reserve(text.size());
     for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] != '\r') out += text[i];
-        else if (i + 1 == text.size() || text[i + 1] != '\n') out += '\n';
+        if (text[i] != '\r')
+            out += text[i];
+        else if (i + 1 == text.size() || text[i + 1] != '\n')
+            out += '\n';
     }
     return out;
 }
@@ -94,7 +93,8 @@ std::string python_coding(std::string_view bytes)
     std::size_t begin = 0;
     for (int line = 0; line < 2 && begin < bytes.size(); ++line) {
         std::size_t end = bytes.find_first_of("\r\n", begin);
-        std::string_view text = bytes.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
+        std::string_view text =
+            bytes.substr(begin, end == std::string_view::npos ? std::string_view::npos : end - begin);
         std::string coding = coding_of_line(text);
         if (!coding.empty()) return coding;
         // PEP 263: the second line counts only when the first is a comment or blank.
@@ -113,8 +113,10 @@ PythonText::PythonText(std::string_view bytes) : text_(bytes)
     std::string decoded;
     bool recoded = !coding_.empty() && !is_utf8_name(coding_) && decode(bytes, coding_, decoded);
     std::string_view text = recoded ? std::string_view(decoded) : bytes;
-    if (text.find('\r') != std::string_view::npos) owned_ = with_lf(text);
-    else if (recoded) owned_ = std::move(decoded);
+    if (text.find('\r') != std::string_view::npos)
+        owned_ = with_lf(text);
+    else if (recoded)
+        owned_ = std::move(decoded);
     else {
         text_ = bytes;
         return;

@@ -39,15 +39,9 @@ std::int64_t now_ns()
 // build for none of the host modules'), and unpacking all was most of a load.
 // A discarded value when the bytes do not decode (a record that passed its
 // checksum always decodes; this keeps a bug from becoming an answer).
-json unpacked(const std::string& packed)
-{
-    return json::from_msgpack(packed, true, false);
-}
+json unpacked(const std::string& packed) { return json::from_msgpack(packed, true, false); }
 
-std::string fact_key(const std::string& sha256, const std::string& question)
-{
-    return sha256 + "\n" + question;
-}
+std::string fact_key(const std::string& sha256, const std::string& question) { return sha256 + "\n" + question; }
 
 }  // namespace
 
@@ -265,8 +259,10 @@ public:
     bool key(string_t& name) override
     {
         if (depth_ == 1) {
-            section_ = name == "code" ? Section::code : name == "files" ? Section::files : name == "facts" ? Section::facts
-                                                                                                          : Section::other;
+            section_ = name == "code"    ? Section::code
+                       : name == "files" ? Section::files
+                       : name == "facts" ? Section::facts
+                                         : Section::other;
             return section_ != Section::other;
         }
         key_ = std::move(name);
@@ -309,12 +305,24 @@ private:
     {
         if (depth_ != 3 || field_ > 5) return false;
         switch (field_++) {
-        case 0: entry_.stat.device = value; break;
-        case 1: entry_.stat.inode = value; break;
-        case 2: entry_.stat.size = value; break;
-        case 3: entry_.stat.modified_ns = static_cast<std::int64_t>(value); break;
-        case 4: entry_.stat.changed_ns = static_cast<std::int64_t>(value); break;
-        default: entry_.hashed_at_ns = static_cast<std::int64_t>(value); break;
+            case 0:
+                entry_.stat.device = value;
+                break;
+            case 1:
+                entry_.stat.inode = value;
+                break;
+            case 2:
+                entry_.stat.size = value;
+                break;
+            case 3:
+                entry_.stat.modified_ns = static_cast<std::int64_t>(value);
+                break;
+            case 4:
+                entry_.stat.changed_ns = static_cast<std::int64_t>(value);
+                break;
+            default:
+                entry_.hashed_at_ns = static_cast<std::int64_t>(value);
+                break;
         }
         return true;
     }
@@ -375,8 +383,8 @@ void SourceRecord::save() noexcept
         json files = json::object(), facts = json::object();
         std::unordered_set<std::string> digests;
         for (const auto& [path, e] : entries_) {
-            files[path] = {e.stat.device, e.stat.inode, e.stat.size, e.stat.modified_ns, e.stat.changed_ns,
-                           e.hashed_at_ns, e.sha256};
+            files[path] = {e.stat.device,     e.stat.inode,   e.stat.size, e.stat.modified_ns,
+                           e.stat.changed_ns, e.hashed_at_ns, e.sha256};
             digests.insert(e.sha256);
         }
         // Facts about content no recorded file holds any more are dropped.

@@ -126,10 +126,10 @@ private:
     std::int64_t margin_ns_;
     mutable std::mutex mutex_;
     std::unordered_map<std::string, Entry> entries_;
-    std::unordered_map<std::string, std::string> facts_;  ///< "<sha256>\n<question>" -> the answer, MessagePack
-    std::unordered_map<std::string, std::string> read_now_;  ///< path -> bytes read in this run
+    std::unordered_map<std::string, std::string> facts_;          ///< "<sha256>\n<question>" -> the answer, MessagePack
+    std::unordered_map<std::string, std::string> read_now_;       ///< path -> bytes read in this run
     std::unordered_map<std::string, std::string> canonical_now_;  ///< path -> canonical, this run
-    std::unordered_map<std::string, bool> held_now_;  ///< fact key -> what still_holds said, this run
+    std::unordered_map<std::string, bool> held_now_;              ///< fact key -> what still_holds said, this run
     std::unordered_map<std::string, nlohmann::json> decoded_now_;  ///< fact key -> the answer decoded, this run
     std::string code_;  ///< the answering code's file, size and time (see the .cpp)
     std::size_t files_read_ = 0;

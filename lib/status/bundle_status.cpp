@@ -21,16 +21,13 @@ namespace {
 
 // The tree's kernels now, with each CUDA job's key and key inputs.
 struct TreeKeys {
-    std::map<std::string, KernelSource> kernels;     ///< by name
-    std::map<std::string, JobResult> jobs;           ///< by module@target
-    std::map<std::string, json> inputs;              ///< by module@target, where known
+    std::map<std::string, KernelSource> kernels;  ///< by name
+    std::map<std::string, JobResult> jobs;        ///< by module@target
+    std::map<std::string, json> inputs;           ///< by module@target, where known
     std::vector<std::string> warnings;
 };
 
-std::string job_name(const std::string& module, const std::string& target)
-{
-    return module + "@" + target;
-}
+std::string job_name(const std::string& module, const std::string& target) { return module + "@" + target; }
 
 TreeKeys tree_keys(const std::vector<fs::path>& paths, const Config& config)
 {
@@ -43,7 +40,8 @@ TreeKeys tree_keys(const std::vector<fs::path>& paths, const Config& config)
     BuildPlan plan = plan_build(request);
     TreeKeys keys;
     for (const auto& kernel : plan.kernels) keys.kernels.emplace(kernel.name, kernel);
-    for (const auto& miss : plan.cuda_misses) keys.inputs[job_name(miss.job.kernel->module, miss.job.target)] = miss.job.inputs;
+    for (const auto& miss : plan.cuda_misses)
+        keys.inputs[job_name(miss.job.kernel->module, miss.job.target)] = miss.job.inputs;
     for (auto& job : preview_build(plan).jobs) keys.jobs.emplace(job_name(job.module, job.target), std::move(job));
     keys.warnings = plan.warnings;
     return keys;
@@ -141,7 +139,8 @@ void use_bundle_cache(const BundleCatalog& catalog, bool cache_dir_given, Config
         config.cache_dir = fs::path(catalog.cache_root);
         return;
     }
-    warnings.push_back("the bundle was made from the cache " + catalog.cache_root + ", which is not here: pass "
+    warnings.push_back("the bundle was made from the cache " + catalog.cache_root +
+                       ", which is not here: pass "
                        "--cache-dir with the cache `cunumpy-kernels build` filled");
 }
 
@@ -173,7 +172,8 @@ std::vector<fs::path> bundled_paths(const Bundle& bundle)
 
 bool BundleStatus::current() const
 {
-    return std::all_of(kernels.begin(), kernels.end(), [](const BundleKernelStatus& k) { return k.state == "current"; });
+    return std::all_of(kernels.begin(), kernels.end(),
+                       [](const BundleKernelStatus& k) { return k.state == "current"; });
 }
 
 std::vector<std::string> BundleStatus::modules(const std::string& state) const
@@ -231,22 +231,35 @@ json to_json(const BundleStatus& status, const std::function<std::string(const f
     for (const auto& k : status.kernels) {
         json artifacts = json::array();
         for (const auto& a : k.artifacts)
-            artifacts.push_back({{"target", a.target}, {"state", a.state}, {"bundle_key", a.bundle_key},
-                                 {"key", a.key}, {"reason", a.reason}});
-        kernels.push_back({{"module", k.module}, {"name", k.name}, {"state", k.state}, {"reason", k.reason},
+            artifacts.push_back({{"target", a.target},
+                                 {"state", a.state},
+                                 {"bundle_key", a.bundle_key},
+                                 {"key", a.key},
+                                 {"reason", a.reason}});
+        kernels.push_back({{"module", k.module},
+                           {"name", k.name},
+                           {"state", k.state},
+                           {"reason", k.reason},
                            {"artifacts", artifacts}});
     }
-    json toolkit = {{"bundle", {{"root", status.toolkit.root}, {"found_by", status.toolkit.found_by},
-                                {"compiler", status.toolkit.compiler}}},
-                    {"now", {{"root", status.toolkit_now.root.string()}, {"found_by", status.toolkit_now.found_by}}},
-                    {"change", status.toolkit_change}};
-    return {{"bundle", display(status.bundle)}, {"created", status.created},  {"targets", status.targets},
+    json toolkit = {
+        {"bundle",
+         {{"root", status.toolkit.root}, {"found_by", status.toolkit.found_by}, {"compiler", status.toolkit.compiler}}},
+        {"now", {{"root", status.toolkit_now.root.string()}, {"found_by", status.toolkit_now.found_by}}},
+        {"change", status.toolkit_change}};
+    return {{"bundle", display(status.bundle)},
+            {"created", status.created},
+            {"targets", status.targets},
             {"cache_root", status.cache_root.empty() ? std::string() : display(status.cache_root)},
             {"toolkit", toolkit},
-            {"current", status.current()},      {"changed", status.modules("changed")},
-            {"added", status.modules("added")}, {"removed", status.modules("removed")},
-            {"unknown", status.modules("unknown")}, {"corrupt", status.modules("corrupt")},
-            {"kernels", kernels}, {"warnings", status.warnings}};
+            {"current", status.current()},
+            {"changed", status.modules("changed")},
+            {"added", status.modules("added")},
+            {"removed", status.modules("removed")},
+            {"unknown", status.modules("unknown")},
+            {"corrupt", status.modules("corrupt")},
+            {"kernels", kernels},
+            {"warnings", status.warnings}};
 }
 
 }  // namespace ck

@@ -50,8 +50,8 @@ struct BundleKernelStatus {
 
 struct BundleStatus {
     std::filesystem::path bundle;
-    std::string created;               ///< when the bundle was made
-    std::vector<std::string> targets;  ///< the bundle's
+    std::string created;                      ///< when the bundle was made
+    std::vector<std::string> targets;         ///< the bundle's
     std::vector<BundleKernelStatus> kernels;  ///< sorted by module
     std::vector<std::string> warnings;
     std::filesystem::path cache_root;  ///< where the keys were computed; empty: cunumpy's default per package

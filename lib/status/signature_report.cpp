@@ -12,8 +12,7 @@ namespace {
 
 using Kind = SignatureFinding::Kind;
 
-nlohmann::json declaration_json(const Signature& signature,
-                                const std::function<std::string(const fs::path&)>& display)
+nlohmann::json declaration_json(const Signature& signature, const std::function<std::string(const fs::path&)>& display)
 {
     nlohmann::json j = {{"role", signature.role}, {"file", display(signature.file)}, {"line", signature.read.line}};
     if (signature.read.status == SignatureRead::Status::found)
@@ -26,12 +25,18 @@ nlohmann::json declaration_json(const Signature& signature,
 const char* to_string(Kind kind)
 {
     switch (kind) {
-    case Kind::mismatch: return "mismatch";
-    case Kind::unreadable: return "unreadable";
-    case Kind::unreadable_file: return "unreadable-file";
-    case Kind::cunumpy_unreadable: return "cunumpy-unreadable";
-    case Kind::cunumpy_mismatch: return "cunumpy-mismatch";
-    case Kind::conditional: return "conditional";
+        case Kind::mismatch:
+            return "mismatch";
+        case Kind::unreadable:
+            return "unreadable";
+        case Kind::unreadable_file:
+            return "unreadable-file";
+        case Kind::cunumpy_unreadable:
+            return "cunumpy-unreadable";
+        case Kind::cunumpy_mismatch:
+            return "cunumpy-mismatch";
+        case Kind::conditional:
+            return "conditional";
     }
     return "?";
 }

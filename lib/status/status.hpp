@@ -46,11 +46,11 @@ enum class ArtifactState {
 const char* to_string(ArtifactState state);
 
 struct ArtifactStatus {
-    std::string kind;     ///< "cuda", or the kind of a host build
-    std::string target;   ///< `sm_90`, `compute_90`, ...
+    std::string kind;    ///< "cuda", or the kind of a host build
+    std::string target;  ///< `sm_90`, `compute_90`, ...
     ArtifactState state = ArtifactState::missing;
-    std::string reason;   ///< stale: what changed; failed: the first line of the log; unknown: what is not known
-    std::string key;      ///< the current key; empty when unknown
+    std::string reason;  ///< stale: what changed; failed: the first line of the log; unknown: what is not known
+    std::string key;     ///< the current key; empty when unknown
     /// failed because the cubin lays out the parameters otherwise than the
     /// runtime packs them (or the struct headers cannot say how): status
     /// exits 1 on it whatever the gates, as build does.
@@ -84,9 +84,9 @@ struct StatusRequest {
 };
 
 struct StatusReport {
-    std::vector<KernelStatus> kernels;  ///< sorted by module
-    std::vector<std::string> warnings;  ///< from walking the trees and locating caches
-    std::vector<ModuleStatus> modules;  ///< in place (Config::in_place) only: the other modules built, by name
+    std::vector<KernelStatus> kernels;     ///< sorted by module
+    std::vector<std::string> warnings;     ///< from walking the trees and locating caches
+    std::vector<ModuleStatus> modules;     ///< in place (Config::in_place) only: the other modules built, by name
     std::optional<CupyInstallation> cupy;  ///< StatusRequest::cupy: which CuPy looked, or why none could
     /// The configured struct headers that are not what their writers write
     /// (check_struct_headers; the writers' Python runs unless a header passed
@@ -94,8 +94,9 @@ struct StatusReport {
     std::vector<StructHeaderFinding> struct_headers;
 
     std::string summary(std::size_t max_missing = 10) const;  ///< porting_summary of the kernels
-    bool all_ported() const;        ///< every kernel has a CUDA version
-    bool all_built() const;         ///< every artifact (of kernels and modules) is built (unknown and foreign count as not built)
+    bool all_ported() const;                                  ///< every kernel has a CUDA version
+    bool all_built()
+        const;  ///< every artifact (of kernels and modules) is built (unknown and foreign count as not built)
     bool signatures_agree() const;  ///< no mismatch, nothing unreadable, every struct header current
 };
 
@@ -122,6 +123,6 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
 /// "cupy" (StatusRequest::cupy only: CupyInstallation's JSON)}. Paths are
 /// written as `display` returns them.
 nlohmann::json to_json(const StatusReport& report,
-                              const std::function<std::string(const std::filesystem::path&)>& display);
+                       const std::function<std::string(const std::filesystem::path&)>& display);
 
 }  // namespace ck

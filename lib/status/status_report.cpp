@@ -119,8 +119,7 @@ private:
 // A built cubin that lays out the parameters otherwise than the runtime
 // packs them is no usable artifact: status reports it failed, with why (the
 // check build runs on hits and compiles alike).
-void check_layout(CubinLayoutChecker& checker, const KernelSource& kernel, const JobResult& job,
-                  ArtifactStatus& status)
+void check_layout(CubinLayoutChecker& checker, const KernelSource& kernel, const JobResult& job, ArtifactStatus& status)
 {
     if (status.state != ArtifactState::built) return;
     std::string problem = checker.problem(kernel, job);
@@ -151,12 +150,18 @@ std::string porting_summary(const std::vector<KernelSource>& kernels, std::size_
 const char* to_string(ArtifactState state)
 {
     switch (state) {
-    case ArtifactState::built: return "built";
-    case ArtifactState::stale: return "stale";
-    case ArtifactState::missing: return "missing";
-    case ArtifactState::failed: return "failed";
-    case ArtifactState::unknown: return "unknown";
-    case ArtifactState::foreign: return "foreign";
+        case ArtifactState::built:
+            return "built";
+        case ArtifactState::stale:
+            return "stale";
+        case ArtifactState::missing:
+            return "missing";
+        case ArtifactState::failed:
+            return "failed";
+        case ArtifactState::unknown:
+            return "unknown";
+        case ArtifactState::foreign:
+            return "foreign";
     }
     return "?";
 }
@@ -170,14 +175,16 @@ std::string StatusReport::summary(std::size_t max_missing) const
 
 bool StatusReport::all_ported() const
 {
-    return std::all_of(kernels.begin(), kernels.end(), [](const KernelStatus& k) { return k.kernel.cuda_file.has_value(); });
+    return std::all_of(kernels.begin(), kernels.end(),
+                       [](const KernelStatus& k) { return k.kernel.cuda_file.has_value(); });
 }
 
 bool StatusReport::all_built() const
 {
     auto built = [](const ArtifactStatus& a) { return a.state == ArtifactState::built; };
-    return std::all_of(kernels.begin(), kernels.end(),
-                       [&](const KernelStatus& k) { return std::all_of(k.artifacts.begin(), k.artifacts.end(), built); }) &&
+    return std::all_of(
+               kernels.begin(), kernels.end(),
+               [&](const KernelStatus& k) { return std::all_of(k.artifacts.begin(), k.artifacts.end(), built); }) &&
            std::all_of(modules.begin(), modules.end(), [&](const ModuleStatus& m) { return built(m.artifact); });
 }
 
@@ -187,9 +194,8 @@ namespace {
 // to report; the gate is about declarations that disagree or cannot be read.
 bool has_errors(const KernelSignatures& signatures)
 {
-    return std::any_of(signatures.findings.begin(), signatures.findings.end(), [](const SignatureFinding& f) {
-        return f.severity == SignatureFinding::Severity::error;
-    });
+    return std::any_of(signatures.findings.begin(), signatures.findings.end(),
+                       [](const SignatureFinding& f) { return f.severity == SignatureFinding::Severity::error; });
 }
 
 // A Python that cannot run the writers leaves every header unchecked: one
@@ -252,7 +258,8 @@ StatusReport read_status(const StatusRequest& request)
         }
         if (!cupy_unavailable.empty() && kernel.cuda_file)
             for (const auto& architecture : cupy_architectures(request.config.architectures))
-                status.artifacts.push_back({"cupy", "sm_" + architecture, ArtifactState::unknown, cupy_unavailable, ""});
+                status.artifacts.push_back(
+                    {"cupy", "sm_" + architecture, ArtifactState::unknown, cupy_unavailable, ""});
         report.kernels.push_back(std::move(status));
     }
     // In place, the modules kernels import are built beside their sources too; one
@@ -302,12 +309,13 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
     if (!mislaid.empty())
         failures.push_back("parameter layout: " + util::counted(mislaid.size(), "cubin lays", "cubins lay") +
                            " out the parameters otherwise than the runtime packs them (see each artifact's reason; "
-                           "regenerate the struct headers or rebuild the kernel): " + kernel_list(mislaid));
+                           "regenerate the struct headers or rebuild the kernel): " +
+                           kernel_list(mislaid));
     if (gates.require_cuda && !unported.empty())
-        failures.push_back("--require-cuda: " + util::counted(unported.size(), "kernel has", "kernels have") + " no CUDA version: " +
-                           kernel_list(unported));
-    bool foreign = std::any_of(unbuilt.begin(), unbuilt.end(),
-                               [](const std::string& line) { return line.ends_with(" foreign"); });
+        failures.push_back("--require-cuda: " + util::counted(unported.size(), "kernel has", "kernels have") +
+                           " no CUDA version: " + kernel_list(unported));
+    bool foreign =
+        std::any_of(unbuilt.begin(), unbuilt.end(), [](const std::string& line) { return line.ends_with(" foreign"); });
     if (gates.require_built && !unbuilt.empty())
         failures.push_back("--require-built: " + util::counted(unbuilt.size(), "artifact is", "artifacts are") +
                            " not built for the current configuration (run `cunumpy-kernels build`" +
@@ -333,8 +341,11 @@ nlohmann::json to_json(const StatusReport& report, const std::function<std::stri
         for (const auto& h : k.kernel.host) host.push_back(h.kind);
         for (const auto& a : k.artifacts) {
             ++artifact_counts[to_string(a.state)];
-            artifacts.push_back({{"kind", a.kind}, {"target", a.target}, {"state", to_string(a.state)},
-                                 {"reason", a.reason}, {"key", a.key}});
+            artifacts.push_back({{"kind", a.kind},
+                                 {"target", a.target},
+                                 {"state", to_string(a.state)},
+                                 {"reason", a.reason},
+                                 {"key", a.key}});
         }
         for (const auto& f : k.signatures.findings) findings.push_back(f.message);
         ++signature_counts[to_string(k.signatures.agreement())];
@@ -350,16 +361,22 @@ nlohmann::json to_json(const StatusReport& report, const std::function<std::stri
     json modules = json::array();
     for (const auto& m : report.modules) {
         ++artifact_counts[to_string(m.artifact.state)];
-        modules.push_back({{"module", m.module}, {"kind", m.artifact.kind}, {"target", m.artifact.target},
-                           {"state", to_string(m.artifact.state)}, {"reason", m.artifact.reason}, {"key", m.artifact.key}});
+        modules.push_back({{"module", m.module},
+                           {"kind", m.artifact.kind},
+                           {"target", m.artifact.target},
+                           {"state", to_string(m.artifact.state)},
+                           {"reason", m.artifact.reason},
+                           {"key", m.artifact.key}});
     }
-    json result = {{"summary", report.summary()},
-            {"with_cuda", with},
-            {"without_cuda", without},
-            {"counts", {{"kernels", report.kernels.size()}, {"artifacts", artifact_counts}, {"signatures", signature_counts}}},
-            {"kernels", kernels},
-            {"modules", modules},
-            {"warnings", report.warnings}};
+    json result = {
+        {"summary", report.summary()},
+        {"with_cuda", with},
+        {"without_cuda", without},
+        {"counts",
+         {{"kernels", report.kernels.size()}, {"artifacts", artifact_counts}, {"signatures", signature_counts}}},
+        {"kernels", kernels},
+        {"modules", modules},
+        {"warnings", report.warnings}};
     if (report.cupy) result["cupy"] = to_json(*report.cupy);
     result["struct_headers"] = to_json(report.struct_headers, display);
     return result;

@@ -99,9 +99,9 @@ std::optional<std::pair<std::string, std::string>> pass_key(SourceRecord& record
                                                             const Pending& item)
 {
     try {
-        std::string question =
-            std::string(passed_question) + " " +
-            util::json_text(nlohmann::json{item.writer, config.python, item.source_root.string(), item.header.string()});
+        std::string question = std::string(passed_question) + " " +
+                               util::json_text(nlohmann::json{item.writer, config.python, item.source_root.string(),
+                                                              item.header.string()});
         return std::make_pair(record.digest(item.header), question);
     } catch (const SourceError&) {
         return std::nullopt;
@@ -131,8 +131,9 @@ bool remembered_pass(SourceRecord& record, const Pending& item)
 {
     if (!item.key) return false;
     try {
-        record.answer(item.key->first, item.key->second, []() -> nlohmann::json { throw NotRemembered{}; },
-                      [&](const nlohmann::json& passed) { return inputs_unchanged(record, passed); });
+        record.answer(
+            item.key->first, item.key->second, []() -> nlohmann::json { throw NotRemembered{}; },
+            [&](const nlohmann::json& passed) { return inputs_unchanged(record, passed); });
         return true;
     } catch (const NotRemembered&) {
         return false;
@@ -165,9 +166,8 @@ std::variant<nlohmann::json, std::string> run_writer(const Config& config, const
                               {"timeout", config.struct_header_timeout}};
     fs::create_directories(scratch / "out");
     std::ofstream(request_file) << util::json_text(request);
-    auto result = util::run_process({config.python, "-c", struct_header_writer_script, request_file.string(),
-                                     answer.string()},
-                                    item.source_root);
+    auto result = util::run_process(
+        {config.python, "-c", struct_header_writer_script, request_file.string(), answer.string()}, item.source_root);
     std::error_code error;
     if (!fs::exists(answer, error)) return ended_without_answer(config, result);
     try {
@@ -183,7 +183,8 @@ std::variant<nlohmann::json, std::string> run_writer(const Config& config, const
 std::optional<std::string> problem_of(const Pending& item, const nlohmann::json& result, const fs::path& scratch,
                                       std::string& diff)
 {
-    if (result.contains("error")) return "its writer " + item.writer + " raised " + result.at("error").get<std::string>();
+    if (result.contains("error"))
+        return "its writer " + item.writer + " raised " + result.at("error").get<std::string>();
     if (result.value("wrote_nothing", false))
         return "its writer " + item.writer + " wrote nothing to the path it was given (" +
                (scratch / "out" / item.header.filename()).string() + ")";
@@ -214,7 +215,8 @@ void require_python(const Config& config)
     std::string where = config.source_file.empty() ? "" : " in " + config.source_file.string();
     throw ToolchainError("struct-headers: the Python interpreter '" + config.python +
                          "' that runs the header writers cannot be run (not found, or not an executable file): set "
-                         "the python key of [tool.cunumpy-kernels]" + where + ", or pass --python");
+                         "the python key of [tool.cunumpy-kernels]" +
+                         where + ", or pass --python");
 }
 
 // Each struct that two configured headers define: the runtime could pack
@@ -224,7 +226,8 @@ void add_duplicate_structs(const Config& config, std::vector<StructHeaderFinding
 {
     try {
         for (const auto& duplicate : read_configured_structs(config).duplicates)
-            findings.push_back({duplicate.second, config.struct_headers.at(duplicate.second), duplicate.message(), "", ""});
+            findings.push_back(
+                {duplicate.second, config.struct_headers.at(duplicate.second), duplicate.message(), "", ""});
     } catch (const SourceError&) {
         // A header that cannot be read: its writer's run reports it.
     }
@@ -297,7 +300,10 @@ nlohmann::json to_json(const std::vector<StructHeaderFinding>& findings,
 {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& f : findings)
-        list.push_back({{"header", display(f.header)}, {"writer", f.writer}, {"problem", f.problem}, {"diff", f.diff},
+        list.push_back({{"header", display(f.header)},
+                        {"writer", f.writer},
+                        {"problem", f.problem},
+                        {"diff", f.diff},
                         {"regenerate", f.regenerate}});
     return list;
 }

@@ -30,9 +30,10 @@ namespace ck {
 /// A header that is not what its writer writes, or whose writer failed.
 struct StructHeaderFinding {
     std::filesystem::path header;
-    std::string writer;      ///< "module:function"
-    std::string problem;     ///< "differs from what ... writes", or how the writer failed ("raised TypeName: message", all lines, and where)
-    std::string diff;        ///< unified diff from the committed header to the written one; "" when none was written
+    std::string writer;   ///< "module:function"
+    std::string problem;  ///< "differs from what ... writes", or how the writer failed ("raised TypeName: message", all
+                          ///< lines, and where)
+    std::string diff;     ///< unified diff from the committed header to the written one; "" when none was written
     std::string regenerate;  ///< the command that writes the header; "" when none fixes it (a struct defined twice)
 };
 

@@ -83,7 +83,8 @@ ConfiguredStructs read_configured_structs(const Config& config)
         }
         for (auto& [name, layout] : read_struct_layouts(text, header)) {
             auto [first, added] = defined_in.emplace(name, header);
-            if (added) structs.layouts[name] = layout;
+            if (added)
+                structs.layouts[name] = layout;
             else
                 structs.duplicates.push_back({name, first->second, header});
         }

@@ -15,7 +15,8 @@ namespace ck::util {
 namespace fs = std::filesystem;
 
 AtomicFile::AtomicFile(const fs::path& target)
-    : target_(target), temporary_(target.parent_path() / ("." + target.filename().string() + "." + unique_temporary_name()))
+    : target_(target),
+      temporary_(target.parent_path() / ("." + target.filename().string() + "." + unique_temporary_name()))
 {
 }
 
@@ -36,7 +37,8 @@ void AtomicFile::copy_from(const fs::path& source)
 {
     std::error_code error;
     fs::copy_file(source, temporary_, fs::copy_options::overwrite_existing, error);
-    if (error) throw CacheError("cannot copy " + source.string() + " to " + temporary_.string() + ": " + error.message());
+    if (error)
+        throw CacheError("cannot copy " + source.string() + " to " + temporary_.string() + ": " + error.message());
 }
 
 void AtomicFile::commit()

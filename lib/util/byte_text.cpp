@@ -9,8 +9,10 @@ std::size_t utf8_sequence_length(std::string_view text)
     auto byte = [&text](std::size_t i) { return i < text.size() ? static_cast<unsigned char>(text[i]) : 0x100u; };
     unsigned lead = byte(0);
     if (lead < 0x80) return 1;
-    std::size_t length = lead >= 0xC2 && lead <= 0xDF ? 2 : lead >= 0xE0 && lead <= 0xEF ? 3
-                         : lead >= 0xF0 && lead <= 0xF4 ? 4 : 0;
+    std::size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
+                         : lead >= 0xE0 && lead <= 0xEF ? 3
+                         : lead >= 0xF0 && lead <= 0xF4 ? 4
+                                                        : 0;
     if (length == 0) return 0;
     // These leads would allow overlong forms, surrogates or code points past
     // U+10FFFF; their second byte's range excludes them.

@@ -29,7 +29,8 @@ fs::path file_of_code()
             for (int i = 0; i < object->dlpi_phnum; ++i) {
                 const auto& segment = object->dlpi_phdr[i];
                 std::uintptr_t start = object->dlpi_addr + segment.p_vaddr;
-                if (segment.p_type == PT_LOAD && search->address >= start && search->address < start + segment.p_memsz) {
+                if (segment.p_type == PT_LOAD && search->address >= start &&
+                    search->address < start + segment.p_memsz) {
                     search->name = object->dlpi_name ? object->dlpi_name : "";
                     return 1;
                 }

@@ -32,10 +32,7 @@ DynamicLibrary DynamicLibrary::open_first(const std::vector<std::string>& names,
     return library;
 }
 
-void* DynamicLibrary::symbol(const char* name) const
-{
-    return handle_ ? ::dlsym(handle_, name) : nullptr;
-}
+void* DynamicLibrary::symbol(const char* name) const { return handle_ ? ::dlsym(handle_, name) : nullptr; }
 
 std::string DynamicLibrary::path() const
 {

@@ -42,10 +42,7 @@ int UniqueFd::release()
     return fd;
 }
 
-std::string errno_message(int error)
-{
-    return std::strerror(error);
-}
+std::string errno_message(int error) { return std::strerror(error); }
 
 std::string read_file(const fs::path& path, std::uint64_t max_bytes)
 {
@@ -109,10 +106,7 @@ UniqueFd create_holding(const fs::path& path, std::string_view bytes)
 
 }  // namespace
 
-void write_file(const fs::path& path, std::string_view bytes)
-{
-    create_holding(path, bytes);
-}
+void write_file(const fs::path& path, std::string_view bytes) { create_holding(path, bytes); }
 
 void write_file_synced(const fs::path& path, const std::string& bytes)
 {

@@ -49,10 +49,7 @@ std::string sha256_hex(std::string_view data)
     return to_hex(digest, length);
 }
 
-std::string sha256_file(const std::filesystem::path& file)
-{
-    return sha256_hex(util::read_file(file));
-}
+std::string sha256_file(const std::filesystem::path& file) { return sha256_hex(util::read_file(file)); }
 
 Sha256Stream::Sha256Stream() : context_(new_context())
 {
@@ -70,10 +67,7 @@ Sha256Stream::Sha256Stream(const Sha256Stream& other) : context_(new_context())
     }
 }
 
-Sha256Stream::~Sha256Stream()
-{
-    EVP_MD_CTX_free(context_);
-}
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(context_); }
 
 void Sha256Stream::update(std::string_view data)
 {

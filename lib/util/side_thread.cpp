@@ -16,12 +16,16 @@ void run_beside(const std::function<void()>& side, const std::function<void()>& 
     try {
         main();
     } catch (...) {
-        if (beside.joinable()) beside.join();
-        else side();
+        if (beside.joinable())
+            beside.join();
+        else
+            side();
         throw;
     }
-    if (beside.joinable()) beside.join();
-    else side();
+    if (beside.joinable())
+        beside.join();
+    else
+        side();
 }
 
 }  // namespace ck::util

@@ -177,10 +177,7 @@ void signal_groups(int signal_number)
 
 }  // namespace
 
-bool stop_requested()
-{
-    return stopping.load();
-}
+bool stop_requested() { return stopping.load(); }
 
 void terminate_children()
 {

@@ -11,8 +11,8 @@
 namespace ck::util {
 
 struct ProcessResult {
-    int exit_code = -1;    ///< exit status, or 128 + signal when killed
-    std::string output;    ///< stdout and stderr, interleaved as written
+    int exit_code = -1;  ///< exit status, or 128 + signal when killed
+    std::string output;  ///< stdout and stderr, interleaved as written
 };
 
 /// Environment variables to set in a child, over the parent's; a variable

@@ -30,7 +30,8 @@ inline std::string shell_word(const std::string& word)
 {
     static const std::string plain = "_-./:=@%+,";
     bool simple = !word.empty();
-    for (unsigned char c : word) simple = simple && (std::isalnum(c) || plain.find(static_cast<char>(c)) != std::string::npos);
+    for (unsigned char c : word)
+        simple = simple && (std::isalnum(c) || plain.find(static_cast<char>(c)) != std::string::npos);
     if (simple) return word;
     std::string quoted = "'";
     for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);

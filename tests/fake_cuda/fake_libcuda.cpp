@@ -22,22 +22,50 @@ int launches = 0;
 int module_token;
 
 CUresult CUDAAPI fake_init(unsigned) { return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_driver_version(int* v) { *v = 13000; return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_device_count(int* n) { *n = 1; return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_device_get(CUdevice* d, int ordinal) { *d = ordinal; return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE; }
+CUresult CUDAAPI fake_driver_version(int* v)
+{
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_device_count(int* n)
+{
+    *n = 1;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_device_get(CUdevice* d, int ordinal)
+{
+    *d = ordinal;
+    return ordinal == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
 
 CUresult CUDAAPI fake_device_attribute(int* value, CUdevice_attribute attribute, CUdevice)
 {
     switch (attribute) {
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
-    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = 64; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 2147483647; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
-    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = 65535; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 49152; break;
-    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
-    default: *value = 1024; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+            *value = 9;
+            break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+            *value = 0;
+            break;
+        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+            *value = 64;
+            break;
+        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+            *value = 2147483647;
+            break;
+        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+            *value = 65535;
+            break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+            *value = 49152;
+            break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+            *value = 232448;
+            break;
+        default:
+            *value = 1024;
+            break;
     }
     return CUDA_SUCCESS;
 }
@@ -48,20 +76,45 @@ CUresult CUDAAPI fake_device_name(char* name, int length, CUdevice)
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI fake_retain(CUcontext* c, CUdevice) { *c = reinterpret_cast<CUcontext>(&context_token); return CUDA_SUCCESS; }
+CUresult CUDAAPI fake_retain(CUcontext* c, CUdevice)
+{
+    *c = reinterpret_cast<CUcontext>(&context_token);
+    return CUDA_SUCCESS;
+}
 CUresult CUDAAPI fake_release(CUdevice) { return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_get_current(CUcontext* c) { *c = current; return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_set_current(CUcontext c) { current = c; return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_get_device(CUdevice* d) { *d = 0; return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT; }
+CUresult CUDAAPI fake_get_current(CUcontext* c)
+{
+    *c = current;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_set_current(CUcontext c)
+{
+    current = c;
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_get_device(CUdevice* d)
+{
+    *d = 0;
+    return current ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
 CUresult CUDAAPI fake_synchronize() { return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_module_load(CUmodule* m, const void*) { *m = reinterpret_cast<CUmodule>(&module_token); return CUDA_SUCCESS; }
+CUresult CUDAAPI fake_module_load(CUmodule* m, const void*)
+{
+    *m = reinterpret_cast<CUmodule>(&module_token);
+    return CUDA_SUCCESS;
+}
 CUresult CUDAAPI fake_module_unload(CUmodule) { return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_get_function(CUfunction* f, CUmodule, const char*) { *f = reinterpret_cast<CUfunction>(&module_token); return CUDA_SUCCESS; }
+CUresult CUDAAPI fake_get_function(CUfunction* f, CUmodule, const char*)
+{
+    *f = reinterpret_cast<CUfunction>(&module_token);
+    return CUDA_SUCCESS;
+}
 
 CUresult CUDAAPI fake_function_attribute(int* value, CUfunction_attribute attribute, CUfunction)
 {
-    *value = attribute == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK ? 1024
-           : attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? 49152 : 0;
+    *value = attribute == CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK           ? 1024
+             : attribute == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES ? 49152
+                                                                            : 0;
     return CUDA_SUCCESS;
 }
 
@@ -74,12 +127,36 @@ CUresult CUDAAPI fake_launch(CUfunction, unsigned, unsigned, unsigned, unsigned,
     return CUDA_SUCCESS;
 }
 
-CUresult CUDAAPI fake_alloc(CUdeviceptr* p, size_t bytes) { *p = reinterpret_cast<CUdeviceptr>(std::malloc(bytes)); return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_free(CUdeviceptr p) { std::free(reinterpret_cast<void*>(p)); return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_htod(CUdeviceptr d, const void* h, size_t n) { std::memcpy(reinterpret_cast<void*>(d), h, n); return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_dtoh(void* h, CUdeviceptr d, size_t n) { std::memcpy(h, reinterpret_cast<void*>(d), n); return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_error_name(CUresult, const char** s) { *s = "CUDA_ERROR_FAKE"; return CUDA_SUCCESS; }
-CUresult CUDAAPI fake_error_string(CUresult, const char** s) { *s = "fake libcuda error"; return CUDA_SUCCESS; }
+CUresult CUDAAPI fake_alloc(CUdeviceptr* p, size_t bytes)
+{
+    *p = reinterpret_cast<CUdeviceptr>(std::malloc(bytes));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_free(CUdeviceptr p)
+{
+    std::free(reinterpret_cast<void*>(p));
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_htod(CUdeviceptr d, const void* h, size_t n)
+{
+    std::memcpy(reinterpret_cast<void*>(d), h, n);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_dtoh(void* h, CUdeviceptr d, size_t n)
+{
+    std::memcpy(h, reinterpret_cast<void*>(d), n);
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_error_name(CUresult, const char** s)
+{
+    *s = "CUDA_ERROR_FAKE";
+    return CUDA_SUCCESS;
+}
+CUresult CUDAAPI fake_error_string(CUresult, const char** s)
+{
+    *s = "fake libcuda error";
+    return CUDA_SUCCESS;
+}
 
 const std::map<std::string, void*>& entry_points()
 {
@@ -125,7 +202,4 @@ FAKE_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn,
 }
 
 /// How many kernels were launched: read by the tests.
-FAKE_EXPORT int fake_cuda_launches()
-{
-    return launches;
-}
+FAKE_EXPORT int fake_cuda_launches() { return launches; }

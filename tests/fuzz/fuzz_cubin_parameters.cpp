@@ -27,7 +27,8 @@ void check(const std::string& bytes, const std::string& entry)
             const auto& q = (*found)[j];
             bool overlap = p.offset < q.offset + q.size && q.offset < p.offset + p.size;
             if (p.ordinal == i && !overlap) continue;
-            std::fprintf(stderr, "read_cubin_parameters: parameter %zu (ordinal %zu) breaks the layout\n", i, p.ordinal);
+            std::fprintf(stderr, "read_cubin_parameters: parameter %zu (ordinal %zu) breaks the layout\n", i,
+                         p.ordinal);
             std::abort();
         }
         if (p.ordinal != i) std::abort();

@@ -22,8 +22,8 @@ inline bool is_identifier(std::string_view text)
     if (text.empty() || (text[0] >= '0' && text[0] <= '9')) return false;
     for (char c : text) {
         auto u = static_cast<unsigned char>(c);
-        bool ok = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || u == '_' ||
-                  u == '$' || u >= 0x80;
+        bool ok = (u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') || u == '_' || u == '$' ||
+                  u >= 0x80;
         if (!ok) return false;
     }
     return true;
@@ -72,8 +72,10 @@ inline std::string violation(const SignatureRead& read, std::string_view source)
 inline std::string cunumpy_violation(const signatures::CunumpyReading& reading, std::string_view source)
 {
     int lines = line_count(source);
-    if (reading.line < 0 || reading.line > lines) return "cunumpy model: line " + std::to_string(reading.line) + " outside the source";
-    if (reading.raises && (reading.why.empty() || !reading.names.empty())) return "cunumpy model: a failure without reason, or with names";
+    if (reading.line < 0 || reading.line > lines)
+        return "cunumpy model: line " + std::to_string(reading.line) + " outside the source";
+    if (reading.raises && (reading.why.empty() || !reading.names.empty()))
+        return "cunumpy model: a failure without reason, or with names";
     if (!reading.raises && !reading.why.empty()) return "cunumpy model: a reading with a reason";
     return "";
 }
@@ -90,9 +92,11 @@ inline std::string check_cuda(std::string_view data)
 inline std::string check_python(std::string_view data)
 {
     ReaderInput input = split_input(data);
-    std::string first = violation(read_python_signature(input.source, input.name, PythonDefinition::first), input.source);
-    return first.empty() ? violation(read_python_signature(input.source, input.name, PythonDefinition::last), input.source)
-                         : first;
+    std::string first =
+        violation(read_python_signature(input.source, input.name, PythonDefinition::first), input.source);
+    return first.empty()
+               ? violation(read_python_signature(input.source, input.name, PythonDefinition::last), input.source)
+               : first;
 }
 
 }  // namespace ck::fuzz

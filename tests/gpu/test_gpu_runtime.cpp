@@ -96,7 +96,8 @@ public:
 
     void add(const std::string& name, const std::string& parameters, const std::string& cuda)
     {
-        tree.write("src/gpusim/kernels/" + name + "/" + name + "_kernels.py", "def " + name + "(" + parameters + "):\n    pass\n");
+        tree.write("src/gpusim/kernels/" + name + "/" + name + "_kernels.py",
+                   "def " + name + "(" + parameters + "):\n    pass\n");
         tree.write("src/gpusim/kernels/" + name + "/" + name + "_cuda.cu", cuda);
     }
 
@@ -126,7 +127,8 @@ public:
 
 template <typename T>
 struct DeviceVector {
-    DeviceVector(const std::vector<T>& host) : buffer(Gpu::system()->allocate(host.size() * sizeof(T))), size(host.size())
+    DeviceVector(const std::vector<T>& host)
+        : buffer(Gpu::system()->allocate(host.size() * sizeof(T))), size(host.size())
     {
         buffer.upload(host.data(), size * sizeof(T));
     }
@@ -184,8 +186,8 @@ TEST_CASE("the example package: loaded from the cache `build` filled, parity wit
         CHECK(info->how == "cubin");
         CHECK(info->target == Gpu::system()->current_device().arch());
         CHECK_FALSE(info->published);
-        MESSAGE(std::string(std::string(name) + ": " + info->how + " " + info->target + " from " + info->artifact.string() +
-                            " in " + std::to_string(info->seconds * 1e3) + " ms"));
+        MESSAGE(std::string(std::string(name) + ": " + info->how + " " + info->target + " from " +
+                            info->artifact.string() + " in " + std::to_string(info->seconds * 1e3) + " ms"));
     }
 
     const long long n = 200000, n_cells = 64;
@@ -241,9 +243,9 @@ TEST_CASE("structs by value, checked against the driver's parameter layout")
     struct Small {
         double a;
     } small{1.0};
-    CHECK_THROWS_WITH_AS(catalog["axpy_struct"](Launch{.n_threads = Dim3(10)}, struct_value(small), dx.view(), dy.view()),
-                         doctest::Contains("must be a struct of 16 bytes (the size the driver reports for Params)"),
-                         ArgumentError);
+    CHECK_THROWS_WITH_AS(
+        catalog["axpy_struct"](Launch{.n_threads = Dim3(10)}, struct_value(small), dx.view(), dy.view()),
+        doctest::Contains("must be a struct of 16 bytes (the size the driver reports for Params)"), ArgumentError);
 }
 
 TEST_CASE("limits: __launch_bounds__, dynamic shared memory with the opt-in above 48 KiB")
@@ -265,9 +267,9 @@ TEST_CASE("limits: __launch_bounds__, dynamic shared memory with the opt-in abov
     auto y = dy.read();
     CHECK(y[4095] == 2.0 * 4095);
     auto optin = static_cast<std::size_t>(Gpu::system()->current_device().shared_per_block_optin);
-    CHECK_THROWS_WITH_AS(catalog["shared_copy"](Launch{.n_threads = Dim3(4096), .shared_mem = optin + 1}, dx.view(),
-                                                dy.view(), 4096LL),
-                         doctest::Contains("bytes a block may use on this device"), LaunchError);
+    CHECK_THROWS_WITH_AS(
+        catalog["shared_copy"](Launch{.n_threads = Dim3(4096), .shared_mem = optin + 1}, dx.view(), dy.view(), 4096LL),
+        doctest::Contains("bytes a block may use on this device"), LaunchError);
 }
 
 TEST_CASE("the PTX path: a cache without a cubin for this GPU is served by the driver's JIT")
@@ -347,13 +349,15 @@ TEST_CASE("launches from several threads share one module and all run")
     gpu->current_device();  // the primary context, shared by the threads below
     constexpr int threads = 8, calls = 200, n = 4096;
     std::vector<std::unique_ptr<DeviceVector<double>>> buffers;
-    for (int t = 0; t < threads; ++t) buffers.push_back(std::make_unique<DeviceVector<double>>(std::vector<double>(n, 1.0)));
+    for (int t = 0; t < threads; ++t)
+        buffers.push_back(std::make_unique<DeviceVector<double>>(std::vector<double>(n, 1.0)));
     std::atomic<int> failures{0};
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t)
         pool.emplace_back([&, t] {
             try {
-                for (int i = 0; i < calls; ++i) catalog["scale"](buffers[t]->view(), 1.0 + (i % 2), static_cast<long long>(n));
+                for (int i = 0; i < calls; ++i)
+                    catalog["scale"](buffers[t]->view(), 1.0 + (i % 2), static_cast<long long>(n));
             } catch (const std::exception& error) {
                 std::fprintf(stderr, "thread %d: %s\n", t, error.what());
                 ++failures;

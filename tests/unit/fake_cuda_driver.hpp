@@ -80,8 +80,16 @@ public:
     }
 
     CUresult init() override { return init_result; }
-    CUresult driver_version(int* version) override { *version = 13000; return CUDA_SUCCESS; }
-    CUresult device_count(int* count) override { *count = static_cast<int>(devices.size()); return CUDA_SUCCESS; }
+    CUresult driver_version(int* version) override
+    {
+        *version = 13000;
+        return CUDA_SUCCESS;
+    }
+    CUresult device_count(int* count) override
+    {
+        *count = static_cast<int>(devices.size());
+        return CUDA_SUCCESS;
+    }
     CUresult device_get(CUdevice* device, int ordinal) override
     {
         if (ordinal < 0 || ordinal >= static_cast<int>(devices.size())) return CUDA_ERROR_INVALID_DEVICE;
@@ -92,18 +100,41 @@ public:
     {
         const FakeDevice& d = devices.at(static_cast<std::size_t>(device));
         switch (attribute) {
-        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = d.cc_major; break;
-        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = d.cc_minor; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = d.max_threads_per_block; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: *value = d.max_block[0]; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: *value = d.max_block[1]; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: *value = d.max_block[2]; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = d.max_grid[0]; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = d.max_grid[1]; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: *value = d.max_grid[2]; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = d.shared_per_block; break;
-        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = d.shared_per_block_optin; break;
-        default: return CUDA_ERROR_INVALID_VALUE;
+            case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR:
+                *value = d.cc_major;
+                break;
+            case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR:
+                *value = d.cc_minor;
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+                *value = d.max_threads_per_block;
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X:
+                *value = d.max_block[0];
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y:
+                *value = d.max_block[1];
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z:
+                *value = d.max_block[2];
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X:
+                *value = d.max_grid[0];
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y:
+                *value = d.max_grid[1];
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z:
+                *value = d.max_grid[2];
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK:
+                *value = d.shared_per_block;
+                break;
+            case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN:
+                *value = d.shared_per_block_optin;
+                break;
+            default:
+                return CUDA_ERROR_INVALID_VALUE;
         }
         return CUDA_SUCCESS;
     }
@@ -123,8 +154,16 @@ public:
         --retained_;
         return CUDA_SUCCESS;
     }
-    CUresult context_get_current(CUcontext* context) override { *context = current(); return CUDA_SUCCESS; }
-    CUresult context_set_current(CUcontext context) override { current() = context; return CUDA_SUCCESS; }
+    CUresult context_get_current(CUcontext* context) override
+    {
+        *context = current();
+        return CUDA_SUCCESS;
+    }
+    CUresult context_set_current(CUcontext context) override
+    {
+        current() = context;
+        return CUDA_SUCCESS;
+    }
     CUresult context_get_device(CUdevice* device) override
     {
         for (std::size_t i = 0; i < devices.size(); ++i)
@@ -134,7 +173,11 @@ public:
             }
         return CUDA_ERROR_INVALID_CONTEXT;
     }
-    CUresult context_synchronize() override { ++synchronizations; return CUDA_SUCCESS; }
+    CUresult context_synchronize() override
+    {
+        ++synchronizations;
+        return CUDA_SUCCESS;
+    }
 
     CUresult module_load_data(CUmodule* module, const void* image) override
     {
@@ -144,12 +187,21 @@ public:
         }
         ++loads;
         std::lock_guard lock(mutex_);
-        loaded_images.push_back(std::memcmp(image, "\x7f" "ELF", 4) == 0 ? "ELF" : "PTX");
+        loaded_images.push_back(std::memcmp(image,
+                                            "\x7f"
+                                            "ELF",
+                                            4) == 0
+                                    ? "ELF"
+                                    : "PTX");
         modules_.push_back(std::make_unique<int>(0));
         *module = reinterpret_cast<CUmodule>(modules_.back().get());
         return CUDA_SUCCESS;
     }
-    CUresult module_unload(CUmodule) override { ++unloads_; return CUDA_SUCCESS; }
+    CUresult module_unload(CUmodule) override
+    {
+        ++unloads_;
+        return CUDA_SUCCESS;
+    }
     CUresult module_get_function(CUfunction* function, CUmodule, const char* name) override
     {
         if (missing_symbols.count(name)) return CUDA_ERROR_NOT_FOUND;
@@ -162,10 +214,17 @@ public:
     {
         FakeFunction facts = facts_of(function);
         switch (attribute) {
-        case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = facts.max_threads_per_block; break;
-        case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = facts.static_shared; break;
-        case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = dynamic_shared(function); break;
-        default: return CUDA_ERROR_INVALID_VALUE;
+            case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+                *value = facts.max_threads_per_block;
+                break;
+            case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES:
+                *value = facts.static_shared;
+                break;
+            case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+                *value = dynamic_shared(function);
+                break;
+            default:
+                return CUDA_ERROR_INVALID_VALUE;
         }
         return CUDA_SUCCESS;
     }
@@ -176,7 +235,8 @@ public:
         opted_in_[function] = value;
         return CUDA_SUCCESS;
     }
-    CUresult function_param_info(CUfunction function, std::size_t index, std::size_t* offset, std::size_t* size) override
+    CUresult function_param_info(CUfunction function, std::size_t index, std::size_t* offset,
+                                 std::size_t* size) override
     {
         FakeFunction facts = facts_of(function);
         if (!facts.param_sizes) return CUDA_ERROR_NOT_SUPPORTED;
@@ -208,7 +268,11 @@ public:
         *address = reinterpret_cast<CUdeviceptr>(memory_.back().get());
         return CUDA_SUCCESS;
     }
-    CUresult mem_free(CUdeviceptr) override { ++frees_; return CUDA_SUCCESS; }
+    CUresult mem_free(CUdeviceptr) override
+    {
+        ++frees_;
+        return CUDA_SUCCESS;
+    }
     CUresult memcpy_htod(CUdeviceptr destination, const void* source, std::size_t bytes) override
     {
         std::memcpy(reinterpret_cast<void*>(destination), source, bytes);
@@ -220,7 +284,10 @@ public:
         std::memcpy(destination, reinterpret_cast<const void*>(source), bytes);
         return CUDA_SUCCESS;
     }
-    std::string error_text(CUresult result) override { return "CUDA_ERROR_FAKE_" + std::to_string(static_cast<int>(result)) + ": fake failure"; }
+    std::string error_text(CUresult result) override
+    {
+        return "CUDA_ERROR_FAKE_" + std::to_string(static_cast<int>(result)) + ": fake failure";
+    }
 
     int retained() const { return retained_; }
     int unloads() const { return unloads_; }
@@ -240,10 +307,7 @@ private:
         static thread_local CUcontext context = nullptr;
         return context;
     }
-    CUcontext context_of(CUdevice device)
-    {
-        return reinterpret_cast<CUcontext>(context_tokens_ + device);
-    }
+    CUcontext context_of(CUdevice device) { return reinterpret_cast<CUcontext>(context_tokens_ + device); }
     std::string symbol_of(CUfunction function) const { return *reinterpret_cast<const std::string*>(function); }
     FakeFunction facts_of(CUfunction function) const
     {

@@ -15,7 +15,10 @@ struct SelectionCounter : doctest::IReporter {
     explicit SelectionCounter(const doctest::ContextOptions&) {}
     void report_query(const doctest::QueryData&) override {}
     void test_run_start() override {}
-    void test_run_end(const doctest::TestRunStats& stats) override { selected_cases = stats.numTestCasesPassingFilters; }
+    void test_run_end(const doctest::TestRunStats& stats) override
+    {
+        selected_cases = stats.numTestCasesPassingFilters;
+    }
     void test_case_start(const doctest::TestCaseData&) override {}
     void test_case_reenter(const doctest::TestCaseData&) override {}
     void test_case_end(const doctest::CurrentTestCaseStats&) override {}

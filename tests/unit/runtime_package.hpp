@@ -50,10 +50,7 @@ inline void push_host(double* x, const double* e, double dt, long long n)
     for (long long i = 0; i < n; ++i) x[i] += dt * e[i];
 }
 
-inline void sort_host(double* x, long long n)
-{
-    std::sort(x, x + n);
-}
+inline void sort_host(double* x, long long n) { std::sort(x, x + n); }
 
 class RuntimePackage {
 public:
@@ -62,9 +59,11 @@ public:
     {
         tree.write(base + "src/sim/__init__.py", "");
         tree.write(base + "src/sim/kernels/__init__.py", "");
-        tree.write(base + "src/sim/kernels/push/push_kernels.py", "def push(x: 'float[:]', e: 'float[:]', dt: float, n: int):\n    pass\n");
+        tree.write(base + "src/sim/kernels/push/push_kernels.py",
+                   "def push(x: 'float[:]', e: 'float[:]', dt: float, n: int):\n    pass\n");
         tree.write(base + "src/sim/kernels/push/push_cuda.cu", push_cuda);
-        tree.write(base + "src/sim/kernels/scale/scale_kernels.py", "def scale(y: 'float32[:]', factor: float, n: int):\n    pass\n");
+        tree.write(base + "src/sim/kernels/scale/scale_kernels.py",
+                   "def scale(y: 'float32[:]', factor: float, n: int):\n    pass\n");
         tree.write(base + "src/sim/kernels/scale/scale_cuda.cu", scale_cuda);
         tree.write(base + "src/sim/kernels/sort/sort_kernels.py", "def sort(x: 'float[:]', n: int):\n    pass\n");
         config.cache_dir = cache();

@@ -41,9 +41,11 @@ public:
 
     /// A kernel folder `<package>/<name>` with a host module and, if `cuda`
     /// is not empty, `<name>_cuda.cu` holding it.
-    std::filesystem::path kernel(const std::string& package, const std::string& name, const std::string& cuda = "") const
+    std::filesystem::path kernel(const std::string& package, const std::string& name,
+                                 const std::string& cuda = "") const
     {
-        write(package + "/" + name + "/" + name + "_kernels.py", "def " + name + "(x: 'float[:]', n: int):\n    pass\n");
+        write(package + "/" + name + "/" + name + "_kernels.py",
+              "def " + name + "(x: 'float[:]', n: int):\n    pass\n");
         if (!cuda.empty()) write(package + "/" + name + "/" + name + "_cuda.cu", cuda);
         return root_ / package / name;
     }

@@ -149,7 +149,9 @@ TEST_CASE_FIXTURE(Fixture, "an entry every user can write is never loaded: the n
     CHECK(package.warnings[0].find("chmod o-w " + cubin.parent_path().string()) != std::string::npos);
 }
 
-TEST_CASE_FIXTURE(Fixture, "an entry's folder made writable by others after a read is refused at the next; a writable root at the first")
+TEST_CASE_FIXTURE(
+    Fixture,
+    "an entry's folder made writable by others after a read is refused at the next; a writable root at the first")
 {
     auto report = package.build({"sm_90"}, true);
     auto cubin = artifact_of(report, "push", "sm_90");
@@ -163,8 +165,8 @@ TEST_CASE_FIXTURE(Fixture, "an entry's folder made writable by others after a re
     // The entry's folder, made writable by others after a first read: refused at the next.
     std::filesystem::permissions(candidate->entry, std::filesystem::perms::others_write,
                                  std::filesystem::perm_options::add);
-    CHECK_THROWS_WITH_AS(cache.read(*candidate), doctest::Contains(("`chmod o-w " + candidate->entry.string() + "`").c_str()),
-                         ArtifactError);
+    CHECK_THROWS_WITH_AS(cache.read(*candidate),
+                         doctest::Contains(("`chmod o-w " + candidate->entry.string() + "`").c_str()), ArtifactError);
     std::filesystem::permissions(candidate->entry, std::filesystem::perms::others_write,
                                  std::filesystem::perm_options::remove);
     CHECK(cache.read(*candidate).bytes.size() > 0);
@@ -174,8 +176,8 @@ TEST_CASE_FIXTURE(Fixture, "an entry's folder made writable by others after a re
     ArtifactCache fresh(config, "sim", true, [](const std::string&) {});
     auto again = fresh.find(source, {"sm_90", "cubin"});
     REQUIRE(again);
-    CHECK_THROWS_WITH_AS(fresh.read(*again), doctest::Contains(("`chmod o-w " + package.cache().string() + "`").c_str()),
-                         ArtifactError);
+    CHECK_THROWS_WITH_AS(fresh.read(*again),
+                         doctest::Contains(("`chmod o-w " + package.cache().string() + "`").c_str()), ArtifactError);
     std::filesystem::permissions(package.cache(), std::filesystem::perms::others_write,
                                  std::filesystem::perm_options::remove);
 }
@@ -191,7 +193,8 @@ void damage_manifest(const std::filesystem::path& artifact)
 
 }  // namespace
 
-TEST_CASE_FIXTURE(Fixture, "targets are looked up best first and only until one loads: a lower target's entry is never read")
+TEST_CASE_FIXTURE(Fixture,
+                  "targets are looked up best first and only until one loads: a lower target's entry is never read")
 {
     auto report = package.build({"sm_90"}, true);
     damage_manifest(artifact_of(report, "push", "compute_90"));
@@ -246,14 +249,20 @@ TEST_CASE_FIXTURE(Fixture, "a cubin the driver refuses is skipped for the next c
 {
     package.build({"sm_90"}, true);
     driver->on_load = [](const void* image) {
-        return std::memcmp(image, "\x7f" "ELF", 4) == 0 ? CUDA_ERROR_NO_BINARY_FOR_GPU : CUDA_SUCCESS;
+        return std::memcmp(image,
+                           "\x7f"
+                           "ELF",
+                           4) == 0
+                   ? CUDA_ERROR_NO_BINARY_FOR_GPU
+                   : CUDA_SUCCESS;
     };
     auto info = load();
     REQUIRE(info);
     CHECK(info->how == "ptx");
 }
 
-TEST_CASE_FIXTURE(Fixture, "when nothing fits and NVRTC fails, the error names the device, its architecture and the cache")
+TEST_CASE_FIXTURE(Fixture,
+                  "when nothing fits and NVRTC fails, the error names the device, its architecture and the cache")
 {
     package.build({"sm_80"}, false);
     // An edit the cache has not seen, which does not compile.
@@ -265,7 +274,8 @@ TEST_CASE_FIXTURE(Fixture, "when nothing fits and NVRTC fails, the error names t
         FAIL("nothing fits");
     } catch (const ArtifactError& error) {
         std::string message = error.what();
-        CHECK(message.find("kernel 'push': nothing in the cache fits CUDA device 0, Fake H200 (sm_90)") != std::string::npos);
+        CHECK(message.find("kernel 'push': nothing in the cache fits CUDA device 0, Fake H200 (sm_90)") !=
+              std::string::npos);
         CHECK(message.find("the cache " + package.cache().string() + " holds:") != std::string::npos);
         CHECK(message.find("no entry of the current inputs for sm_90, compute_90, compute_89") != std::string::npos);
         CHECK(message.find("sm_80: an entry built ") != std::string::npos);
@@ -274,7 +284,8 @@ TEST_CASE_FIXTURE(Fixture, "when nothing fits and NVRTC fails, the error names t
     }
 }
 
-TEST_CASE_FIXTURE(Fixture, "an option that would change the target is refused before NVRTC runs: nothing loaded or published")
+TEST_CASE_FIXTURE(Fixture,
+                  "an option that would change the target is refused before NVRTC runs: nothing loaded or published")
 {
     // The cubin would be sm_80 filed as sm_90; the option screen stops it, and
     // the artifact checks (test_artifact_check) are the net behind the screen.
@@ -320,8 +331,9 @@ TEST_CASE_FIXTURE(Fixture, "the runtime starts no process: no Python probe for c
             std::filesystem::create_symlink(entry.path(), package.tree / "toolkit/lib64" / entry.path().filename());
     std::filesystem::create_symlink("/usr/local/cuda/include", package.tree / "toolkit/include");
     package.tree.write("src/sim/kernels/gather/gather_kernels.py", "def gather(x, n):\n    pass\n");
-    package.tree.write("src/sim/kernels/gather/gather_cuda.cu",
-                       "#include <cunumpy/atomic.cuh>\nextern \"C\" __global__ void gather(double* x, long long n) {}\n");
+    package.tree.write(
+        "src/sim/kernels/gather/gather_cuda.cu",
+        "#include <cunumpy/atomic.cuh>\nextern \"C\" __global__ void gather(double* x, long long n) {}\n");
     package.config.cuda_root = package.tree / "toolkit";
     package.config.python = python.string();
     package.config.compiler = CudaCompilerKind::nvcc;
@@ -336,7 +348,8 @@ TEST_CASE_FIXTURE(Fixture, "the runtime starts no process: no Python probe for c
 
 TEST_SUITE_END();
 
-TEST_CASE_FIXTURE(Fixture, "the fallback root a build writes when the preferred cannot be written is where the runtime looks")
+TEST_CASE_FIXTURE(Fixture,
+                  "the fallback root a build writes when the preferred cannot be written is where the runtime looks")
 {
     // A file where the preferred root's folder would be: unwritable even for root.
     package.tree.write("blocked", "a file, not a folder");

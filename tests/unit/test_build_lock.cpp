@@ -82,7 +82,8 @@ TEST_CASE("an entry published already takes no lock")
 {
     test::TempTree tree;
     fs::path file = tree / "x.lock";
-    CHECK(BuildLock::acquire(file, [] { return true; }, timing_of(60s)) == nullptr);
+    CHECK(BuildLock::acquire(
+              file, [] { return true; }, timing_of(60s)) == nullptr);
     CHECK(!fs::exists(file));
 }
 
@@ -99,7 +100,8 @@ TEST_CASE("a waiter uses the entry its holder publishes, and says whom it waits 
     std::unique_ptr<BuildLock> waited;
     bool returned = false;
     std::thread waiter([&] {
-        waited = BuildLock::acquire(file, [&] { return published.load(); }, timing_of(60s), events);
+        waited = BuildLock::acquire(
+            file, [&] { return published.load(); }, timing_of(60s), events);
         returned = true;
     });
     std::this_thread::sleep_for(200ms);

@@ -159,7 +159,8 @@ TEST_CASE("the CUDA and host sides, read side by side, add to the plan in the or
     REQUIRE(first.cuda_misses.size() == 4 * 2);
     std::vector<std::string> computed;
     for (const auto& job : first.decided)
-        if (job.log.find("#include NOWHERE") != std::string::npos && (computed.empty() || computed.back() != job.module))
+        if (job.log.find("#include NOWHERE") != std::string::npos &&
+            (computed.empty() || computed.back() != job.module))
             computed.push_back(job.module);
     CHECK(computed == std::vector<std::string>{"sim.k1", "sim.k11", "sim.k5", "sim.k7"});
 

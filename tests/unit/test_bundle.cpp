@@ -40,15 +40,27 @@ BundleCatalog two_kernel_catalog(std::string& data)
     KernelParameter x{"x", "double*", ParameterKind::pointer, ElementType::float64, 0};
     KernelParameter a{"a", "Array2D<float>", ParameterKind::array_view, ElementType::float32, 2};
     KernelParameter n{"n", "long long", ParameterKind::scalar, ElementType::int64, 0};
-    BundleKernel push{"push", "sim.kernels.push", "/src/sim/kernels/push", "/src/sim/kernels/push/push_cuda.cu",
-                      true, std::vector<KernelParameter>{x, a, n}, "", {}};
+    BundleKernel push{"push",
+                      "sim.kernels.push",
+                      "/src/sim/kernels/push",
+                      "/src/sim/kernels/push/push_cuda.cu",
+                      true,
+                      std::vector<KernelParameter>{x, a, n},
+                      "",
+                      {}};
     for (const char* target : {"sm_90", "compute_90"}) {
         BundleArtifact artifact{target, std::string(64, 'a'), "push", 0, 0, "", {{"target", target}}};
         add_artifact_bytes(artifact, std::string("bytes of ") + target, data);
         push.artifacts.push_back(artifact);
     }
-    BundleKernel sort{"sort", "sim.kernels.sort", "/src/sim/kernels/sort", "/src/sim/kernels/sort/sort_cuda.cu",
-                      false, std::nullopt, "", {}};
+    BundleKernel sort{"sort",
+                      "sim.kernels.sort",
+                      "/src/sim/kernels/sort",
+                      "/src/sim/kernels/sort/sort_cuda.cu",
+                      false,
+                      std::nullopt,
+                      "",
+                      {}};
     catalog.kernels = {push, sort};
     return catalog;
 }
@@ -148,7 +160,8 @@ TEST_CASE("a file that is not a bundle, of another version, truncated or corrupt
         std::string other = good;
         other.replace(other.find(" 2 "), 3, " " + version + " ");
         CHECK(refused(other).find("bundle format version " + version + ", but") != std::string::npos);
-        CHECK(refused(other).find("but this library reads versions 1 to 2: make the bundle again") != std::string::npos);
+        CHECK(refused(other).find("but this library reads versions 1 to 2: make the bundle again") !=
+              std::string::npos);
         CHECK(refused(other).find("(cunumpy-kernels bundle)") != std::string::npos);
     }
     CHECK(refused(good.substr(0, good.size() - 1)).find("truncated: 33 bytes of artifacts expected, 32 present") !=
@@ -174,9 +187,9 @@ TEST_CASE("a format 1 bundle still reads: no cache root and no toolkit")
     header.erase("cache_root");
     header.erase("toolkit");
     std::string text = header.dump();
-    Bundle bundle = decode_bundle("cunumpy-kernels-bundle 1 " + std::to_string(text.size()) + " " + sha256_hex(text) +
-                                      "\n" + text + data,
-                                  "/x/old.ckb");
+    Bundle bundle = decode_bundle(
+        "cunumpy-kernels-bundle 1 " + std::to_string(text.size()) + " " + sha256_hex(text) + "\n" + text + data,
+        "/x/old.ckb");
     CHECK(bundle.catalog.cache_root == "");
     CHECK(bundle.catalog.toolkit.root == "");
     CHECK(bundle.catalog.kernels.size() == 2);
@@ -192,8 +205,10 @@ TEST_CASE("every truncation and every flipped byte of the header is refused; fli
     for (std::size_t at = 0; at < good.size(); ++at) {
         std::string flipped = good;
         flipped[at] ^= 0x01;
-        if (at < data_offset) CHECK_THROWS_AS(decode_bundle(flipped, "b"), ArtifactError);
-        else CHECK(decode_bundle(flipped, "b").bytes == flipped);
+        if (at < data_offset)
+            CHECK_THROWS_AS(decode_bundle(flipped, "b"), ArtifactError);
+        else
+            CHECK(decode_bundle(flipped, "b").bytes == flipped);
     }
 }
 
@@ -206,7 +221,8 @@ TEST_CASE("targets rank as the cache ranks them: exact cubin, compatible cubins,
         return order;
     };
     CHECK(ranked(8, 6) == std::vector<std::string>{"sm_86:cubin", "sm_80:compatible cubin", "compute_80:ptx"});
-    CHECK(ranked(8, 9) == std::vector<std::string>{"sm_86:compatible cubin", "sm_80:compatible cubin", "compute_80:ptx"});
+    CHECK(ranked(8, 9) ==
+          std::vector<std::string>{"sm_86:compatible cubin", "sm_80:compatible cubin", "compute_80:ptx"});
     CHECK(ranked(9, 0) == std::vector<std::string>{"sm_90:cubin", "compute_90:ptx", "compute_80:ptx"});
     CHECK(ranked(12, 0) == std::vector<std::string>{"compute_90:ptx", "compute_80:ptx"});
     CHECK(ranked(7, 5).empty());
@@ -292,7 +308,8 @@ TEST_CASE_FIXTURE(Fixture, "when nothing in the bundle fits, the error names the
     device(8, 0);
     auto catalog = open(file);
     std::string expected = "kernel 'push': nothing in the bundle fits CUDA device 0, Fake H200 (sm_80); the bundle " +
-                           file.string() + " holds:\n  kernel 'push' for sm_90, compute_90, none of which runs on "
+                           file.string() +
+                           " holds:\n  kernel 'push' for sm_90, compute_90, none of which runs on "
                            "sm_80\nA bundle is never compiled from";
     CHECK_THROWS_WITH_AS(catalog["push"].compile(), doctest::Contains(expected.c_str()), ArtifactError);
     CHECK(driver->loads == 0);

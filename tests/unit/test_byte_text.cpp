@@ -43,8 +43,7 @@ TEST_CASE("messages show each byte outside UTF-8 as \\xNN and leave UTF-8 alone"
 TEST_CASE("JSON carries a byte outside UTF-8 as Python's surrogateescape writes it")
 {
     json value = {{"path", "/src/caf\xe9/k.cu"}, {"include", "\xe9t\xe9.cuh"}, {"ok", "caf\xc3\xa9"}};
-    CHECK(util::json_text(value) ==
-          R"({"include":"\udce9t\udce9.cuh","ok":"café","path":"/src/caf\udce9/k.cu"})");
+    CHECK(util::json_text(value) == R"({"include":"\udce9t\udce9.cuh","ok":"café","path":"/src/caf\udce9/k.cu"})");
     CHECK(util::json_text(json::array({"a\xff", 1})) == R"(["a\udcff",1])");
     // Python: json.dumps({"path": os.fsdecode(b"/src/caf\xe9")}), and its pair escapes of UTF-8.
     json read = util::parse_json(R"({"path": "/src/caf\udce9", "smile": "\ud83d\ude00", "e": "\u00e9"})");
@@ -67,7 +66,8 @@ TEST_CASE("every string, key and NUL of a value reads back as the bytes it was")
 
 TEST_CASE("UTF-8 values are written exactly as nlohmann writes them, so cache keys do not change")
 {
-    json value = {{"b", {1, "x\ty\"z\\", json::object(), json::array()}}, {"a", {{"c", nullptr}, {"d", true}}},
+    json value = {{"b", {1, "x\ty\"z\\", json::object(), json::array()}},
+                  {"a", {{"c", nullptr}, {"d", true}}},
                   {"e", "caf\xc3\xa9 \x7f \x01"}};
     CHECK(util::json_text(value) == value.dump());
     CHECK(util::json_text(value, 2) == value.dump(2));

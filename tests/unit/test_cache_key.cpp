@@ -28,7 +28,8 @@ struct KeyFixture {
     {
         tree.write("src/sim/__init__.py", "");
         tree.write("src/sim/kernels/__init__.py", "");
-        tree.write("src/sim/kernels/common.cuh", "#include \"detail.cuh\"\n__device__ inline double twice(double x) { return 2 * x; }\n");
+        tree.write("src/sim/kernels/common.cuh",
+                   "#include \"detail.cuh\"\n__device__ inline double twice(double x) { return 2 * x; }\n");
         tree.write("src/sim/kernels/detail.cuh", "#define DETAIL 1\n");
         tree.kernel("src/sim/kernels", "push",
                     "#include \"sim/kernels/common.cuh\"\n"
@@ -87,7 +88,8 @@ TEST_CASE("timestamps do not change the key")
 {
     KeyFixture f;
     std::string before = f.key();
-    fs::last_write_time(f.tree / "src/sim/kernels/common.cuh", fs::file_time_type::clock::now() - std::chrono::hours(5));
+    fs::last_write_time(f.tree / "src/sim/kernels/common.cuh",
+                        fs::file_time_type::clock::now() - std::chrono::hours(5));
     CHECK(f.key() == before);
 }
 
@@ -104,30 +106,15 @@ TEST_CASE("each input changes the key")
     {
         f.tree.write("src/sim/kernels/common.cuh", "#include \"detail.cuh\"\n// edited\n");
     }
-    SUBCASE("a transitively included header")
-    {
-        f.tree.write("src/sim/kernels/detail.cuh", "#define DETAIL 2\n");
-    }
+    SUBCASE("a transitively included header") { f.tree.write("src/sim/kernels/detail.cuh", "#define DETAIL 2\n"); }
     SUBCASE("a header in cunumpy's folder")
     {
         f.tree.write("cunumpy/cuda/include/cunumpy/atomic.cuh", "// atomics v2\n");
     }
-    SUBCASE("the compiler's version")
-    {
-        f.compiler = "nvrtc 13.1 (libnvrtc.so.13, 2 bytes)";
-    }
-    SUBCASE("the target")
-    {
-        f.target = "sm_80";
-    }
-    SUBCASE("an option")
-    {
-        f.config.options = {"-DNDEBUG"};
-    }
-    SUBCASE("cunumpy's header folder disappearing")
-    {
-        f.cunumpy_dir.reset();
-    }
+    SUBCASE("the compiler's version") { f.compiler = "nvrtc 13.1 (libnvrtc.so.13, 2 bytes)"; }
+    SUBCASE("the target") { f.target = "sm_80"; }
+    SUBCASE("an option") { f.config.options = {"-DNDEBUG"}; }
+    SUBCASE("cunumpy's header folder disappearing") { f.cunumpy_dir.reset(); }
     CHECK(f.key() != base);
 }
 
@@ -143,15 +130,17 @@ TEST_CASE("an unresolved quoted include fails with file:line and the folders sea
 {
     KeyFixture f;
     f.tree.write("src/sim/kernels/push/push_cuda.cu", "\n#include \"missing.cuh\"\n__global__ void push() {}\n");
-    CHECK_THROWS_WITH_AS(f.inputs(f.tree.root()),
-                         doctest::Contains("push_cuda.cu:2: error: #include \"missing.cuh\" not found (the scan follows"),
-                         SourceError);
+    CHECK_THROWS_WITH_AS(
+        f.inputs(f.tree.root()),
+        doctest::Contains("push_cuda.cu:2: error: #include \"missing.cuh\" not found (the scan follows"), SourceError);
 }
 
 TEST_CASE("list_includes skips comments and reads both forms")
 {
-    auto includes = list_includes("#include \"a.cuh\"\n  #  include <b/c.cuh>\n/* #include \"x.cuh\" */\n// #include \"y.cuh\"\n"
-                                  "const char* s = \"#include \\\"z.cuh\\\"\";\n").includes;
+    auto includes = list_includes(
+                        "#include \"a.cuh\"\n  #  include <b/c.cuh>\n/* #include \"x.cuh\" */\n// #include \"y.cuh\"\n"
+                        "const char* s = \"#include \\\"z.cuh\\\"\";\n")
+                        .includes;
     REQUIRE(includes.size() == 2);
     CHECK(includes[0].name == "a.cuh");
     CHECK(includes[0].quoted);
@@ -163,7 +152,8 @@ TEST_CASE("a computed include is recorded with the header it names, which is key
 {
     KeyFixture f;
     f.tree.write("src/sim/kernels/push/m.cuh", "// m\n");
-    f.tree.write("src/sim/kernels/push/push_cuda.cu", "#define HDR \"m.cuh\"\n#include HDR\n__global__ void push() {}\n");
+    f.tree.write("src/sim/kernels/push/push_cuda.cu",
+                 "#define HDR \"m.cuh\"\n#include HDR\n__global__ void push() {}\n");
     auto inputs = f.inputs(f.tree.root());
     CHECK(inputs["computed_includes"] == nlohmann::json::array({"push_cuda.cu:2: #include HDR -> \"m.cuh\""}));
     CHECK(inputs["headers"].contains("<kernel>/m.cuh"));
@@ -198,17 +188,21 @@ TEST_CASE("describe_input_change names the changed input")
     // nvcc's identity holds its host compiler: the part that changed is named whole.
     before["compiler"] = "nvcc Build cuda_13.0.r13.0/compiler.36424714_0; host gcc (Debian 12.2.0-14+deb12u1) 12.2.0";
     after["compiler"] = "nvcc Build cuda_13.0.r13.0/compiler.36424714_0; host gcc (fake) 99.0";
-    CHECK(describe_input_change(before, after) == "host compiler: gcc (Debian 12.2.0-14+deb12u1) 12.2.0 -> gcc (fake) 99.0");
+    CHECK(describe_input_change(before, after) ==
+          "host compiler: gcc (Debian 12.2.0-14+deb12u1) 12.2.0 -> gcc (fake) 99.0");
     after["compiler"] = "nvcc Build cuda_13.1; host gcc (Debian 12.2.0-14+deb12u1) 12.2.0";
-    CHECK(describe_input_change(before, after) == "compiler: nvcc Build cuda_13.0.r13.0/compiler.36424714_0 -> nvcc Build cuda_13.1");
+    CHECK(describe_input_change(before, after) ==
+          "compiler: nvcc Build cuda_13.0.r13.0/compiler.36424714_0 -> nvcc Build cuda_13.1");
     // Each part ends in its file's digest: a content change with the same
     // version names the digests; another version names the versions only.
     before["compiler"] = "nvcc V13 (sha256 aa, a script running sha256 bb); host gcc 12 (sha256 cc)";
     after["compiler"] = "nvcc V13 (sha256 dd, a script running sha256 bb); host gcc 12 (sha256 cc)";
     CHECK(describe_input_change(before, after) ==
-          "compiler: nvcc V13, its file's content changed (sha256 aa, a script running sha256 bb -> sha256 dd, a script running sha256 bb)");
+          "compiler: nvcc V13, its file's content changed (sha256 aa, a script running sha256 bb -> sha256 dd, a "
+          "script running sha256 bb)");
     after["compiler"] = "nvcc V13 (sha256 aa, a script running sha256 bb); host gcc 12 (sha256 ee)";
-    CHECK(describe_input_change(before, after) == "host compiler: gcc 12, its file's content changed (sha256 cc -> sha256 ee)");
+    CHECK(describe_input_change(before, after) ==
+          "host compiler: gcc 12, its file's content changed (sha256 cc -> sha256 ee)");
     after["compiler"] = "nvcc V13 (sha256 aa, a script running sha256 bb); host gcc 13 (sha256 ee)";
     CHECK(describe_input_change(before, after) == "host compiler: gcc 12 -> gcc 13");
     after = before;

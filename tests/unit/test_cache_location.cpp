@@ -18,7 +18,6 @@ TEST_SUITE_BEGIN("cache_location");
 using namespace ck;
 namespace fs = std::filesystem;
 
-
 TEST_CASE("the environment prefix is cunumpy's")
 {
     CHECK(env_prefix_of("my-sim") == "MY_SIM");
@@ -155,8 +154,8 @@ TEST_CASE("nothing writable is an error naming every folder tried")
     tree.write("blocked", "file");
     test::ScopedEnv cache("MY_SIM_KERNEL_CACHE", (tree / "blocked/kernels").string());
     test::ScopedEnv tmp("TMPDIR", (tree / "blocked/tmp").string());
-    CHECK_THROWS_WITH_AS(resolve_cache_location("my-sim", std::nullopt, true),
-                         doctest::Contains("MY_SIM_KERNEL_CACHE"), CacheError);
+    CHECK_THROWS_WITH_AS(resolve_cache_location("my-sim", std::nullopt, true), doctest::Contains("MY_SIM_KERNEL_CACHE"),
+                         CacheError);
 }
 
 TEST_CASE("--cache-dir is used as given; readers never create folders")

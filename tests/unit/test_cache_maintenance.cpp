@@ -236,7 +236,9 @@ TEST_CASE("host entries: listed by kind with nested sizes, 1 truncated to 0 byte
     CHECK(list_entries(store).size() == 1);
 }
 
-TEST_CASE("prune removes 2 superseded host builds and 1 stale name, never the 2 current builds a name needs: 4 entries before, 2 after")
+TEST_CASE(
+    "prune removes 2 superseded host builds and 1 stale name, never the 2 current builds a name needs: 4 entries "
+    "before, 2 after")
 {
     test::TempTree tree;
     EntryStore store(tree.root());
@@ -299,9 +301,11 @@ TEST_CASE("export then import reproduces every sound CUDA entry, naming the 2 le
     REQUIRE(exported.left_out.size() == 2);
     std::string reasons = exported.left_out[0].reason + "\n" + exported.left_out[1].reason;
     std::string recorded = std::to_string(test::loadable_cubin("deposit", "deposit cubin").size());
-    CHECK_MESSAGE(reasons.find("unsound (deposit.sm_90.cubin: 8 bytes, manifest says " + recorded + ")") != std::string::npos,
-                  reasons);
-    std::string host_reason = "host (Pyccel) build of sim.kernels.push: it holds absolute paths into " + from.root().string();
+    CHECK_MESSAGE(
+        reasons.find("unsound (deposit.sm_90.cubin: 8 bytes, manifest says " + recorded + ")") != std::string::npos,
+        reasons);
+    std::string host_reason =
+        "host (Pyccel) build of sim.kernels.push: it holds absolute paths into " + from.root().string();
     CHECK_MESSAGE(reasons.find(host_reason) != std::string::npos, reasons);
 
     EntryStore to(tree / "to");
@@ -346,25 +350,30 @@ TEST_CASE("import rejects untrusted archives whole")
     SUBCASE("a path outside the cache layout")
     {
         write_tar(tree / "bad.tar", {{"../../etc/evil", "x"}});
-        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("is not a cache file"), CacheError);
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("is not a cache file"),
+                             CacheError);
     }
     SUBCASE("a symlink")
     {
         write_tar(tree / "bad.tar", {{dir + "push.sm_90.cubin@link", ""}});
-        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("only regular files"), CacheError);
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("only regular files"),
+                             CacheError);
     }
     SUBCASE("an artifact that does not match its manifest")
     {
         PublishedElsewhere real;
-        write_tar(tree / "bad.tar", {{real.prefix + "manifest.json", real.manifest}, {real.prefix + "push.sm_90.cubin", "evil cubin"}});
-        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("does not match its checksum"), CacheError);
+        write_tar(tree / "bad.tar",
+                  {{real.prefix + "manifest.json", real.manifest}, {real.prefix + "push.sm_90.cubin", "evil cubin"}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("does not match its checksum"),
+                             CacheError);
     }
     SUBCASE("an entry without the cubin its manifest names, and one with a file its manifest does not name")
     {
         PublishedElsewhere real;
         write_tar(tree / "bad.tar", {{real.prefix + "manifest.json", real.manifest}});
         CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"),
-                             doctest::Contains("push.sm_90.cubin, which its manifest names, is not in the archive"), CacheError);
+                             doctest::Contains("push.sm_90.cubin, which its manifest names, is not in the archive"),
+                             CacheError);
         write_tar(tree / "bad.tar", {{real.prefix + "manifest.json", real.manifest},
                                      {real.prefix + "push.sm_90.cubin", "push cubin"},
                                      {real.prefix + "extra.ptx", "not named"}});
@@ -382,15 +391,19 @@ TEST_CASE("import rejects untrusted archives whole")
         std::string prefix = "cuda/" + real_key.substr(0, 2) + "/" + real_key + "/";
         std::string manifest = util::read_file(real.entry_dir("cuda", real_key) / "manifest.json");
         write_tar(tree / "bad.tar", {{prefix + "manifest.json", manifest}, {prefix + "push.sm_90.cubin", rel}});
-        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"),
-                             doctest::Contains("check 'executable' failed"), CacheError);
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("check 'executable' failed"),
+                             CacheError);
         CHECK(list_entries(store).empty());
     }
     SUBCASE("a manifest whose key is not the hash of its inputs")
     {
-        write_tar(tree / "bad.tar", {{dir + "manifest.json", R"({"format":1,"key":")" + key +
-                                                                 R"(","kind":"cuda","module":"m","kernel":"k","entry_symbol":"k","target":"sm_90","inputs":{},"artifacts":[],"built_at":"","seconds":0,"log":""})"}});
-        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"), doctest::Contains("does not match the recorded inputs"), CacheError);
+        write_tar(
+            tree / "bad.tar",
+            {{dir + "manifest.json",
+              R"({"format":1,"key":")" + key +
+                  R"(","kind":"cuda","module":"m","kernel":"k","entry_symbol":"k","target":"sm_90","inputs":{},"artifacts":[],"built_at":"","seconds":0,"log":""})"}});
+        CHECK_THROWS_WITH_AS(import_entries(store, tree / "bad.tar"),
+                             doctest::Contains("does not match the recorded inputs"), CacheError);
     }
     SUBCASE("not an archive")
     {
@@ -412,7 +425,8 @@ TEST_CASE("clean removes the entries and records of the given modules, 2 of 3, t
     store.remember_latest("cuda", "sim.kernels.push", "sm_90", push);
     store.remember_failure("cuda", "sim.kernels.push", "sm_80", "k", "log");
     publish(tree.root(), "other.kernels.scale", "scale");
-    publish_host(tree.root(), "push_kernels", "extension", "2026-01-01T00:00:00Z", nlohmann::json::object(), "push_kernels-0123456789abcdef0123");
+    publish_host(tree.root(), "push_kernels", "extension", "2026-01-01T00:00:00Z", nlohmann::json::object(),
+                 "push_kernels-0123456789abcdef0123");
     CleanSummary some = clean_entries(store, {"sim.kernels.push", "sim.kernels.push_kernels"});
     CHECK(some.entries == 2);
     CHECK(some.records == 3);  // cuda-last and cuda-failed of push, host-last of push_kernels
@@ -432,7 +446,7 @@ TEST_CASE("a tree's modules are its Python files named from the source root")
     tree.write("src/sim/util/helpers.py", "def scale(x: float):\n    return x\n");
     auto modules = tree_modules(tree / "src", Config{});
     CHECK(modules == std::set<std::string>{"sim", "sim.kernels", "sim.kernels.push", "sim.kernels.push.push_kernels",
-                                          "sim.util.helpers"});
+                                           "sim.util.helpers"});
     CHECK(tree_modules(tree / "src/sim/util", Config{}).empty());
 }
 
@@ -455,8 +469,10 @@ TEST_CASE("prune goes by last use: of 3 current entries built in 2020, the 1 use
         auto entries = list_entries(store);
         REQUIRE(entries.size() == 3);
         PruneOptions options;
-        if (by_size) options.max_bytes = entries[0].bytes + 10;  // room for one
-        else options.max_age_seconds = 365 * 86400.0;
+        if (by_size)
+            options.max_bytes = entries[0].bytes + 10;  // room for one
+        else
+            options.max_age_seconds = 365 * 86400.0;
         auto removed = prune_entries(store, options);
         auto gone = modules_of(removed);
         std::sort(gone.begin(), gone.end());

@@ -27,10 +27,7 @@ std::size_t files_in(const fs::path& folder)
     return n;
 }
 
-void chmod(const fs::path& path, mode_t mode)
-{
-    REQUIRE(::chmod(path.c_str(), mode) == 0);
-}
+void chmod(const fs::path& path, mode_t mode) { REQUIRE(::chmod(path.c_str(), mode) == 0); }
 
 }  // namespace
 
@@ -50,7 +47,7 @@ TEST_CASE("3 processes' counters sum, fold into 1 file, and zero to 0")
     CHECK(statistics.counters.load_hits == 5);
     CHECK(statistics.counters.load_misses == 1);
     CHECK(statistics.since.empty());
-    CHECK(files_in(tree.root() / ".stats") == 1);  // folded into total.json
+    CHECK(files_in(tree.root() / ".stats") == 1);           // folded into total.json
     CHECK(read_statistics(store).counters.load_hits == 5);  // folding loses nothing
 
     zero_statistics(store);
@@ -122,10 +119,12 @@ TEST_CASE("a plan's folders found fine are checked once; every entry's own folde
     CHECK_FALSE(cleared.contains(first.native()));  // an entry is checked at every call
 
     chmod(first, 0777);
-    CHECK(other_writable_problem(root, first, {"k.sm_90.cubin"}, &cleared).find(first.string() + " can be written") == 0);
+    CHECK(other_writable_problem(root, first, {"k.sm_90.cubin"}, &cleared).find(first.string() + " can be written") ==
+          0);
     chmod(first, 0755);
     chmod(second, 0777);
-    CHECK(other_writable_problem(root, second, {"k.sm_90.cubin"}, &cleared).find(second.string() + " can be written") == 0);
+    CHECK(other_writable_problem(root, second, {"k.sm_90.cubin"}, &cleared).find(second.string() + " can be written") ==
+          0);
     CHECK_FALSE(cleared.contains(second.native()));  // a problem is never remembered as fine
     chmod(second, 0755);
     chmod(second / "k.sm_90.cubin", 0666);
@@ -162,8 +161,8 @@ TEST_CASE("the folders between an entry and its file are checked: a host entry k
         chmod(path, 0755);
     CHECK(other_writable_problem(root, entry, {"alpha/k/m.so"}).empty());
     chmod(entry / "alpha" / "k", 0777);
-    CHECK(other_writable_problem(root, entry, {"alpha/k/m.so"}).find((entry / "alpha" / "k").string() + " can be written") ==
-          0);
+    CHECK(other_writable_problem(root, entry, {"alpha/k/m.so"})
+              .find((entry / "alpha" / "k").string() + " can be written") == 0);
 }
 
 TEST_SUITE_END();

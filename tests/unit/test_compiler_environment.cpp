@@ -49,7 +49,8 @@ TEST_SUITE("compiler_environment")
                                                 "CUDAFE_FLAGS", "PTXAS_FLAGS"});
     }
 
-    TEST_CASE("nvcc: flags and the host compiler are keyed, variables meant to change builds refused, the rest not inherited")
+    TEST_CASE(
+        "nvcc: flags and the host compiler are keyed, variables meant to change builds refused, the rest not inherited")
     {
         auto env = nvcc_environment(profile, fake({{"NVCC_APPEND_FLAGS", "-DSCALE=7.0 -I /x"},
                                                    {"NVCC_PREPEND_FLAGS", "-lineinfo"},
@@ -74,12 +75,15 @@ TEST_SUITE("compiler_environment")
 
     TEST_CASE("gcc's own variables: those that pick its programs or folders refused, dependency output removed")
     {
-        auto env = nvcc_environment(profile, fake({{"GCC_EXEC_PREFIX", "/x/"}, {"COMPILER_PATH", "/x"},
-                                                   {"DEPENDENCIES_OUTPUT", "d"}, {"SUNPRO_DEPENDENCIES", "d"}}));
+        auto env = nvcc_environment(profile, fake({{"GCC_EXEC_PREFIX", "/x/"},
+                                                   {"COMPILER_PATH", "/x"},
+                                                   {"DEPENDENCIES_OUTPUT", "d"},
+                                                   {"SUNPRO_DEPENDENCIES", "d"}}));
         CHECK(env.refused == std::vector<std::string>{"GCC_EXEC_PREFIX", "COMPILER_PATH"});
-        for (const char* removed : {"DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES"}) CHECK(!contains(env.inherited, removed));
-        auto host = host_compiler_refused(fake({{"CPATH", "/inc"}, {"COMPILER_PATH", "/x"}, {"DEPENDENCIES_OUTPUT", "d"},
-                                                {"NVCC_APPEND_FLAGS", "-DX"}}));
+        for (const char* removed : {"DEPENDENCIES_OUTPUT", "SUNPRO_DEPENDENCIES"})
+            CHECK(!contains(env.inherited, removed));
+        auto host = host_compiler_refused(fake(
+            {{"CPATH", "/inc"}, {"COMPILER_PATH", "/x"}, {"DEPENDENCIES_OUTPUT", "d"}, {"NVCC_APPEND_FLAGS", "-DX"}}));
         CHECK(host == std::vector<std::string>{"CPATH", "COMPILER_PATH"});
         CHECK(refused_variable_message("COMPILER_PATH", "nvcc").find("-ccbin") != std::string::npos);
         CHECK(refused_variable_message("CPATH", "nvcc").find("-isystem DIR") != std::string::npos);

@@ -17,9 +17,9 @@ TEST_SUITE("compiler_options")
 {
     TEST_CASE("every spelling of an include folder joins the search, none is keyed")
     {
-        for (const Strings& spelling : {Strings{"-I/inc"}, Strings{"-I", "/inc"}, Strings{"-I /inc"},
-                                        Strings{"-I=/inc"}, Strings{"--include-path=/inc"},
-                                        Strings{"--include-path", "/inc"}}) {
+        for (const Strings& spelling :
+             {Strings{"-I/inc"}, Strings{"-I", "/inc"}, Strings{"-I /inc"}, Strings{"-I=/inc"},
+              Strings{"--include-path=/inc"}, Strings{"--include-path", "/inc"}}) {
             CAPTURE(spelling.front());
             CompilerOptions parsed = parse_compiler_options(spelling, "test");
             CHECK(parsed.include_dirs == std::vector<fs::path>{"/inc"});
@@ -29,10 +29,10 @@ TEST_SUITE("compiler_options")
 
     TEST_CASE("system folders and forced includes, in order")
     {
-        CompilerOptions parsed = parse_compiler_options(
-            {"-isystem", "/s1", "-isystem/s2", "--system-include=/s3", "-include", "a.cuh", "--pre-include=b.cuh",
-             "--pre-include", "c.cuh", "-I/i"},
-            "test");
+        CompilerOptions parsed =
+            parse_compiler_options({"-isystem", "/s1", "-isystem/s2", "--system-include=/s3", "-include", "a.cuh",
+                                    "--pre-include=b.cuh", "--pre-include", "c.cuh", "-I/i"},
+                                   "test");
         CHECK(parsed.system_include_dirs == std::vector<fs::path>{"/s1", "/s2", "/s3"});
         CHECK(parsed.pre_includes == Strings{"a.cuh", "b.cuh", "c.cuh"});
         CHECK(parsed.include_dirs == std::vector<fs::path>{"/i"});
@@ -42,22 +42,43 @@ TEST_SUITE("compiler_options")
     TEST_CASE("target and output options are refused, naming what to use instead")
     {
         for (const Strings& spelling :
-             {Strings{"-arch=sm_80"}, Strings{"-arch", "sm_80"}, Strings{"-arch sm_80"}, Strings{"--gpu-architecture=sm_80"},
-              Strings{"-gencode=arch=compute_80,code=sm_80"}, Strings{"--generate-code", "arch=compute_80"},
-              Strings{"-code=sm_80"}, Strings{"--gpu-code", "sm_80"}}) {
+             {Strings{"-arch=sm_80"}, Strings{"-arch", "sm_80"}, Strings{"-arch sm_80"},
+              Strings{"--gpu-architecture=sm_80"}, Strings{"-gencode=arch=compute_80,code=sm_80"},
+              Strings{"--generate-code", "arch=compute_80"}, Strings{"-code=sm_80"}, Strings{"--gpu-code", "sm_80"}}) {
             CAPTURE(spelling.front());
-            CHECK_THROWS_WITH_AS(parse_compiler_options(spelling, "--compiler-option"),
-                                 doctest::Contains("--arch"), UsageError);
+            CHECK_THROWS_WITH_AS(parse_compiler_options(spelling, "--compiler-option"), doctest::Contains("--arch"),
+                                 UsageError);
         }
-        for (const Strings& spelling :
-             {Strings{"-rdc=true"}, Strings{"--relocatable-device-code", "true"}, Strings{"-dc"}, Strings{"-dlink"},
-              Strings{"-lto"}, Strings{"-dlto"}, Strings{"--dlink-time-opt"}, Strings{"-G"}, Strings{"--device-debug"},
-              Strings{"-ptx"}, Strings{"-cubin"}, Strings{"-fatbin"}, Strings{"-o", "x"}, Strings{"--output-file=x"},
-              Strings{"-c"}, Strings{"-E"}, Strings{"-M"}, Strings{"-MD"}, Strings{"-MF", "x.d"},
-              Strings{"--no-source-include"}, Strings{"--use-pch=x"}, Strings{"-Xcompiler", "-I/x"},
-              Strings{"--compiler-options=-O2,-isystem/x"}, Strings{"-keep"}, Strings{"--keep-dir=/tmp/kd"},
-              Strings{"-keep-dir", "kd"}, Strings{"--time=/tmp/t.csv"}, Strings{"-time", "t.csv"}, Strings{"-save-temps"},
-              Strings{"--dryrun"}}) {
+        for (const Strings& spelling : {Strings{"-rdc=true"},
+                                        Strings{"--relocatable-device-code", "true"},
+                                        Strings{"-dc"},
+                                        Strings{"-dlink"},
+                                        Strings{"-lto"},
+                                        Strings{"-dlto"},
+                                        Strings{"--dlink-time-opt"},
+                                        Strings{"-G"},
+                                        Strings{"--device-debug"},
+                                        Strings{"-ptx"},
+                                        Strings{"-cubin"},
+                                        Strings{"-fatbin"},
+                                        Strings{"-o", "x"},
+                                        Strings{"--output-file=x"},
+                                        Strings{"-c"},
+                                        Strings{"-E"},
+                                        Strings{"-M"},
+                                        Strings{"-MD"},
+                                        Strings{"-MF", "x.d"},
+                                        Strings{"--no-source-include"},
+                                        Strings{"--use-pch=x"},
+                                        Strings{"-Xcompiler", "-I/x"},
+                                        Strings{"--compiler-options=-O2,-isystem/x"},
+                                        Strings{"-keep"},
+                                        Strings{"--keep-dir=/tmp/kd"},
+                                        Strings{"-keep-dir", "kd"},
+                                        Strings{"--time=/tmp/t.csv"},
+                                        Strings{"-time", "t.csv"},
+                                        Strings{"-save-temps"},
+                                        Strings{"--dryrun"}}) {
             CAPTURE(spelling.front());
             CHECK_THROWS_WITH_AS(parse_compiler_options(spelling, "--compiler-option"),
                                  doctest::Contains(("--compiler-option: " + spelling.front()).c_str()), UsageError);
@@ -66,9 +87,25 @@ TEST_SUITE("compiler_options")
 
     TEST_CASE("known options are keyed as given, values kept beside them")
     {
-        Strings options = {"-DSCALE=2", "-D", "N=3", "--define-macro=M", "-UX", "-std=c++17", "--std", "c++20",
-                           "--use_fast_math", "-O3", "-lineinfo", "-maxrregcount=32", "--maxrregcount", "64",
-                           "--extra-device-vectorization", "-Xptxas", "-v", "-ftz=true", "-w"};
+        Strings options = {"-DSCALE=2",
+                           "-D",
+                           "N=3",
+                           "--define-macro=M",
+                           "-UX",
+                           "-std=c++17",
+                           "--std",
+                           "c++20",
+                           "--use_fast_math",
+                           "-O3",
+                           "-lineinfo",
+                           "-maxrregcount=32",
+                           "--maxrregcount",
+                           "64",
+                           "--extra-device-vectorization",
+                           "-Xptxas",
+                           "-v",
+                           "-ftz=true",
+                           "-w"};
         CompilerOptions parsed = parse_compiler_options(options, "test");
         CHECK(parsed.keyed == options);
         CHECK(parsed.verbatim.empty());
@@ -97,9 +134,10 @@ TEST_SUITE("compiler_options")
             CHECK(parse_compiler_options(accepted, "test").keyed == accepted);
         }
         for (const Strings& refused :
-             {Strings{"-Xcompiler", "-imacros,/x.h"}, Strings{"-Xcompiler", "@/opts"}, Strings{"-Xcompiler=--sysroot=/s"},
-              Strings{"-Xcompiler", "-iprefix,/p"}, Strings{"-Xcompiler", "-include,/f.h"}, Strings{"-Xcompiler", "-I/x"},
-              Strings{"-Xcompiler", "-specs=/s"}, Strings{"-Xcompiler", "-fplugin=/p.so"}, Strings{"-Xcompiler", "--frobnicate"},
+             {Strings{"-Xcompiler", "-imacros,/x.h"}, Strings{"-Xcompiler", "@/opts"},
+              Strings{"-Xcompiler=--sysroot=/s"}, Strings{"-Xcompiler", "-iprefix,/p"},
+              Strings{"-Xcompiler", "-include,/f.h"}, Strings{"-Xcompiler", "-I/x"}, Strings{"-Xcompiler", "-specs=/s"},
+              Strings{"-Xcompiler", "-fplugin=/p.so"}, Strings{"-Xcompiler", "--frobnicate"},
               Strings{"-Xptxas", "-arch=sm_80"}, Strings{"-Xptxas", "--options-file=/f"}, Strings{"-Xptxas", "-g"},
               Strings{"-Xptxas", "--frobnicate"}}) {
             CAPTURE(refused.back());
@@ -109,8 +147,9 @@ TEST_SUITE("compiler_options")
 
     TEST_CASE("host options that read files or folders, or mean this machine's CPU, are refused; -Wall is not -Wa")
     {
-        for (const char* part : {"-fmodule-mapper=/m", "-fself-test=/d", "-fprofile-dir=/d", "-fprofile-use", "-fmodules-ts",
-                                 "-fplugin-arg-a-b=c", "-flto-incremental=/d", "-imultiarch", "-Wa", "-Wl"}) {
+        for (const char* part :
+             {"-fmodule-mapper=/m", "-fself-test=/d", "-fprofile-dir=/d", "-fprofile-use", "-fmodules-ts",
+              "-fplugin-arg-a-b=c", "-flto-incremental=/d", "-imultiarch", "-Wa", "-Wl"}) {
             CAPTURE(part);
             CHECK_THROWS_WITH_AS(parse_compiler_options({"-Xcompiler", std::string("-O2,") + part}, "test"),
                                  doctest::Contains("is not accepted"), UsageError);
@@ -126,7 +165,8 @@ TEST_SUITE("compiler_options")
 
     TEST_CASE("at nvcc's level only nvcc's own -W options are known")
     {
-        for (const char* option : {"-Wreorder", "-Wno-deprecated-gpu-targets", "--Werror=all-warnings", "-Werror=reorder"})
+        for (const char* option :
+             {"-Wreorder", "-Wno-deprecated-gpu-targets", "--Werror=all-warnings", "-Werror=reorder"})
             CHECK(parse_compiler_options({option}, "test").keyed == Strings{option});
         for (const char* option : {"-Wall", "-Wp,-imacros,/m.h", "-Wl,-rpath,/x", "-Wfrobnicate"}) {
             CAPTURE(option);
@@ -138,7 +178,8 @@ TEST_SUITE("compiler_options")
     TEST_CASE("nvcc's comma lists of folders and forced includes are split as nvcc splits them")
     {
         CompilerOptions parsed = parse_compiler_options(
-            {"-I/a,/b", "--include-path", "/c,,/d", "-isystem=/e,/f", "--system-include", "/g", "-include", "x.h,y.h"}, "test");
+            {"-I/a,/b", "--include-path", "/c,,/d", "-isystem=/e,/f", "--system-include", "/g", "-include", "x.h,y.h"},
+            "test");
         CHECK(parsed.include_dirs == std::vector<fs::path>{"/a", "/b", "/c", "/d"});
         CHECK(parsed.system_include_dirs == std::vector<fs::path>{"/e", "/f", "/g"});
         CHECK(parsed.pre_includes == Strings{"x.h", "y.h"});
@@ -177,8 +218,8 @@ TEST_SUITE("compiler_options")
 
     TEST_CASE("resolve_compiler_options makes include folders absolute, nothing else")
     {
-        Strings resolved = resolve_compiler_options({"-Iinc", "-isystem", "sys", "-DX", "--include-path=/abs"},
-                                                    "/base", "--compiler-option");
+        Strings resolved = resolve_compiler_options({"-Iinc", "-isystem", "sys", "-DX", "--include-path=/abs"}, "/base",
+                                                    "--compiler-option");
         CHECK(resolved == Strings{"-I=/base/inc", "-isystem=/base/sys", "-DX", "--include-path=/abs"});
         CompilerOptions parsed = parse_compiler_options(resolved, "test");
         CHECK(parsed.include_dirs == std::vector<fs::path>{"/base/inc", "/abs"});

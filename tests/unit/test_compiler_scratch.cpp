@@ -47,7 +47,8 @@ TEST_CASE("a scratch folder in TMPDIR holds the compiler's tmp/ and is gone afte
         CompilerScratch scratch;
         CHECK(scratch.path().parent_path() == tree.root());
         CHECK(fs::is_directory(scratch.tmp()));
-        auto owner = owner_of_temporary(scratch.path().filename().string().substr(std::string(compiler_scratch_prefix).size()));
+        auto owner =
+            owner_of_temporary(scratch.path().filename().string().substr(std::string(compiler_scratch_prefix).size()));
         REQUIRE(owner);
         CHECK(owner->pid == ::getpid());
         tree.write(scratch.tmp().lexically_relative(tree.root()).string() + "/tmpxft_0001.cpp", "x");

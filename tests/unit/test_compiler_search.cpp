@@ -21,7 +21,8 @@ TEST_SUITE("compiler_search")
         NvrtcCompiler nvrtc(cuda_root_of(Config{}), nullptr);
         auto output = nvrtc.compile(request(tree,
                                             "#include <cuda/std/cstdint>\n#include <cuda/std/cmath>\n"
-                                            "#include <cooperative_groups.h>\n" + extern_c_kernel,
+                                            "#include <cooperative_groups.h>\n" +
+                                                extern_c_kernel,
                                             "sm_90"));
         CHECK_MESSAGE(output.ok, output.log);
     }

@@ -67,7 +67,8 @@ cuda-root = "~user/cuda"
     Config config = load_config(tree / "work/sub/..");
     CHECK(config.cache_dir == tree / "home/kc");
     CHECK(config.python == (tree / "home/venv/bin/python").string());
-    CHECK(config.include_dirs == std::vector<std::filesystem::path>{tree / "home/include", tree / "work/include", tree / "home"});
+    CHECK(config.include_dirs ==
+          std::vector<std::filesystem::path>{tree / "home/include", tree / "work/include", tree / "home"});
     CHECK(config.cuda_root == tree / "work/~user/cuda");  // ~user is not expanded
 }
 
@@ -97,8 +98,9 @@ TEST_CASE("an unknown key is an error naming the file, line and key")
 TEST_CASE("template-args maps kernels to their template arguments; a bad value names the file, line and kernel")
 {
     test::TempTree tree;
-    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\n"
-                                 "template-args = { scale = [\"double\", \"3\"], \"sim.kernels.push\" = [\"Pair<int, 2>\"] }\n");
+    tree.write("pyproject.toml",
+               "[tool.cunumpy-kernels]\n"
+               "template-args = { scale = [\"double\", \"3\"], \"sim.kernels.push\" = [\"Pair<int, 2>\"] }\n");
     Config config = load_config(tree.root());
     CHECK(config.template_args.at("scale") == std::vector<std::string>{"double", "3"});
     CHECK(config.template_args.at("sim.kernels.push") == std::vector<std::string>{"Pair<int, 2>"});
@@ -112,21 +114,26 @@ TEST_CASE("template-args maps kernels to their template arguments; a bad value n
         return "";
     };
     std::string file = (tree / "pyproject.toml").string();
-    CHECK(error_of("template-args = [\"double\"]").find(file + ":3: [tool.cunumpy-kernels] template-args: expected a table") == 0);
-    CHECK(error_of("template-args = { scale = [] }").find("scale: expected at least one template argument") != std::string::npos);
-    CHECK(error_of("template-args = { scale = \"double\" }").find("expected an array of strings") != std::string::npos);
-    CHECK(error_of("template-args = { scale = [\"double, int\"] }").find("scale: 'double, int' is not a C++ template argument") !=
+    CHECK(error_of("template-args = [\"double\"]")
+              .find(file + ":3: [tool.cunumpy-kernels] template-args: expected a table") == 0);
+    CHECK(error_of("template-args = { scale = [] }").find("scale: expected at least one template argument") !=
           std::string::npos);
-    CHECK(error_of("template-args = { scale = [\"x; int y\"] }").find("is not a C++ template argument") != std::string::npos);
-    CHECK(error_of("template-args = { scale = [\"Pair<int\"] }").find("is not a C++ template argument") != std::string::npos);
+    CHECK(error_of("template-args = { scale = \"double\" }").find("expected an array of strings") != std::string::npos);
+    CHECK(error_of("template-args = { scale = [\"double, int\"] }")
+              .find("scale: 'double, int' is not a C++ template argument") != std::string::npos);
+    CHECK(error_of("template-args = { scale = [\"x; int y\"] }").find("is not a C++ template argument") !=
+          std::string::npos);
+    CHECK(error_of("template-args = { scale = [\"Pair<int\"] }").find("is not a C++ template argument") !=
+          std::string::npos);
 }
 
 TEST_CASE("struct-headers maps header paths, made absolute, to module:function writers; a bad value names the header")
 {
     test::TempTree tree;
-    tree.write("pyproject.toml", "[tool.cunumpy-kernels.struct-headers]\n"
-                                 "\"pkg/args.cuh\" = \"pkg.cuda_arguments:write_args_header\"\n"
-                                 "\"pkg/more.cuh\" = \"pkg.sub.mod:Writers.write\"\n");
+    tree.write("pyproject.toml",
+               "[tool.cunumpy-kernels.struct-headers]\n"
+               "\"pkg/args.cuh\" = \"pkg.cuda_arguments:write_args_header\"\n"
+               "\"pkg/more.cuh\" = \"pkg.sub.mod:Writers.write\"\n");
     Config config = load_config(tree.root());
     CHECK(config.struct_headers.size() == 2);
     CHECK(config.struct_headers.at(tree / "pkg/args.cuh") == "pkg.cuda_arguments:write_args_header");
@@ -164,9 +171,9 @@ TEST_CASE("struct-header-timeout is a whole number of seconds from 1 to 86400, d
         } catch (const ConfigError& error) {
             message = error.what();
         }
-        CHECK_MESSAGE(message.find("struct-header-timeout: expected a number of seconds from 1 to 86400") !=
-                          std::string::npos,
-                      bad, ": ", message);
+        CHECK_MESSAGE(
+            message.find("struct-header-timeout: expected a number of seconds from 1 to 86400") != std::string::npos,
+            bad, ": ", message);
     }
 }
 
@@ -174,14 +181,16 @@ TEST_CASE("umask is three octal digits; in-place and in-place-modules are read")
 {
     test::TempTree tree;
     tree.write("pkg/extra_module.py", "");
-    tree.write("pyproject.toml",
-               "[tool.cunumpy-kernels]\numask = \"002\"\nin-place = true\nin-place-modules = [\"pkg/extra_module.py\"]\n");
+    tree.write(
+        "pyproject.toml",
+        "[tool.cunumpy-kernels]\numask = \"002\"\nin-place = true\nin-place-modules = [\"pkg/extra_module.py\"]\n");
     Config config = load_config(tree.root());
     CHECK(config.umask == 02u);
     CHECK(config.in_place);
     CHECK(config.in_place_modules == std::vector<std::filesystem::path>{tree / "pkg/extra_module.py"});
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\numask = \"rw-r--r--\"\n");
-    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("umask: expected three octal digits"), ConfigError);
+    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("umask: expected three octal digits"),
+                         ConfigError);
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\numask = \"000\"\n");
     CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("lets every user write"), ConfigError);
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nin-place-modules = [\"pkg/missing.py\"]\n");
@@ -223,7 +232,9 @@ TEST_CASE("paths must exist, cache names must be plain, the table must be a tabl
 {
     test::TempTree tree;
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ninclude-dirs = [\"missing\"]\n");
-    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains(":2: [tool.cunumpy-kernels] include-dirs: 'missing' is not a folder"), ConfigError);
+    CHECK_THROWS_WITH_AS(load_config(tree.root()),
+                         doctest::Contains(":2: [tool.cunumpy-kernels] include-dirs: 'missing' is not a folder"),
+                         ConfigError);
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ncunumpy-include-dir = \"nope\"\n");
     CHECK_THROWS_AS(load_config(tree.root()), ConfigError);
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ncache-name = \"../../evil\"\n");
@@ -236,17 +247,24 @@ TEST_CASE("value errors name the line of the key")
 {
     test::TempTree tree;
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\n\narch = [\"sm_90\", \"ampere\"]\n");
-    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("pyproject.toml:3: [tool.cunumpy-kernels] arch: 'ampere' is not a CUDA architecture"), ConfigError);
+    CHECK_THROWS_WITH_AS(
+        load_config(tree.root()),
+        doctest::Contains("pyproject.toml:3: [tool.cunumpy-kernels] arch: 'ampere' is not a CUDA architecture"),
+        ConfigError);
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ncompiler = \"clang\"\n");
-    CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("pyproject.toml:2: [tool.cunumpy-kernels] compiler: unknown compiler 'clang'"), ConfigError);
+    CHECK_THROWS_WITH_AS(
+        load_config(tree.root()),
+        doctest::Contains("pyproject.toml:2: [tool.cunumpy-kernels] compiler: unknown compiler 'clang'"), ConfigError);
 }
 
 TEST_SUITE_END();
 
-TEST_CASE("not-kernels lists folders resolved against pyproject.toml's folder, lexically normal; not a list is an error")
+TEST_CASE(
+    "not-kernels lists folders resolved against pyproject.toml's folder, lexically normal; not a list is an error")
 {
     test::TempTree tree;
-    tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nnot-kernels = [\"src/pkg/geometry/\", \"src/pkg/./orbits\"]\n");
+    tree.write("pyproject.toml",
+               "[tool.cunumpy-kernels]\nnot-kernels = [\"src/pkg/geometry/\", \"src/pkg/./orbits\"]\n");
     Config config = load_config(tree.root());
     CHECK(config.not_kernels == std::vector<std::filesystem::path>{tree / "src/pkg/geometry", tree / "src/pkg/orbits"});
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nnot-kernels = \"src/pkg/geometry\"\n");

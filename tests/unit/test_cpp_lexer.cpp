@@ -55,7 +55,8 @@ TEST_CASE("the same holds for every file of the signature corpus")
     const char* dir = std::getenv("CK_FUZZ_DIR");
     REQUIRE_MESSAGE(dir != nullptr, "CK_FUZZ_DIR (set by meson test) names tests/fuzz");
     int files = 0;
-    for (const auto& entry : std::filesystem::recursive_directory_iterator(std::filesystem::path(dir) / "corpus" / "cuda")) {
+    for (const auto& entry :
+         std::filesystem::recursive_directory_iterator(std::filesystem::path(dir) / "corpus" / "cuda")) {
         if (!entry.is_regular_file()) continue;
         std::ifstream in(entry.path(), std::ios::binary);
         std::stringstream text;

@@ -45,17 +45,19 @@ TEST_CASE("the guide's kernel: extern \"C\" __global__ on its own line")
 
 TEST_CASE("comments with parentheses and braces, before and inside the declaration")
 {
-    check_found("// push(a, b) { not this }\n/* __global__ void push(int wrong) { */\n"
-                "__global__ void push(double* x /* (in) {x} */, // n: count (of x) }\n int n) {}\n",
-                {"x", "n"}, 3);
+    check_found(
+        "// push(a, b) { not this }\n/* __global__ void push(int wrong) { */\n"
+        "__global__ void push(double* x /* (in) {x} */, // n: count (of x) }\n int n) {}\n",
+        {"x", "n"}, 3);
 }
 
 TEST_CASE("string and character literals that hold braces, parentheses and quotes")
 {
-    check_found("const char* s = \"}\\\" __global__ void push(int wrong) {\";\nchar c = '{';\n"
-                "const char* raw = R\"x(__global__ void push(int also_wrong) ) \" })x\";\n"
-                "__global__ void push(double* x, int n) { printf(\"(%d}\", n); }\n",
-                {"x", "n"}, 4);
+    check_found(
+        "const char* s = \"}\\\" __global__ void push(int wrong) {\";\nchar c = '{';\n"
+        "const char* raw = R\"x(__global__ void push(int also_wrong) ) \" })x\";\n"
+        "__global__ void push(double* x, int n) { printf(\"(%d}\", n); }\n",
+        {"x", "n"}, 4);
 }
 
 TEST_CASE("extern \"C\" blocks and namespaces")
@@ -66,8 +68,9 @@ TEST_CASE("extern \"C\" blocks and namespaces")
 
 TEST_CASE("templates, __launch_bounds__ anywhere, attributes")
 {
-    check_found("template <typename T, int N = (3 > 2)>\n__global__ void __launch_bounds__(256, 2) push(T* x, int n) {}\n",
-                {"x", "n"}, 2);
+    check_found(
+        "template <typename T, int N = (3 > 2)>\n__global__ void __launch_bounds__(256, 2) push(T* x, int n) {}\n",
+        {"x", "n"}, 2);
     check_found("__global__ __launch_bounds__(128) void push(double* x) {}\n", {"x"}, 1);
     check_found("__launch_bounds__(128) __global__ void push(double* x) {}\n", {"x"}, 1);
     check_found("[[nodiscard]] __global__ void push([[maybe_unused]] double* x, int n __attribute__((unused))) {}\n",
@@ -77,20 +80,24 @@ TEST_CASE("templates, __launch_bounds__ anywhere, attributes")
 
 TEST_CASE("qualifiers, references, arrays, structs, pointers to pointers, defaults, function pointers")
 {
-    check_found("__global__ void push(const double* __restrict__ x, volatile int* flag, const double (&m)[3][3],\n"
-                "  struct Marker markers, double** rows, double * const * cols, int n = 10,\n"
-                "  float w[4], void (*callback)(int, int), Array3D<double, Layout<2, 3>> b,\n"
-                "  __grid_constant__ const Params p, unsigned long long count, std::size_t size = f(1, 2) < 3) {}\n",
-                {"x", "flag", "m", "markers", "rows", "cols", "n", "w", "callback", "b", "p", "count", "size"}, 1);
+    check_found(
+        "__global__ void push(const double* __restrict__ x, volatile int* flag, const double (&m)[3][3],\n"
+        "  struct Marker markers, double** rows, double * const * cols, int n = 10,\n"
+        "  float w[4], void (*callback)(int, int), Array3D<double, Layout<2, 3>> b,\n"
+        "  __grid_constant__ const Params p, unsigned long long count, std::size_t size = f(1, 2) < 3) {}\n",
+        {"x", "flag", "m", "markers", "rows", "cols", "n", "w", "callback", "b", "p", "count", "size"}, 1);
 }
 
 TEST_CASE("braces inside the parameter list and the specifiers, and macros from other files")
 {
-    check_found("template <typename D = identity>\n__launch_bounds__(int(N > 2 ? 256 : 128)) __global__ void push(\n"
-                "    const double* x, D decomposer = {}, Options options = Options{1, {2}}, int n = [] { return 3; }())\n{\n}\n",
-                {"x", "decomposer", "options", "n"}, 2);
+    check_found(
+        "template <typename D = identity>\n__launch_bounds__(int(N > 2 ? 256 : 128)) __global__ void push(\n"
+        "    const double* x, D decomposer = {}, Options options = Options{1, {2}}, int n = [] { return 3; "
+        "}())\n{\n}\n",
+        {"x", "decomposer", "options", "n"}, 2);
     // An unknown macro that opens a namespace, and one that holds __global__ (not visible here).
-    check_found("CUB_NAMESPACE_BEGIN\nnamespace detail {\n__global__ void push(double* x) {}\n}\nCUB_NAMESPACE_END\n", {"x"}, 3);
+    check_found("CUB_NAMESPACE_BEGIN\nnamespace detail {\n__global__ void push(double* x) {}\n}\nCUB_NAMESPACE_END\n",
+                {"x"}, 3);
 }
 
 TEST_CASE("declarations over many lines and with line continuations")
@@ -103,29 +110,35 @@ TEST_CASE("declarations over many lines and with line continuations")
 TEST_CASE("kernels inside #if blocks")
 {
     check_found("#ifdef USE_CUDA\n__global__ void push(double* x) {}\n#endif\n", {"x"}, 2);
-    check_found("#if 0\n__global__ void push(double* old) {}\n#else\n__global__ void push(double* x) {}\n#endif\n", {"x"}, 4);
-    check_found("#if 1\n__global__ void push(double* x) {}\n#else\n__global__ void push(double* old) {}\n#endif\n", {"x"}, 2);
+    check_found("#if 0\n__global__ void push(double* old) {}\n#else\n__global__ void push(double* x) {}\n#endif\n",
+                {"x"}, 4);
+    check_found("#if 1\n__global__ void push(double* x) {}\n#else\n__global__ void push(double* old) {}\n#endif\n",
+                {"x"}, 2);
     // The type changes with the branch, the names do not.
-    check_found("__global__ void push(\n#ifdef SINGLE\n  float* x,\n#else\n  double* x,\n#endif\n  int n) {}\n", {"x", "n"}, 1);
-    check_found("#ifdef A\n__global__ void push(float* x)\n#else\n__global__ void push(double* x)\n#endif\n{ }\n", {"x"}, 2);
+    check_found("__global__ void push(\n#ifdef SINGLE\n  float* x,\n#else\n  double* x,\n#endif\n  int n) {}\n",
+                {"x", "n"}, 1);
+    check_found("#ifdef A\n__global__ void push(float* x)\n#else\n__global__ void push(double* x)\n#endif\n{ }\n",
+                {"x"}, 2);
 }
 
 TEST_CASE("object-like macros used as qualifiers and as the whole prefix")
 {
-    check_found("#define RESTRICT __restrict__\n#define KERNEL extern \"C\" __global__\n"
-                "KERNEL void push(double* RESTRICT x, int n) {}\n",
-                {"x", "n"}, 3);
+    check_found(
+        "#define RESTRICT __restrict__\n#define KERNEL extern \"C\" __global__\n"
+        "KERNEL void push(double* RESTRICT x, int n) {}\n",
+        {"x", "n"}, 3);
     check_found("#define DEVICE_ONLY\nDEVICE_ONLY __global__ void push(double* x) {}\n", {"x"}, 2);
 }
 
 TEST_CASE("the entry among other __global__ functions, prototypes, calls and launches")
 {
-    check_found("__global__ void push_helper(int a) {}\n__device__ void push_step(double* x);\n"
-                "__global__ void push(double* x, int n);\n"
-                "__global__ void other(int push) { push_helper<<<1, 1>>>(push); }\n"
-                "__global__ void push(double* x, int n) { other<<<1, 1>>>(n); }\n"
-                "void host() { push<<<1, 32>>>(nullptr, 0); }\n",
-                {"x", "n"}, 5);
+    check_found(
+        "__global__ void push_helper(int a) {}\n__device__ void push_step(double* x);\n"
+        "__global__ void push(double* x, int n);\n"
+        "__global__ void other(int push) { push_helper<<<1, 1>>>(push); }\n"
+        "__global__ void push(double* x, int n) { other<<<1, 1>>>(n); }\n"
+        "void host() { push<<<1, 32>>>(nullptr, 0); }\n",
+        {"x", "n"}, 5);
     check_found("__global__ void push(double*, int);\n__global__ void push(double* x, int n) {}\n", {"x", "n"}, 2);
     check_found("__global__ void push() {}\n", {}, 1);
     check_found("__global__ void push(void) {}\n", {}, 1);
@@ -133,19 +146,22 @@ TEST_CASE("the entry among other __global__ functions, prototypes, calls and lau
 
 TEST_CASE("a prototype's names do not count once the definition is seen; prototypes alone must agree")
 {
-    check_found("extern \"C\" __global__ void push(double* x, int n);\n"
-                "extern \"C\" __global__ void push(double* y, int m) {}\n",
-                {"y", "m"}, 2);
+    check_found(
+        "extern \"C\" __global__ void push(double* x, int n);\n"
+        "extern \"C\" __global__ void push(double* y, int m) {}\n",
+        {"y", "m"}, 2);
     // The definition before a later prototype, and a prototype the reader cannot read at all.
-    check_found("__global__ void push(double* y, int m) {}\n__global__ void push(double* x, int n);\n"
-                "__global__ void push(ARRAY_ARG(x), int n);\n",
-                {"y", "m"}, 1);
+    check_found(
+        "__global__ void push(double* y, int m) {}\n__global__ void push(double* x, int n);\n"
+        "__global__ void push(ARRAY_ARG(x), int n);\n",
+        {"y", "m"}, 1);
     check_unreadable("__global__ void push(double* x, int n);\n__global__ void push(double* x, int m);\n",
                      "conflicting declarations of 'push': line 1 takes (x, n), line 2 takes (x, m)", 2);
     // Two definitions (in #if branches) still conflict.
-    check_unreadable("__global__ void push(double* x);\n#ifdef A\n__global__ void push(double* a) {}\n#else\n"
-                     "__global__ void push(double* b) {}\n#endif\n",
-                     "line 3 takes (a), line 5 takes (b)", 5);
+    check_unreadable(
+        "__global__ void push(double* x);\n#ifdef A\n__global__ void push(double* a) {}\n#else\n"
+        "__global__ void push(double* b) {}\n#endif\n",
+        "line 3 takes (a), line 5 takes (b)", 5);
 }
 
 TEST_CASE("what cannot be read is reported with the line and why, never guessed")
@@ -153,8 +169,10 @@ TEST_CASE("what cannot be read is reported with the line and why, never guessed"
     check_unreadable("#define KERNEL(name) extern \"C\" __global__ void name(double* x, int n)\n\nKERNEL(push) {}\n",
                      "function-like macro KERNEL (defined at line 1)", 3);
     check_unreadable("DECLARE_KERNEL(push, double* x, int n)\n", "passes it to DECLARE_KERNEL", 1);
-    check_unreadable("#ifdef A\n__global__ void push(double* x, int n) {}\n#else\n__global__ void push(double* y, int n) {}\n#endif\n",
-                     "conflicting declarations of 'push': line 2 takes (x, n), line 4 takes (y, n)", 4);
+    check_unreadable(
+        "#ifdef A\n__global__ void push(double* x, int n) {}\n#else\n__global__ void push(double* y, int n) "
+        "{}\n#endif\n",
+        "conflicting declarations of 'push': line 2 takes (x, n), line 4 takes (y, n)", 4);
     check_unreadable("__global__ void push(double*, int n) {}\n", "parameter 1 (double*) has no name", 1);
     check_unreadable("__global__ void push(MarkerArgs) {}\n", "parameter 1 (MarkerArgs) has no name", 1);
     check_unreadable("__global__ void push(ARRAY_ARG(x), int n) {}\n", "macro call", 1);
@@ -169,7 +187,8 @@ TEST_CASE("no declaration at all")
     SignatureRead r = read("__global__ void pull(double* x) {}\n");
     CHECK(r.status == Status::not_found);
     CHECK(r.reason == "no __global__ function 'push' found in the CUDA source");
-    SignatureRead device = read("#include \"kernel.cuh\"\n__device__ void push(double* x) {}\nCK_KERNEL void push(double* x);\n");
+    SignatureRead device =
+        read("#include \"kernel.cuh\"\n__device__ void push(double* x) {}\nCK_KERNEL void push(double* x);\n");
     CHECK(device.status == Status::not_found);
     CHECK(device.line == 2);
     CHECK(device.reason.find("this line declares 'push' without __global__") != std::string::npos);

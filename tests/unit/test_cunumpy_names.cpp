@@ -92,8 +92,9 @@ struct TwoBuilds {
 
 void point_at(const HostPlan& plan, std::size_t index, const EntryStore& store)
 {
-    point_cunumpy_entry(store.root(), plan.jobs[index].cunumpy_name,
-                        host_build_folder(store, plan.jobs[index].key, plan.modules[index]).lexically_relative(store.root()));
+    point_cunumpy_entry(
+        store.root(), plan.jobs[index].cunumpy_name,
+        host_build_folder(store, plan.jobs[index].key, plan.modules[index]).lexically_relative(store.root()));
 }
 
 }  // namespace
@@ -104,7 +105,8 @@ TEST_SUITE("cunumpy_names")
     {
         test::TempTree tree;
         write_copies(tree, 5);
-        tree.write("src/pkg/kernels/user/user_kernels.py", "from pkg.kernels.kd.kd_kernels import kd\n\ndef user():\n    pass\n");
+        tree.write("src/pkg/kernels/user/user_kernels.py",
+                   "from pkg.kernels.kd.kd_kernels import kd\n\ndef user():\n    pass\n");
         auto [kernels, plan] = plan_of(tree / "src", tree / "cache");
         std::size_t one = index_of(plan, "pkg.kernels.kd.kd_kernels");
         std::size_t two = index_of(plan, "pkg.kernels2.kd.kd_kernels");

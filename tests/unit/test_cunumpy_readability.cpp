@@ -31,8 +31,10 @@ void check_raises(const std::string& source, const std::string& part, int hint_l
 
 TEST_CASE("what cunumpy reads: the first `__global__ void push(`, comments removed its way")
 {
-    CunumpyReading r = read("/* push(int wrong) */\nextern \"C\" __global__ void push(const double* __restrict__ x,\n"
-                            "    Array2D< const double > a, thrust::complex<double> z, unsigned long long n) {}\n", 2);
+    CunumpyReading r = read(
+        "/* push(int wrong) */\nextern \"C\" __global__ void push(const double* __restrict__ x,\n"
+        "    Array2D< const double > a, thrust::complex<double> z, unsigned long long n) {}\n",
+        2);
     CHECK_FALSE(r.raises);
     CHECK(r.names == Names{"x", "a", "z", "n"});
     CHECK(r.line == 2);
@@ -48,7 +50,8 @@ TEST_CASE("what cunumpy reads: the first `__global__ void push(`, comments remov
 
 TEST_CASE("the forms it cannot read, each with why and what to write instead")
 {
-    check_raises("__global__ void __launch_bounds__(256) push(double* x) {}\n", "`__launch_bounds__(...)` stands between `__global__`, `void` and the name");
+    check_raises("__global__ void __launch_bounds__(256) push(double* x) {}\n",
+                 "`__launch_bounds__(...)` stands between `__global__`, `void` and the name");
     check_raises("__global__ __launch_bounds__(128, 4) void push(double* x) {}\n",
                  "write it first (`__launch_bounds__(128, 4) __global__ void push(...)`)");
     check_raises("#define KERNEL extern \"C\" __global__\nKERNEL void push(double* x) {}\n",

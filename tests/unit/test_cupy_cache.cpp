@@ -43,7 +43,8 @@ json.dump({"cupy_version": "14.2.0", "cupy_dir": "/site/cupy", "nvrtc_version": 
 std::string stand_in_python(const test::TempTree& tree, const std::string& body)
 {
     tree.write("child.py", body);
-    auto path = tree.write("bin/python", "#!/bin/sh\nexec /usr/bin/python3 " + (tree / "child.py").string() + " \"$3\" \"$4\"\n");
+    auto path = tree.write("bin/python",
+                           "#!/bin/sh\nexec /usr/bin/python3 " + (tree / "child.py").string() + " \"$3\" \"$4\"\n");
     ::chmod(path.c_str(), 0755);
     return path.string();
 }
@@ -110,7 +111,8 @@ TEST_CASE("every kernel and architecture is one entry, kernel-major, shared amon
 
     auto children = lines_of(tree / "runs");
     REQUIRE(children.size() == 2);
-    std::set<std::string> pids{children[0].substr(0, children[0].find(' ')), children[1].substr(0, children[1].find(' '))};
+    std::set<std::string> pids{children[0].substr(0, children[0].find(' ')),
+                               children[1].substr(0, children[1].find(' '))};
     CHECK(pids.size() == 2);
     CHECK(children[0].substr(children[0].find(' ') + 1) == (tree / "cupy").string());
 }

@@ -39,20 +39,20 @@ const std::vector<Form>& forms()
          "__global__ void k(double* x, int n) {}\n",
          true},
         {"macro __global__", "#define KERNEL extern \"C\" __global__\nKERNEL void k(double* x, int n) {}\n", true},
-        {"__restrict__ macro",
-         "#define RESTRICT __restrict__\n__global__ void k(const double* RESTRICT x, int n) {}\n", true},
+        {"__restrict__ macro", "#define RESTRICT __restrict__\n__global__ void k(const double* RESTRICT x, int n) {}\n",
+         true},
         {"__launch_bounds__ before the name", "__global__ void __launch_bounds__(256, 2) k(double* x, int n) {}\n",
          true},
-        {"__launch_bounds__ before void", "extern \"C\" __global__ __launch_bounds__(128) void k(double* x, int n) {}\n",
-         true},
+        {"__launch_bounds__ before void",
+         "extern \"C\" __global__ __launch_bounds__(128) void k(double* x, int n) {}\n", true},
         {"attributes", "__global__ void k(double* x __attribute__((unused)), [[maybe_unused]] int n) {}\n", true},
         {"default argument", "__global__ void k(double* x, int n = 4) {}\n", true},
         {"prototype without names, then the definition",
          "__global__ void k(double*, int);\n__global__ void k(double* x, int n) {}\n", true},
         {"views and a struct", "__global__ void k(Array2D<const double> x, __grid_constant__ const Markers n) {}\n",
          true},
-        {"function-like macro", "#define KERNEL(name, ...) __global__ void name(__VA_ARGS__)\nKERNEL(k, double* x) {}\n",
-         false},
+        {"function-like macro",
+         "#define KERNEL(name, ...) __global__ void name(__VA_ARGS__)\nKERNEL(k, double* x) {}\n", false},
         {"two #ifdef branches with other names",
          "#ifdef FAST\n__global__ void k(double* x) {}\n#else\n__global__ void k(double* y) {}\n#endif\n", false},
         {"no declaration", "__global__ void other(double* x) {}\n", false},
@@ -119,13 +119,15 @@ TEST_SUITE("declaration_readers")
 
     TEST_CASE("definitions in two #if branches with one set of names but other types are refused")
     {
-        std::string source = "#ifdef SINGLE\n__global__ void k(float* x) {}\n#else\n__global__ void k(double* x) {}\n"
-                             "#endif\n";
+        std::string source =
+            "#ifdef SINGLE\n__global__ void k(float* x) {}\n#else\n__global__ void k(double* x) {}\n"
+            "#endif\n";
         CHECK(read_cuda_signature(source, "k").status == SignatureRead::Status::found);
         CHECK_THROWS_WITH_AS(read_global_signature(source, "k", "k_cuda.cu"),
                              doctest::Contains("other parameter types"), SourceError);
-        std::string same = "#ifdef FAST\n__global__ void k(const double* __restrict__ x) {}\n#else\n"
-                           "__global__ void k(const double* x) {}\n#endif\n";
+        std::string same =
+            "#ifdef FAST\n__global__ void k(const double* __restrict__ x) {}\n#else\n"
+            "__global__ void k(const double* x) {}\n#endif\n";
         CHECK(read_global_signature(same, "k", "k_cuda.cu").parameters.size() == 1);
     }
 }

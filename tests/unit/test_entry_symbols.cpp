@@ -18,8 +18,9 @@ TEST_CASE("pick_entry_symbol: extern \"C\" name or a unique mangled free functio
 
 TEST_CASE("ptx_entries lists .entry names")
 {
-    std::string ptx = ".version 8.0\n.target sm_90\n.visible .entry push(\n.param .u64 p\n)\n"
-                      ".visible .entry _Z7depositPd(\n";
+    std::string ptx =
+        ".version 8.0\n.target sm_90\n.visible .entry push(\n.param .u64 p\n)\n"
+        ".visible .entry _Z7depositPd(\n";
     CHECK(ptx_entries(ptx) == std::vector<std::string>{"push", "_Z7depositPd"});
 }
 
@@ -27,7 +28,11 @@ TEST_CASE("elf_function_symbols rejects what is not ELF64")
 {
     CHECK(elf_function_symbols("").empty());
     CHECK(elf_function_symbols("not an elf file at all, just text").empty());
-    CHECK(elf_function_symbols(std::string("\x7f" "ELF\x01", 5) + std::string(60, '\0')).empty());
+    CHECK(elf_function_symbols(std::string("\x7f"
+                                           "ELF\x01",
+                                           5) +
+                               std::string(60, '\0'))
+              .empty());
 }
 
 TEST_CASE("diagnostics are rewritten to file:line")

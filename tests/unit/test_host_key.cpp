@@ -19,10 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-HostToolchain toolchain()
-{
-    return test::host_toolchain();
-}
+HostToolchain toolchain() { return test::host_toolchain(); }
 
 std::vector<const KernelSource*> pointers(const std::vector<KernelSource>& kernels)
 {
@@ -61,7 +58,8 @@ void write_graph_tree(const test::TempTree& tree, const std::string& top = "src"
 
 TEST_CASE("module text as inspect.getsource gives it")
 {
-    CHECK(python_source_text("\xEF\xBB\xBF" "a\r\nb\rc") == "a\nb\nc\n");
+    CHECK(python_source_text("\xEF\xBB\xBF"
+                             "a\r\nb\rc") == "a\nb\nc\n");
     CHECK(python_source_text("x = 1\n") == "x = 1\n");
     CHECK(python_source_text("") == "");
 }
@@ -71,7 +69,9 @@ TEST_CASE("cunumpy's key, checked against PyccelCache.build_key of cunumpy 0.7.1
     // The expected values were computed by cunumpy's own build_key for a file
     // holding "\ufeffdef f(x: 'float[:]'):\r\n    x[0] = 1.0" with Pyccel 2.2.3
     // and the sys.version and platform.platform() of toolchain().
-    std::string text = python_source_text("\xEF\xBB\xBF" "def f(x: 'float[:]'):\r\n    x[0] = 1.0");
+    std::string text = python_source_text(
+        "\xEF\xBB\xBF"
+        "def f(x: 'float[:]'):\r\n    x[0] = 1.0");
     CHECK(cunumpy_build_key(text, "c", true, toolchain().python) == "89a3a038fe150c8f7652");
     CHECK(cunumpy_build_key(text, "fortran", false, toolchain().python) == "b0001c3ce97983e69a60");
     CHECK(cunumpy_entry_name("pk.kernels.push.push_kernels", "89a3a038fe150c8f7652") ==
@@ -105,7 +105,9 @@ TEST_CASE("every input changes our key, and the imports' keys do too")
     using T = HostToolchain;
     using I = std::map<std::string, std::string>;
     CHECK(changed([](T&, I&, std::string&, std::string& s, bool&) { s += " "; }) != base);
-    CHECK(changed([](T&, I& i, std::string&, std::string&, bool&) { i["pk.util.lin_kernels"] = std::string(64, 'b'); }) != base);
+    CHECK(changed([](T&, I& i, std::string&, std::string&, bool&) {
+              i["pk.util.lin_kernels"] = std::string(64, 'b');
+          }) != base);
     CHECK(changed([](T&, I& i, std::string&, std::string&, bool&) { i["pk.other"] = std::string(64, 'c'); }) != base);
     CHECK(changed([](T&, I&, std::string& m, std::string&, bool&) { m = "pk.n"; }) != base);
     CHECK(changed([](T&, I&, std::string&, std::string&, bool& o) { o = false; }) != base);
@@ -175,7 +177,8 @@ TEST_CASE("a plan from the source record equals one that reads every module, and
     test::TempTree tree;
     write_graph_tree(tree);
     for (const auto& entry : std::filesystem::recursive_directory_iterator(tree / "src"))
-        std::filesystem::last_write_time(entry.path(), std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+        std::filesystem::last_write_time(entry.path(),
+                                         std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
     Config config;
     auto kernels = find_kernels({tree / "src"}, config);
     HostPlan read = plan_host_builds(pointers(kernels), toolchain());
@@ -217,8 +220,8 @@ TEST_CASE("a plan from the source record equals one that reads every module, and
     SUBCASE("a module edited after its key was planned is not built from its new text")
     {
         tree.write("src/pk/kernels/k1/k1_kernels.py", "def k1(b: 'float[:]'):\n    pass\n");
-        CHECK_THROWS_WITH_AS(planned_source(warm.modules[k1]), doctest::Contains("changed after this build planned its key"),
-                             SourceError);
+        CHECK_THROWS_WITH_AS(planned_source(warm.modules[k1]),
+                             doctest::Contains("changed after this build planned its key"), SourceError);
     }
 }
 
@@ -254,8 +257,9 @@ TEST_CASE("an import cycle is a problem of its modules and their importers, not 
         REQUIRE(module);
         CHECK(module->problem.find("import cycle (pk.") != std::string::npos);
     }
-    CHECK(find_module(plan, "pk.a_kernels")->problem.find(": in an import cycle (pk.a_kernels -> pk.b_kernels -> "
-                                                          "pk.a_kernels)") != std::string::npos);
+    CHECK(find_module(plan, "pk.a_kernels")
+              ->problem.find(": in an import cycle (pk.a_kernels -> pk.b_kernels -> "
+                             "pk.a_kernels)") != std::string::npos);
     CHECK(find_module(plan, "pk.kernels.k1.k1_kernels")->problem.find(": behind an import cycle") != std::string::npos);
 }
 
@@ -263,7 +267,8 @@ TEST_CASE("a module that imports itself is a cycle of one, in each form of impor
 {
     // Pyccel refuses a module that imports itself ("Imported files must be
     // pyccelised before they can be used"): planning says so before any compile.
-    for (std::string self_import : {"from pk.s_kernels import f\n", "from .s_kernels import f\n", "import pk.s_kernels\n"}) {
+    for (std::string self_import :
+         {"from pk.s_kernels import f\n", "from .s_kernels import f\n", "import pk.s_kernels\n"}) {
         CAPTURE(self_import);
         test::TempTree tree;
         tree.write("src/pk/__init__.py", "");
@@ -275,8 +280,8 @@ TEST_CASE("a module that imports itself is a cycle of one, in each form of impor
         REQUIRE(find_module(plan, "pk.s_kernels"));
         CHECK(find_module(plan, "pk.s_kernels")->problem.find(": in an import cycle (pk.s_kernels -> pk.s_kernels)") !=
               std::string::npos);
-        CHECK(find_module(plan, "pk.k.k_kernels")->problem.find(": behind an import cycle (pk.s_kernels -> pk.s_kernels)") !=
-              std::string::npos);
+        CHECK(find_module(plan, "pk.k.k_kernels")
+                  ->problem.find(": behind an import cycle (pk.s_kernels -> pk.s_kernels)") != std::string::npos);
         CHECK(find_module(plan, "pk.j.j_kernels")->problem.empty());
     }
 }

@@ -60,7 +60,7 @@ TEST_CASE("a tree adds *<suffix>.py and *<suffix>_*.py modules, not pytest files
     tree.write("src/pk/geo/__init__.py", "");
     tree.write("src/pk/geo/utilities_kernels.py", "");
     tree.write("src/pk/geo/evaluation_kernels_1d.py", "");
-    tree.write("src/pk/geo/kernels.py", "");            // no prefix: not a host module's name
+    tree.write("src/pk/geo/kernels.py", "");  // no prefix: not a host module's name
     tree.write("src/pk/geo/tests/test_x_kernels.py", "");
     tree.write("src/pk/geo/__pyccel__/utilities_kernels.py", "");
     tree.write("src/pk/.hidden/a_kernels.py", "");

@@ -71,12 +71,16 @@ TEST_SUITE("include_scanner")
         CHECK(names(scan) == std::vector<std::string>{"<I:1>/x.cuh", "<I:d>/x.cuh"});
         CHECK(has(scan.absent, "<I:0>/x.cuh"));
         // Where the search found the file counts, not a folder that merely contains it.
-        f.search.dirs = {{f.kernel, "<kernel>"}, {f.tree / "src", ""}, {f.tree / "inc", "<I:0>"},
-                         {f.tree / "inc/deeper", "<I:d>"}, {f.tree / "inc2", "<I:1>"}};
+        f.search.dirs = {{f.kernel, "<kernel>"},
+                         {f.tree / "src", ""},
+                         {f.tree / "inc", "<I:0>"},
+                         {f.tree / "inc/deeper", "<I:d>"},
+                         {f.tree / "inc2", "<I:1>"}};
         f.tree.write("inc/deeper/z.cuh", "#include_next <z.cuh>\n");
         f.tree.write("inc2/z.cuh", "// base\n");
         scan = f.scan("#include <z.cuh>\n");
-        CHECK(names(scan) == std::vector<std::string>{"<I:0>/deeper/z.cuh", "<I:1>/z.cuh"});  // named by the first folder holding it
+        CHECK(names(scan) ==
+              std::vector<std::string>{"<I:0>/deeper/z.cuh", "<I:1>/z.cuh"});  // named by the first folder holding it
         // An #include_next of a name found nowhere after it is a system header, as for <...>.
         f.tree.write("inc2/last.cuh", "#include_next <last.cuh>\n");
         scan = f.scan("#include <last.cuh>\n");
@@ -121,8 +125,9 @@ TEST_SUITE("include_scanner")
     TEST_CASE("__has_include guards an optional include; its lookups are still recorded")
     {
         ScanFixture f;
-        IncludeScan scan = f.scan("#if defined(__has_include)\n#if __has_include(\"opt.cuh\")\n#include \"opt.cuh\"\n"
-                                  "#endif\n#endif\n");
+        IncludeScan scan = f.scan(
+            "#if defined(__has_include)\n#if __has_include(\"opt.cuh\")\n#include \"opt.cuh\"\n"
+            "#endif\n#endif\n");
         CHECK(scan.headers.empty());
         CHECK(has(scan.absent, "<I:0>/opt.cuh"));
         CHECK_THROWS_AS(f.scan("#if __has_include(\"other.cuh\")\n#endif\n#include \"opt.cuh\"\n"), SourceError);
@@ -160,7 +165,8 @@ TEST_SUITE("include_scanner")
         IncludeScan scan = f.scan("", {"force.cuh", "cuda/std/cstdint"});
         CHECK(scan.pre_includes == std::vector<std::string>{"<I:0>/force.cuh", "<cuda>/cuda/std/cstdint"});
         CHECK(scan.pre_include_files == std::vector<fs::path>{f.tree / "inc/force.cuh", "cuda/std/cstdint"});
-        CHECK(names(scan) == std::vector<std::string>{"<I:0>/detail.cuh", "<I:0>/force.cuh", "<cuda>/cuda/std/cstdint"});
+        CHECK(names(scan) ==
+              std::vector<std::string>{"<I:0>/detail.cuh", "<I:0>/force.cuh", "<cuda>/cuda/std/cstdint"});
         CHECK_THROWS_WITH_AS(f.scan("", {"missing.cuh"}), doctest::Contains("forced include \"missing.cuh\" not found"),
                              SourceError);
     }
@@ -182,8 +188,11 @@ TEST_SUITE("include_scanner")
             {"a string", "#define H \"mh.cuh\"\n#include H\n", {"<kernel>/mh.cuh"}},
             {"a header name", "#define H <angle.cuh>\n#include H\n", {"<I:0>/angle.cuh"}},
             {"a chain of names", "#define H1 \"mh.cuh\"\n#define H2 H1\n#include H2\n", {"<kernel>/mh.cuh"}},
-            {"a macro of a header", "#include \"sim/names.cuh\"\n#include FROM_HEADER\n", {"<kernel>/mh.cuh", "sim/names.cuh"}},
-            {"one per branch", "#ifdef A\n#define H <both_a.cuh>\n#else\n#define H <both_b.cuh>\n#endif\n#include H\n",
+            {"a macro of a header",
+             "#include \"sim/names.cuh\"\n#include FROM_HEADER\n",
+             {"<kernel>/mh.cuh", "sim/names.cuh"}},
+            {"one per branch",
+             "#ifdef A\n#define H <both_a.cuh>\n#else\n#define H <both_b.cuh>\n#endif\n#include H\n",
              {"<I:0>/both_a.cuh", "<I:0>/both_b.cuh"}},
             {"include_next", "#define H <angle.cuh>\n#include_next H\n", {"<I:0>/angle.cuh"}},
         };
@@ -222,11 +231,11 @@ TEST_SUITE("include_scanner")
                 CHECK(message.find("write the header's name in quotes") != std::string::npos);
             }
         }
-        CHECK_THROWS_WITH_AS(f.scan("\n#include NOWHERE\n"), doctest::Contains("push_cuda.cu:2: error: #include NOWHERE"),
-                             SourceError);
+        CHECK_THROWS_WITH_AS(f.scan("\n#include NOWHERE\n"),
+                             doctest::Contains("push_cuda.cu:2: error: #include NOWHERE"), SourceError);
         f.tree.write("src/sim/kernels/push/bad.cuh", "\n\n#include ALSO_NOWHERE\n");
-        CHECK_THROWS_WITH_AS(f.scan("#include \"bad.cuh\"\n"), doctest::Contains("bad.cuh:3: error: #include ALSO_NOWHERE"),
-                             SourceError);
+        CHECK_THROWS_WITH_AS(f.scan("#include \"bad.cuh\"\n"),
+                             doctest::Contains("bad.cuh:3: error: #include ALSO_NOWHERE"), SourceError);
     }
 
     TEST_CASE("a directive in any standard spelling: digraph, comments and splices between # and its name")
@@ -277,9 +286,10 @@ TEST_SUITE("include_scanner")
 
     TEST_CASE("directives are read as the compiler reads them")
     {
-        auto includes = list_includes("#  include \\\n  \"spliced.cuh\"\n#include <a/b-c.h>\n"
-                                      "const char* s = R\"(\n#include \"in_raw_string.cuh\"\n)\";\n"
-                                      "#include MACRO(x)\n")
+        auto includes = list_includes(
+                            "#  include \\\n  \"spliced.cuh\"\n#include <a/b-c.h>\n"
+                            "const char* s = R\"(\n#include \"in_raw_string.cuh\"\n)\";\n"
+                            "#include MACRO(x)\n")
                             .includes;
         REQUIRE(includes.size() == 2);
         CHECK(includes[0].name == "spliced.cuh");

@@ -25,8 +25,10 @@ TEST_SUITE("input_change")
         CHECK(describe_input_change(before, after) == "compiler option -DA removed");
         after = before;
         after["environment"] = {{"NVCC_APPEND_FLAGS", "-DSCALE=7.0"}};
-        CHECK(describe_input_change(before, after) == "environment variable NVCC_APPEND_FLAGS: unset -> \"-DSCALE=7.0\"");
-        CHECK(describe_input_change(after, before) == "environment variable NVCC_APPEND_FLAGS: \"-DSCALE=7.0\" -> unset");
+        CHECK(describe_input_change(before, after) ==
+              "environment variable NVCC_APPEND_FLAGS: unset -> \"-DSCALE=7.0\"");
+        CHECK(describe_input_change(after, before) ==
+              "environment variable NVCC_APPEND_FLAGS: \"-DSCALE=7.0\" -> unset");
         after = before;
         after["nvcc_profile"] = "q";
         CHECK(describe_input_change(before, after) == "nvcc.profile changed");

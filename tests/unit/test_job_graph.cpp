@@ -28,7 +28,8 @@ struct Trace {
     }
 };
 
-void run_traced(int workers, const JobDependencies& dependencies, Trace& trace, const std::vector<std::size_t>& failing = {})
+void run_traced(int workers, const JobDependencies& dependencies, Trace& trace,
+                const std::vector<std::size_t>& failing = {})
 {
     JobGraph(workers).run(
         dependencies,
@@ -108,7 +109,10 @@ TEST_CASE("the head of the longest chain starts first")
 TEST_CASE("cycles and unknown jobs are refused before anything runs")
 {
     int runs = 0;
-    auto count = [&](std::size_t) { ++runs; return true; };
+    auto count = [&](std::size_t) {
+        ++runs;
+        return true;
+    };
     auto ignore = [](std::size_t, std::size_t) {};
     CHECK_THROWS_AS(JobGraph(2).run({{}, {2}, {3}, {1}}, count, ignore), std::invalid_argument);
     CHECK_THROWS_AS(JobGraph(2).run({{}, {7}}, count, ignore), std::invalid_argument);
@@ -155,7 +159,13 @@ TEST_CASE("the longest path sums job times along the heaviest chain of dependenc
 TEST_CASE("an empty graph runs nothing")
 {
     int runs = 0;
-    JobGraph(0).run({}, [&](std::size_t) { ++runs; return true; }, [](std::size_t, std::size_t) {});
+    JobGraph(0).run(
+        {},
+        [&](std::size_t) {
+            ++runs;
+            return true;
+        },
+        [](std::size_t, std::size_t) {});
     CHECK(runs == 0);
     CHECK(JobGraph(0).workers() == 1);
 }

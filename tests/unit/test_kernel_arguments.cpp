@@ -33,7 +33,8 @@ double device_memory[64];
 
 ArrayView device_view(std::initializer_list<std::int64_t> shape, ElementType type = ElementType::float64)
 {
-    return make_array_view(device_memory, type, std::span<const std::int64_t>(shape.begin(), shape.size()), Memory::device);
+    return make_array_view(device_memory, type, std::span<const std::int64_t>(shape.begin(), shape.size()),
+                           Memory::device);
 }
 
 struct Markers {
@@ -71,9 +72,11 @@ TEST_CASE("scalars convert as cunumpy casts them")
     std::int32_t i32 = 0;
     convert_scalar(Argument(7LL), ElementType::int32, &i32, "n");
     CHECK(i32 == 7);
-    CHECK_THROWS_WITH_AS(convert_scalar(Argument(1LL << 40), ElementType::int32, &i32, "kernel 'k': argument 1 (int n)"),
-                         doctest::Contains("kernel 'k': argument 1 (int n) expects a int32 scalar: 1099511627776 is out of range [-2147483648, 2147483647]"),
-                         ArgumentError);
+    CHECK_THROWS_WITH_AS(
+        convert_scalar(Argument(1LL << 40), ElementType::int32, &i32, "kernel 'k': argument 1 (int n)"),
+        doctest::Contains("kernel 'k': argument 1 (int n) expects a int32 scalar: 1099511627776 is out of range "
+                          "[-2147483648, 2147483647]"),
+        ArgumentError);
     std::uint8_t u8 = 0;
     CHECK_THROWS_AS(convert_scalar(Argument(-1), ElementType::uint8, &u8, "x"), ArgumentError);
     std::uint64_t u64 = 0;
@@ -87,8 +90,8 @@ TEST_CASE("scalars convert as cunumpy casts them")
     float f = 0;
     convert_scalar(Argument(0.5), ElementType::float32, &f, "x");  // a C++ double is a Python float
     CHECK(f == 0.5f);
-    CHECK_THROWS_WITH_AS(convert_scalar(Argument(0.5), ElementType::int64, &u64, "x"), doctest::Contains("lose information"),
-                         ArgumentError);
+    CHECK_THROWS_WITH_AS(convert_scalar(Argument(0.5), ElementType::int64, &u64, "x"),
+                         doctest::Contains("lose information"), ArgumentError);
     bool b = false;
     convert_scalar(Argument(true), ElementType::boolean, &b, "x");
     CHECK(b);
@@ -153,9 +156,10 @@ TEST_CASE("argument errors name the kernel, the position and name, and what was 
     CHECK(message({x, 0.1}) == "kernel 'push' takes 3 arguments (x, dt, n), got 2");
     CHECK(message({0.1, 0.1, 3}) ==
           "kernel 'push': argument 0 (double* x) must be a device array of float64, got a float64 scalar");
-    CHECK(message({host_array(host, {8}), 0.1, 3}).find(
-              "argument 0 (double* x) must be a device array of float64, got a 1D float64 host array; arrays are never "
-              "copied") != std::string::npos);
+    CHECK(message({host_array(host, {8}), 0.1, 3})
+              .find("argument 0 (double* x) must be a device array of float64, got a 1D float64 host array; arrays are "
+                    "never "
+                    "copied") != std::string::npos);
     CHECK(message({device_view({8}, ElementType::float32), 0.1, 3}).find("got a 1D float32 device array") !=
           std::string::npos);
     CHECK(message({x, x, 3}).find("argument 1 (double dt) must be a float64 scalar, got a 1D float64 device array") !=
@@ -171,7 +175,8 @@ TEST_CASE("argument errors name the kernel, the position and name, and what was 
     ArgumentPacker views("gather", parameters("CArray2D<double> c"));
     std::int64_t s2[] = {2, 2};
     std::int64_t st2[] = {4, 1};
-    CHECK_THROWS_WITH_AS(views.check(std::vector<Argument>{make_strided_view(device_memory, ElementType::float64, s2, st2, Memory::device)}),
+    CHECK_THROWS_WITH_AS(views.check(std::vector<Argument>{
+                             make_strided_view(device_memory, ElementType::float64, s2, st2, Memory::device)}),
                          doctest::Contains("declare the parameter as Array2D"), ArgumentError);
     CHECK_THROWS_WITH_AS(views.check(std::vector<Argument>{x}), doctest::Contains("must be a 2D array"), ArgumentError);
 }
@@ -188,7 +193,8 @@ TEST_CASE("structs pass by value; their size is checked against the driver's lay
     std::size_t wrong[] = {24, 0};
     PackedArguments again;
     CHECK_THROWS_WITH_AS(packer.pack(args, wrong, again),
-                         doctest::Contains("argument 0 (Markers m) must be a struct of 24 bytes (the size the driver reports for Markers), got a struct (Markers, 16 bytes)"),
+                         doctest::Contains("argument 0 (Markers m) must be a struct of 24 bytes (the size the driver "
+                                           "reports for Markers), got a struct (Markers, 16 bytes)"),
                          ArgumentError);
     struct Domain {
         double lo, hi;
@@ -210,9 +216,18 @@ TEST_CASE("the fixed layout packs what packing one argument at a time packs")
     std::int64_t shape[] = {3, 2};
     std::int64_t strides[] = {4, 1};
     ArrayView strided = make_strided_view(device_memory + 1, ElementType::float64, shape, strides, Memory::device);
-    std::vector<Argument> args = {device_view({8}), true, std::complex<double>(1.5, -2.5), 42LL,
-                                  device_view({5}, ElementType::uint8), 0.75, struct_value(markers, "Markers"), 200LL,
-                                  strided, -3LL, device_view({4}, ElementType::float32), 0.125};
+    std::vector<Argument> args = {device_view({8}),
+                                  true,
+                                  std::complex<double>(1.5, -2.5),
+                                  42LL,
+                                  device_view({5}, ElementType::uint8),
+                                  0.75,
+                                  struct_value(markers, "Markers"),
+                                  200LL,
+                                  strided,
+                                  -3LL,
+                                  device_view({4}, ElementType::float32),
+                                  0.125};
     std::size_t sizes[12] = {};
     sizes[6] = sizeof(Markers);
     PackedArguments fixed, each;
@@ -268,7 +283,8 @@ TEST_CASE("an argument is checked by what it was made with; a refused one takes 
     ArgumentPacker ints("ints", parameters("int* p"));
     PackedArguments refused;
     CHECK_THROWS_WITH_AS(ints.pack(std::vector<Argument>{view}, {}, refused),
-                         doctest::Contains("must be a device array of int32, got a 1D float64 device array"), ArgumentError);
+                         doctest::Contains("must be a device array of int32, got a 1D float64 device array"),
+                         ArgumentError);
 
     PackedArguments again, fresh;
     CHECK_THROWS_AS(typed.pack(std::vector<Argument>{1.5, 2.0}, {}, again), ArgumentError);
@@ -277,7 +293,8 @@ TEST_CASE("an argument is checked by what it was made with; a refused one takes 
     typed.pack(good, {}, fresh);
     REQUIRE(again.count() == 3);
     auto offset = [](PackedArguments& packed, std::size_t i) {
-        return static_cast<const std::byte*>(packed.pointers()[i]) - static_cast<const std::byte*>(packed.pointers()[0]);
+        return static_cast<const std::byte*>(packed.pointers()[i]) -
+               static_cast<const std::byte*>(packed.pointers()[0]);
     };
     CHECK(offset(again, 1) == 8);
     CHECK(offset(again, 2) == 16);
@@ -300,7 +317,8 @@ TEST_CASE("an accessor of another kind reads an empty value, never the bytes of 
     CHECK(view.as_complex() == std::complex<double>());
     CHECK(scalar.as_complex() == std::complex<double>(2.5, -1.0));
     CHECK(value.structure().size == 8);
-    CHECK_THROWS_WITH_AS(scalar.array().data = nullptr, doctest::Contains("array() of a complex128 scalar"), ArgumentError);
+    CHECK_THROWS_WITH_AS(scalar.array().data = nullptr, doctest::Contains("array() of a complex128 scalar"),
+                         ArgumentError);
     CHECK(scalar.as_double() == 2.5);  // unchanged
 }
 
@@ -355,7 +373,8 @@ TEST_CASE("a typed host kernel unpacks and checks its arguments")
     host(args);
     CHECK(x[1] == 12.0);
     CHECK(pushed_sum == 6.0);
-    CHECK_THROWS_WITH_AS(host(std::vector<Argument>{0.5}), doctest::Contains("takes 4 arguments, got 1"), ArgumentError);
+    CHECK_THROWS_WITH_AS(host(std::vector<Argument>{0.5}), doctest::Contains("takes 4 arguments, got 1"),
+                         ArgumentError);
     std::vector<float> wrong(2);
     CHECK_THROWS_WITH_AS(host(std::vector<Argument>{host_array(wrong.data(), {2}), host_array(e.data(), {2}), 0.5, 2}),
                          doctest::Contains("argument 0 must be a host array of float64"), ArgumentError);

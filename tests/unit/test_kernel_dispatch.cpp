@@ -17,8 +17,8 @@
 TEST_SUITE_BEGIN("kernel_dispatch");
 
 using namespace ck;
-using test::FakeCudaDriver;
 using test::CudaBackend;
+using test::FakeCudaDriver;
 using test::RuntimePackage;
 
 namespace {
@@ -58,8 +58,8 @@ TEST_CASE_FIXTURE(Fixture, "the catalog maps names to kernels and reports the po
     CHECK(c["push"].implementations() == std::vector<std::string>{"host", "cuda"});
     CHECK(c["scale"].implementations() == std::vector<std::string>{"cuda"});
     CHECK(c["sort"].cuda_path() == package.package() / "sort" / "sort_cuda.cu");
-    CHECK_THROWS_WITH_AS(c["gather"], doctest::Contains("no kernel 'gather' in the catalog (it has: push, scale, sort)"),
-                         UsageError);
+    CHECK_THROWS_WITH_AS(
+        c["gather"], doctest::Contains("no kernel 'gather' in the catalog (it has: push, scale, sort)"), UsageError);
     c.check_signatures();
     CHECK(driver->loads == 0);  // opening a catalog loads nothing
 }
@@ -89,11 +89,13 @@ TEST_CASE_FIXTURE(Fixture, "on the host backend the host kernel runs with the ar
     CHECK(x == std::vector<double>{1.5, 2.5, 3.5});
     CHECK(c["push"].selected() == "host");
     CHECK(driver->launches().empty());
-    CHECK_THROWS_WITH_AS(c["scale"](1.0), doctest::Contains("kernel 'scale' has no host kernel attached; attach one with"),
+    CHECK_THROWS_WITH_AS(c["scale"](1.0),
+                         doctest::Contains("kernel 'scale' has no host kernel attached; attach one with"),
                          MissingKernelError);
-    CHECK_THROWS_WITH_AS(c["push"](host_array(x.data(), {3}), 0.5),
-                         doctest::Contains("kernel 'push' (host implementation 'host'): the host kernel takes 4 arguments, got 2"),
-                         ArgumentError);
+    CHECK_THROWS_WITH_AS(
+        c["push"](host_array(x.data(), {3}), 0.5),
+        doctest::Contains("kernel 'push' (host implementation 'host'): the host kernel takes 4 arguments, got 2"),
+        ArgumentError);
 }
 
 TEST_CASE_FIXTURE(Fixture, "on the CUDA backend the CUDA kernel is loaded from the cache and launched")
@@ -172,7 +174,8 @@ TEST_CASE("a template kernel is launched by the lowered name of its instantiatio
     CHECK(info->how == "nvrtc");
 }
 
-TEST_CASE_FIXTURE(Fixture, "dispatch by arrays: device arrays run CUDA, host arrays the host kernel, whatever the backend")
+TEST_CASE_FIXTURE(Fixture,
+                  "dispatch by arrays: device arrays run CUDA, host arrays the host kernel, whatever the backend")
 {
     auto options = package.options(driver);
     options.kernel.dispatch = Dispatch::arrays;
@@ -196,10 +199,12 @@ TEST_CASE_FIXTURE(Fixture, "missing_cuda = raise names where the CUDA kernel is 
     auto gpu = GpuAccess::over(driver);
     DeviceBuffer dx = gpu->allocate(16);
     CudaBackend cuda;
-    CHECK_THROWS_WITH_AS(c["sort"](dx.view<double>({2}), 2LL),
-                         doctest::Contains(doctest::String(("No CUDA version of kernel 'sort' (expected " +
-                                           (package.package() / "sort" / "sort_cuda.cu").string() + ")").c_str())),
-                         MissingKernelError);
+    CHECK_THROWS_WITH_AS(
+        c["sort"](dx.view<double>({2}), 2LL),
+        doctest::Contains(doctest::String(("No CUDA version of kernel 'sort' (expected " +
+                                           (package.package() / "sort" / "sort_cuda.cu").string() + ")")
+                                              .c_str())),
+        MissingKernelError);
     CHECK_THROWS_AS(c["sort"].selected(true), MissingKernelError);
     CHECK(c.transfers().none());
 }
@@ -319,8 +324,10 @@ TEST_CASE("host implementations: the first available, the chosen one or an error
     }
     {
         HostImplementationGuard numba("numba");
-        CHECK_THROWS_WITH_AS(kernel(1.0), doctest::Contains("kernel 'push' has no 'numba' implementation (it has pyccel, numpy, python)"),
-                             ImplementationError);
+        CHECK_THROWS_WITH_AS(
+            kernel(1.0),
+            doctest::Contains("kernel 'push' has no 'numba' implementation (it has pyccel, numpy, python)"),
+            ImplementationError);
     }
     CHECK_THROWS_AS(kernel.attach_host(recorder("plain")), UsageError);
     CHECK_THROWS_WITH_AS(kernel.attach_host("cython", recorder("x")), doctest::Contains("must be one of"), UsageError);
@@ -355,9 +362,11 @@ TEST_CASE_FIXTURE(Fixture, "launches are checked against the device's and the ke
     DeviceBuffer y = gpu->allocate(4096);
     CudaBackend cuda;
     auto view = y.view<float>({1024});
-    CHECK_THROWS_WITH_AS(c["scale"](Launch{.n_threads = Dim3(1024), .block = Dim3(512)}, view, 2.0f, 1024),
-                         doctest::Contains("kernel 'scale' on CUDA device 0 (Fake H200): block (512,) has 512 threads, exceeding the 256"),
-                         LaunchError);
+    CHECK_THROWS_WITH_AS(
+        c["scale"](Launch{.n_threads = Dim3(1024), .block = Dim3(512)}, view, 2.0f, 1024),
+        doctest::Contains(
+            "kernel 'scale' on CUDA device 0 (Fake H200): block (512,) has 512 threads, exceeding the 256"),
+        LaunchError);
     CHECK_THROWS_WITH_AS(c["scale"](Launch{.grid = Dim3(1, 70000), .block = Dim3(32)}, view, 2.0f, 1024),
                          doctest::Contains("grid[1]=70000 exceeds the 65535 limit"), LaunchError);
     CHECK_THROWS_WITH_AS(c["scale"](Launch{.n_threads = Dim3(1024), .shared_mem = 300 * 1024}, view, 2.0f, 1024),

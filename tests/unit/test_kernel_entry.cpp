@@ -21,8 +21,9 @@ using namespace ck;
 
 namespace {
 
-const std::string scale_template = "template <typename T, int N = 1>\n"
-                                   "__global__ void scale(T* x, T factor, int n) { x[0] *= factor * N + n; }\n";
+const std::string scale_template =
+    "template <typename T, int N = 1>\n"
+    "__global__ void scale(T* x, T factor, int n) { x[0] *= factor * N + n; }\n";
 
 KernelSource scale_kernel(const test::TempTree& tree, const std::string& source)
 {
@@ -48,10 +49,11 @@ std::string error_of(const KernelSource& kernel, const Config& config, const std
 
 TEST_CASE("the reader keeps a template's parameters and the source's explicit instantiations")
 {
-    auto found = signatures::read_cuda_declaration(
-        scale_template + "template __global__ void scale<double, 3>(double*, double, int);\n"
-                         "extern template __global__ void scale<float, 1>(float*, float, int);\n",
-        "scale");
+    auto found =
+        signatures::read_cuda_declaration(scale_template +
+                                              "template __global__ void scale<double, 3>(double*, double, int);\n"
+                                              "extern template __global__ void scale<float, 1>(float*, float, int);\n",
+                                          "scale");
     REQUIRE(found.read.status == SignatureRead::Status::found);
     CHECK(found.read.parameters == std::vector<std::string>{"x", "factor", "n"});
     const auto& declaration = found.declarations[found.chosen];
@@ -101,7 +103,8 @@ TEST_CASE("a plain entry is its name and adds nothing to the key")
     CHECK_FALSE(entry.is_template());
 }
 
-TEST_CASE("a template without arguments, several instantiations, a wrong count, or arguments for a plain kernel are errors")
+TEST_CASE(
+    "a template without arguments, several instantiations, a wrong count, or arguments for a plain kernel are errors")
 {
     test::TempTree tree;
     KernelSource kernel = scale_kernel(tree, scale_template);
@@ -110,15 +113,18 @@ TEST_CASE("a template without arguments, several instantiations, a wrong count, 
     CHECK(missing.find(file + ":2: __global__ scale is a template (template <T, N>) without template arguments") == 0);
     CHECK(missing.find("template-args = { scale = [\"double\", \"1\"] }") != std::string::npos);
 
-    std::string twice = scale_template + "template __global__ void scale<double, 1>(double*, double, int);\n"
-                                         "template __global__ void scale<float, 1>(float*, float, int);\n";
+    std::string twice = scale_template +
+                        "template __global__ void scale<double, 1>(double*, double, int);\n"
+                        "template __global__ void scale<float, 1>(float*, float, int);\n";
     std::string several = error_of(kernel, Config{}, twice);
-    CHECK(several.find("instantiated 2 times (scale<double, 1> (line 3), scale<float, 1> (line 4))") != std::string::npos);
+    CHECK(several.find("instantiated 2 times (scale<double, 1> (line 3), scale<float, 1> (line 4))") !=
+          std::string::npos);
     CHECK(several.find("template-args") != std::string::npos);
 
     Config config;
     config.template_args["scale"] = {"double"};
-    CHECK(error_of(kernel, config, scale_template).find("is a template with 2 parameters (T, N), but") != std::string::npos);
+    CHECK(error_of(kernel, config, scale_template).find("is a template with 2 parameters (T, N), but") !=
+          std::string::npos);
 
     std::string plain = "__global__ void scale(double* x) {}\n";
     CHECK(error_of(kernel, config, plain).find(file + ":1: __global__ scale is not a template, but") == 0);
@@ -202,16 +208,17 @@ TEST_CASE("the launch types a template's parameters with its arguments substitut
     CHECK(p[1].kind == ParameterKind::scalar);
     CHECK(p[1].element == ElementType::float32);
     CHECK(p[2].element == ElementType::int32);
-    auto views = read_global_signature("template <class E>\n__global__ void v(Array2D<E> a, const E* __restrict__ b) {}\n",
-                                       "v", "v_cuda.cu", {"unsigned long long"})
-                     .parameters;
+    auto views =
+        read_global_signature("template <class E>\n__global__ void v(Array2D<E> a, const E* __restrict__ b) {}\n", "v",
+                              "v_cuda.cu", {"unsigned long long"})
+            .parameters;
     REQUIRE(views.size() == 2);
     CHECK(views[0].kind == ParameterKind::array_view);
     CHECK(views[0].element == ElementType::uint64);
     CHECK(views[1].element == ElementType::uint64);
-    CHECK_THROWS_WITH_AS(read_global_signature(scale_template, "scale", "scale_cuda.cu"),
-                         doctest::Contains("scale_cuda.cu:2: __global__ scale is a template without template arguments"),
-                         SourceError);
+    CHECK_THROWS_WITH_AS(
+        read_global_signature(scale_template, "scale", "scale_cuda.cu"),
+        doctest::Contains("scale_cuda.cu:2: __global__ scale is a template without template arguments"), SourceError);
 }
 
 TEST_SUITE_END();

@@ -20,14 +20,15 @@ std::vector<KernelParameter> read(const std::string& source, const std::string& 
 
 TEST_CASE("scalars, pointers, views and structs, with qualifiers and comments")
 {
-    auto p = read("#include \"common.cuh\"\n"
-                  "// __global__ void push(int wrong)\n"
-                  "/* __global__ void push(float also_wrong) */\n"
-                  "extern \"C\" __global__ void __launch_bounds__(256)\n"
-                  "push(const double* __restrict__ x, double *v, unsigned long long n, long n2, int8_t small,\n"
-                  "     Array2D< const double > a, CArray3D<float> c, Markers markers, struct Domain d, void* raw,\n"
-                  "     thrust::complex<double> z, double w[])\n"
-                  "{\n}\n");
+    auto p = read(
+        "#include \"common.cuh\"\n"
+        "// __global__ void push(int wrong)\n"
+        "/* __global__ void push(float also_wrong) */\n"
+        "extern \"C\" __global__ void __launch_bounds__(256)\n"
+        "push(const double* __restrict__ x, double *v, unsigned long long n, long n2, int8_t small,\n"
+        "     Array2D< const double > a, CArray3D<float> c, Markers markers, struct Domain d, void* raw,\n"
+        "     thrust::complex<double> z, double w[])\n"
+        "{\n}\n");
     REQUIRE(p.size() == 12);
     CHECK(p[0].name == "x");
     CHECK(p[0].kind == ParameterKind::pointer);
@@ -55,9 +56,10 @@ TEST_CASE("scalars, pointers, views and structs, with qualifiers and comments")
 
 TEST_CASE("the definition wins over a prototype; other kernels are ignored")
 {
-    auto p = read("__global__ void push(double*, int);\n"
-                  "__global__ void pusher(float a) {}\n"
-                  "__global__ void push(double* x, int n) { }\n");
+    auto p = read(
+        "__global__ void push(double*, int);\n"
+        "__global__ void pusher(float a) {}\n"
+        "__global__ void push(double* x, int n) { }\n");
     REQUIRE(p.size() == 2);
     CHECK(p[1].name == "n");
     CHECK(read("__global__ void push() {}").empty());
@@ -66,12 +68,12 @@ TEST_CASE("the definition wins over a prototype; other kernels are ignored")
 
 TEST_CASE("unreadable signatures are errors naming file and line")
 {
-    CHECK_THROWS_WITH_AS(read("__global__ void other(int n) {}"), doctest::Contains("push_cuda.cu: no __global__ function 'push'"),
-                         SourceError);
+    CHECK_THROWS_WITH_AS(read("__global__ void other(int n) {}"),
+                         doctest::Contains("push_cuda.cu: no __global__ function 'push'"), SourceError);
     CHECK_THROWS_WITH_AS(read("\n\ntemplate <typename T>\n__global__ void push(T* x) {}"),
                          doctest::Contains("push_cuda.cu:4: __global__ push is a template"), SourceError);
-    CHECK_THROWS_WITH_AS(read("\n__global__ void push(double** x) {}"), doctest::Contains("push_cuda.cu:2: cannot check"),
-                         SourceError);
+    CHECK_THROWS_WITH_AS(read("\n__global__ void push(double** x) {}"),
+                         doctest::Contains("push_cuda.cu:2: cannot check"), SourceError);
     CHECK_THROWS_WITH_AS(read("__global__ void push(Markers* m) {}"), doctest::Contains("structs are passed by value"),
                          SourceError);
     CHECK_THROWS_WITH_AS(read("__global__ void push(double& x) {}"), doctest::Contains("reference"), SourceError);

@@ -74,7 +74,8 @@ TEST_CASE("a module found in two trees: the first is kept, the second named in a
     // Its parent is still a package, not a kernel, when its only kernel is left out.
     tree.kernel("s2", "pkg");
     std::vector<std::string> warnings;
-    auto kernels = find_kernels({tree / "s1", tree / "s2"}, Config{}, [&](const std::string& w) { warnings.push_back(w); });
+    auto kernels =
+        find_kernels({tree / "s1", tree / "s2"}, Config{}, [&](const std::string& w) { warnings.push_back(w); });
     REQUIRE(kernels.size() == 1);
     CHECK(kernels[0].folder == tree / "s1/pkg/push");
     REQUIRE(warnings.size() == 1);
@@ -82,8 +83,9 @@ TEST_CASE("a module found in two trees: the first is kept, the second named in a
                            (tree / "s1/pkg/push").string()) == 0);
     // The same tree given twice is walked once, without a warning.
     warnings.clear();
-    CHECK(find_kernels({tree / "s1", tree / "s1/pkg"}, Config{}, [&](const std::string& w) { warnings.push_back(w); })
-              .size() == 1);
+    CHECK(find_kernels({tree / "s1", tree / "s1/pkg"}, Config{}, [&](const std::string& w) {
+              warnings.push_back(w);
+          }).size() == 1);
     CHECK(warnings.empty());
 }
 
@@ -297,8 +299,8 @@ TEST_CASE("folders listed in not-kernels are left out silently; a listed folder 
     // Only the unlisted folder is named, alone, with the key to list it in.
     CHECK(warnings[0] == (tree / "pkg/kernels/push/push_kernels.py").string() +
                              ": defines push(), so this folder is a kernel (cunumpy takes it as one), though the "
-                             "not-kernels key of " + (tree / "pyproject.toml").string() +
-                             " lists it; remove it from not-kernels");
+                             "not-kernels key of " +
+                             (tree / "pyproject.toml").string() + " lists it; remove it from not-kernels");
     CHECK(warnings[1].starts_with((tree / "pkg/kernels/2d/2d_kernels.py").string() + ": defines no function '2d'"));
     CHECK(warnings[1].find("not-kernels key") != std::string::npos);
     config.not_kernels.push_back(tree / "pkg/kernels/2d");
@@ -307,7 +309,8 @@ TEST_CASE("folders listed in not-kernels are left out silently; a listed folder 
     CHECK(warnings.size() == 1);
 }
 
-TEST_CASE("a kernel folder renamed without its files is no kernel, with a warning; a module and a .cu of other names are not")
+TEST_CASE(
+    "a kernel folder renamed without its files is no kernel, with a warning; a module and a .cu of other names are not")
 {
     test::TempTree tree;
     std::string cuda = "__global__ void push(double* x, int n) {}\n";
@@ -355,7 +358,8 @@ TEST_CASE("a host module that never binds the kernel's name is not a kernel; eve
     tree.write("pkg/kernels/cuboid/cuboid_kernels.py", "def evaluate(x): pass\n");
     tree.write("pkg/kernels/alias/alias_kernels.py", "def _impl(x): pass\nalias = _impl\n");
     tree.write("pkg/kernels/imported/imported_kernels.py", "from .impl import imported\n");
-    tree.write("pkg/kernels/guarded/guarded_kernels.py", "try:\n    import numba\nexcept ImportError:\n"
+    tree.write("pkg/kernels/guarded/guarded_kernels.py",
+               "try:\n    import numba\nexcept ImportError:\n"
                "    def guarded(x): pass\n");
     tree.write("pkg/kernels/method/method_kernels.py", "class K:\n    def method(self): pass\n");
     std::vector<std::string> warnings;

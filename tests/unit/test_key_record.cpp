@@ -94,7 +94,8 @@ struct RecordFixture {
         REQUIRE(body);
         std::string forged(*body);
         edit(forged);
-        std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
+        std::ofstream(file, std::ios::binary | std::ios::trunc)
+            << util::checksummed("cunumpy-kernels/key-record/2", forged);
     }
 
     test::TempTree tree;
@@ -182,7 +183,10 @@ TEST_CASE_FIXTURE(RecordFixture, "a reading is added to a record that kept the k
         CHECK_FALSE(find(record));
         return;
     }
-    SUBCASE("not for another key") { record.add_manifest("question", "def456", manifest_reading("def456"), looked_up_at); }
+    SUBCASE("not for another key")
+    {
+        record.add_manifest("question", "def456", manifest_reading("def456"), looked_up_at);
+    }
     SUBCASE("not for a question without a record") { record.add_manifest("other", "abc123", reading, looked_up_at); }
     SUBCASE("not for a manifest changed since the lookup started")
     {
@@ -190,7 +194,8 @@ TEST_CASE_FIXTURE(RecordFixture, "a reading is added to a record that kept the k
         reading = manifest_reading("abc123");
         record.add_manifest("question", "abc123", reading, looked_up_at);
     }
-    SUBCASE("not for a manifest changed since it was read") {
+    SUBCASE("not for a manifest changed since it was read")
+    {
         tree.write("cache/cuda/ab/abc123/manifest.json", "{ }");
         record.add_manifest("question", "abc123", reading, looked_up_at);
     }
@@ -236,7 +241,8 @@ TEST_CASE_FIXTURE(RecordFixture, "a record whose manifest line is damaged is not
     CHECK_FALSE(record.find("question", {}));
 }
 
-TEST_CASE_FIXTURE(RecordFixture, "a record written since a planning started is left as it is: the first rank to finish writes")
+TEST_CASE_FIXTURE(RecordFixture,
+                  "a record written since a planning started is left as it is: the first rank to finish writes")
 {
     KeyRecord record(root, no_margin);
     record.keep("question", "abc123", witnesses, system_clock::now());
@@ -253,17 +259,23 @@ TEST_CASE_FIXTURE(RecordFixture, "any change a compiler would see loses the key"
     record.keep("question", "abc123", witnesses, system_clock::now());
     REQUIRE(find(record) == "abc123");
     SUBCASE("a header edited in place, same size, its time put back") { rewrite_keeping_time(header, "#define N 5\n"); }
-    SUBCASE("the source edited in place, same size, its time put back") { rewrite_keeping_time(source, "#include \"common.cuX\"\n"); }
+    SUBCASE("the source edited in place, same size, its time put back")
+    {
+        rewrite_keeping_time(source, "#include \"common.cuX\"\n");
+    }
     SUBCASE("a header that appears earlier in the search") { tree.write("src/k/common.cuh", "#define N 4\n"); }
-    SUBCASE("a header replaced by a rename of a copy") {
+    SUBCASE("a header replaced by a rename of a copy")
+    {
         tree.write("src/copy.cuh", "#define N 4\n");
         fs::rename(tree / "src/copy.cuh", header);
     }
     SUBCASE("a header removed") { fs::remove(header); }
-    SUBCASE("a header's mode changed (its change time)") {
+    SUBCASE("a header's mode changed (its change time)")
+    {
         fs::permissions(header, fs::perms::group_write, fs::perm_options::add);
     }
-    SUBCASE("the source turned into a link to the same content elsewhere") {
+    SUBCASE("the source turned into a link to the same content elsewhere")
+    {
         tree.write("src/elsewhere.cu", "#include \"common.cuh\"\n");
         fs::remove(source);
         fs::create_symlink(tree / "src/elsewhere.cu", source);
@@ -286,7 +298,8 @@ TEST_CASE_FIXTURE(RecordFixture, "cunumpy's folder is asked again when the plann
     CHECK_FALSE(find(record, fs::path("/opt/cunumpy/include")));
 }
 
-TEST_CASE_FIXTURE(RecordFixture, "nothing is kept that a change within the racy margin or during the planning could hide")
+TEST_CASE_FIXTURE(RecordFixture,
+                  "nothing is kept that a change within the racy margin or during the planning could hide")
 {
     SUBCASE("files changed within the margin before the planning")
     {
@@ -378,8 +391,8 @@ struct RuntimeFixture {
     RuntimeFixture()
     {
         package.tree.write("src/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
-        package.tree.write("src/sim/kernels/push/push_cuda.cu", std::string("#include \"sim/common.cuh\"\n") +
-                                                                     test::push_cuda);
+        package.tree.write("src/sim/kernels/push/push_cuda.cu",
+                           std::string("#include \"sim/common.cuh\"\n") + test::push_cuda);
         std::this_thread::sleep_for(KeyRecord::racy_margin + std::chrono::milliseconds(200));
         package.build({"sm_90"}, false);
         source = kernel_of_file(package.package() / "push/push_cuda.cu", package.config).value();
@@ -400,7 +413,8 @@ struct RuntimeFixture {
 
 }  // namespace
 
-TEST_CASE_FIXTURE(RuntimeFixture, "a first call takes the key the last process planned, and plans again after any change")
+TEST_CASE_FIXTURE(RuntimeFixture,
+                  "a first call takes the key the last process planned, and plans again after any change")
 {
     auto [planned, from_record] = first_lookup(package.config);
     REQUIRE(planned);
@@ -411,23 +425,28 @@ TEST_CASE_FIXTURE(RuntimeFixture, "a first call takes the key the last process p
 
     // Each change makes the built entry stale: a stale record would still find it.
     Config config = package.config;
-    SUBCASE("the header edited, its time put back") {
+    SUBCASE("the header edited, its time put back")
+    {
         rewrite_keeping_time(package.tree / "src/sim/common.cuh", "#define PUSH_SCALE 2.0\n");
     }
-    SUBCASE("a header of that name made earlier in the search (the kernel's folder)") {
+    SUBCASE("a header of that name made earlier in the search (the kernel's folder)")
+    {
         package.tree.write("src/sim/kernels/push/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
     }
-    SUBCASE("the source edited") {
-        package.tree.write("src/sim/kernels/push/push_cuda.cu", std::string("#include \"sim/common.cuh\"\n// edited\n") +
-                                                                     test::push_cuda);
+    SUBCASE("the source edited")
+    {
+        package.tree.write("src/sim/kernels/push/push_cuda.cu",
+                           std::string("#include \"sim/common.cuh\"\n// edited\n") + test::push_cuda);
     }
     SUBCASE("another compiler option") { config.options = {"-DPUSH_FAST"}; }
-    SUBCASE("the header moved to a folder given by -I") {
+    SUBCASE("the header moved to a folder given by -I")
+    {
         package.tree.write("inc/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
         fs::remove(package.tree / "src/sim/common.cuh");
         config.options = {"-I" + (package.tree / "inc").string()};
     }
-    SUBCASE("the header removed, found instead in cunumpy's folder") {
+    SUBCASE("the header removed, found instead in cunumpy's folder")
+    {
         package.tree.write("cunumpy-include/sim/common.cuh", "#define PUSH_SCALE 1.0\n");
         fs::remove(package.tree / "src/sim/common.cuh");
         config.cunumpy_include_dir = package.tree / "cunumpy-include";
@@ -437,7 +456,8 @@ TEST_CASE_FIXTURE(RuntimeFixture, "a first call takes the key the last process p
     CHECK_FALSE(after);
 }
 
-TEST_CASE_FIXTURE(RuntimeFixture, "a read-only cache keeps no record; a writable one keeps it once the files are old enough")
+TEST_CASE_FIXTURE(RuntimeFixture,
+                  "a read-only cache keeps no record; a writable one keeps it once the files are old enough")
 {
     first_lookup(package.config, true);
     CHECK_FALSE(first_lookup(package.config, true).second);
@@ -445,7 +465,8 @@ TEST_CASE_FIXTURE(RuntimeFixture, "a read-only cache keeps no record; a writable
     CHECK(first_lookup(package.config, true).second);
 }
 
-TEST_CASE_FIXTURE(RuntimeFixture, "CUNUMPY_KERNELS_KEY_RECORD: off plans every time and keeps nothing; check plans behind a kept key")
+TEST_CASE_FIXTURE(RuntimeFixture,
+                  "CUNUMPY_KERNELS_KEY_RECORD: off plans every time and keeps nothing; check plans behind a kept key")
 {
     {
         test::ScopedEnv off("CUNUMPY_KERNELS_KEY_RECORD", "off");
@@ -466,14 +487,17 @@ TEST_CASE_FIXTURE(RuntimeFixture, "CUNUMPY_KERNELS_KEY_RECORD: off plans every t
         REQUIRE(body);
         std::string forged(*body);
         forged.replace(forged.find(*planned), planned->size(), std::string(64, '0'));
-        std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
-        CHECK_THROWS_WITH_AS(first_lookup(package.config), doctest::Contains(std::string(64, '0').c_str()), ArtifactError);
+        std::ofstream(file, std::ios::binary | std::ios::trunc)
+            << util::checksummed("cunumpy-kernels/key-record/2", forged);
+        CHECK_THROWS_WITH_AS(first_lookup(package.config), doctest::Contains(std::string(64, '0').c_str()),
+                             ArtifactError);
     }
     test::ScopedEnv wrong("CUNUMPY_KERNELS_KEY_RECORD", "sometimes");
     CHECK_THROWS_AS(first_lookup(package.config), UsageError);
 }
 
-TEST_CASE_FIXTURE(RuntimeFixture, "a folder re-pointed between two targets' keys of one process keeps no record of the later")
+TEST_CASE_FIXTURE(RuntimeFixture,
+                  "a folder re-pointed between two targets' keys of one process keeps no record of the later")
 {
     // An include folder given as a link, re-pointed after the first target
     // was planned: the later target's key comes from the earlier reading.
@@ -542,12 +566,15 @@ TEST_CASE_FIXTURE(RuntimeFixture, "a record naming another kernel's entry loads 
     REQUIRE(body);
     std::string forged(*body);
     forged.replace(forged.find(*planned), planned->size(), scale_entry->manifest.key);
-    std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
+    std::ofstream(file, std::ios::binary | std::ios::trunc)
+        << util::checksummed("cunumpy-kernels/key-record/2", forged);
     ArtifactCache fresh(package.config, "sim", true, [](const std::string&) {});
-    CHECK_THROWS_WITH_AS(fresh.find(source, {"sm_90", "cubin"}), doctest::Contains("holds kernel 'scale'"), ArtifactError);
+    CHECK_THROWS_WITH_AS(fresh.find(source, {"sm_90", "cubin"}), doctest::Contains("holds kernel 'scale'"),
+                         ArtifactError);
 }
 
-TEST_CASE_FIXTURE(RuntimeFixture, "a first call takes the entry's manifest from the record, and reads the file again after any change")
+TEST_CASE_FIXTURE(RuntimeFixture,
+                  "a first call takes the entry's manifest from the record, and reads the file again after any change")
 {
     std::this_thread::sleep_for(KeyRecord::racy_margin + std::chrono::milliseconds(200));  // the entry is older now
     auto [planned, from_record] = first_lookup(package.config);
@@ -640,12 +667,14 @@ TEST_CASE_FIXTURE(RuntimeFixture, "CUNUMPY_KERNELS_KEY_RECORD=check reads every 
     auto at = forged.find("4:push4:push");
     REQUIRE(at != std::string::npos);
     forged.replace(at, 12, "4:push4:pusx");
-    std::ofstream(file, std::ios::binary | std::ios::trunc) << util::checksummed("cunumpy-kernels/key-record/2", forged);
+    std::ofstream(file, std::ios::binary | std::ios::trunc)
+        << util::checksummed("cunumpy-kernels/key-record/2", forged);
     ArtifactCache cache(package.config, "sim", true, [](const std::string&) {});
     CHECK_THROWS_WITH_AS(cache.find(source, {"sm_90", "cubin"}), doctest::Contains("differs"), ArtifactError);
 }
 
-TEST_CASE_FIXTURE(RuntimeFixture, "a key kept while its entry was too new gains the manifest's reading at a later first call")
+TEST_CASE_FIXTURE(RuntimeFixture,
+                  "a key kept while its entry was too new gains the manifest's reading at a later first call")
 {
     // The entry was built just now: the key is kept, the manifest's reading not.
     auto [planned, from_record] = first_lookup(package.config);

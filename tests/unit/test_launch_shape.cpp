@@ -62,8 +62,8 @@ TEST_CASE("n_threads is divided by the block and rounded up")
 TEST_CASE("the grid is the rounded-up quotient for every block size, powers of two or not")
 {
     // Against the plain formula, for every block size a launch can have.
-    const std::int64_t threads[] = {0, 1, 2, 3, 127, 128, 129, 1000, 1023, 1024, 1025, 65535, 65536, 4294967297LL,
-                                    (std::int64_t(1) << 62) + 5};
+    const std::int64_t threads[] = {
+        0, 1, 2, 3, 127, 128, 129, 1000, 1023, 1024, 1025, 65535, 65536, 4294967297LL, (std::int64_t(1) << 62) + 5};
     for (std::int64_t block = 1; block <= 1024; ++block)
         for (std::int64_t n : threads) {
             auto shape = shape_of(Launch{.n_threads = Dim3(n)}, Dim3(block));
@@ -83,7 +83,8 @@ TEST_CASE("a call with no launch options gets the shape that n_threads of the fi
             INFO("length " << n << ", block " << block);
             std::vector<Argument> args = {Argument(0.5), array({n, 3}), array({2})};
             LaunchShape fast = launch_shape(Launch{}, Dim3(block), NThreadsFrom::automatic(), args);
-            LaunchShape general = launch_shape(Launch{.n_threads = Dim3(n)}, Dim3(block), NThreadsFrom::automatic(), args);
+            LaunchShape general =
+                launch_shape(Launch{.n_threads = Dim3(n)}, Dim3(block), NThreadsFrom::automatic(), args);
             CHECK(fast.grid == general.grid);
             CHECK(fast.block == general.block);
         }
@@ -111,23 +112,24 @@ TEST_CASE("a Dim3 filled in by hand is refused, not divided by or overflowed")
     // or negative, and no axis of a block may pass 1024 (an overflowing product).
     Dim3 flat(128);
     flat.z = 0;
-    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(1000)}, flat), doctest::Contains("a block's unused axes must be 1, got z = 0"),
-                         LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(1000)}, flat),
+                         doctest::Contains("a block's unused axes must be 1, got z = 0"), LaunchError);
     CHECK_THROWS_WITH_AS(shape_of(Launch{}, flat, NThreadsFrom::automatic(), {array({10})}),
                          doctest::Contains("unused axes must be 1"), LaunchError);
     Dim3 huge(std::numeric_limits<std::int64_t>::max(), 2, 2);
-    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10, 10, 10)}, huge), doctest::Contains("at most 1024 threads"),
-                         LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10, 10, 10)}, huge),
+                         doctest::Contains("at most 1024 threads"), LaunchError);
     Dim3 hidden(1000);
     hidden.y = -3;
-    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = hidden}), doctest::Contains("n_threads must be non-negative, got y = -3"),
-                         LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = hidden}),
+                         doctest::Contains("n_threads must be non-negative, got y = -3"), LaunchError);
     CHECK_THROWS_AS(shape_of(Launch{.grid = hidden}), LaunchError);
     // The largest sizes round up without overflow.
     const std::int64_t most = std::numeric_limits<std::int64_t>::max();
     CHECK(shape_of(Launch{.n_threads = Dim3(most)}).grid == Dim3(most / 128 + 1));
     CHECK(shape_of(Launch{}, Dim3(128), NThreadsFrom::automatic(), {array({4})}).grid == Dim3(1));
-    ArrayView longest = make_array_view(storage.data(), ElementType::float64, std::vector<std::int64_t>{4}, Memory::device);
+    ArrayView longest =
+        make_array_view(storage.data(), ElementType::float64, std::vector<std::int64_t>{4}, Memory::device);
     longest.shape[0] = most;
     CHECK(shape_of(Launch{}, Dim3(1024), NThreadsFrom::automatic(), {Argument(longest)}).grid == Dim3(most / 1024 + 1));
 }
@@ -146,7 +148,8 @@ TEST_CASE("a 1D block with 2D or 3D n_threads becomes (b, 1[, 1])")
 
 TEST_CASE("an explicit grid and block win; a zero axis is an empty launch")
 {
-    auto shape = shape_of(Launch{.grid = Dim3(5, 2), .block = Dim3(32)}, Dim3(128), NThreadsFrom::automatic(), {array({9})});
+    auto shape =
+        shape_of(Launch{.grid = Dim3(5, 2), .block = Dim3(32)}, Dim3(128), NThreadsFrom::automatic(), {array({9})});
     CHECK(shape.grid == Dim3(5, 2));
     CHECK(shape.block == Dim3(32));
     CHECK_FALSE(shape.empty());
@@ -189,12 +192,14 @@ TEST_CASE("n_threads_from: a function of the arguments, or none, which requires 
 
 TEST_CASE("bad launch sizes are refused before any driver call")
 {
-    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .grid = Dim3(1)}), doctest::Contains("exactly one"), LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .grid = Dim3(1)}), doctest::Contains("exactly one"),
+                         LaunchError);
     CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(-1)}), doctest::Contains("non-negative"), LaunchError);
     CHECK_THROWS_WITH_AS(shape_of(Launch{.grid = Dim3(1, -2)}), doctest::Contains("non-negative"), LaunchError);
-    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .block = Dim3(2048)}), doctest::Contains("at most 1024"),
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .block = Dim3(2048)}),
+                         doctest::Contains("at most 1024"), LaunchError);
+    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .block = Dim3(0)}), doctest::Contains("positive"),
                          LaunchError);
-    CHECK_THROWS_WITH_AS(shape_of(Launch{.n_threads = Dim3(10), .block = Dim3(0)}), doctest::Contains("positive"), LaunchError);
     CHECK(Dim3(128).to_string() == "(128,)");
     CHECK(Dim3(16, 16).to_string() == "(16, 16)");
 }
@@ -207,9 +212,10 @@ TEST_CASE("limits: block and grid per axis, threads against device and kernel, s
     check_launch_limits({Dim3(8), Dim3(128)}, 0, device, function, context);
     check_launch_limits({Dim3(1), Dim3(32)}, 100 * 1024, device, function, context);  // above 48 KiB: opt-in
 
-    CHECK_THROWS_WITH_AS(check_launch_limits({Dim3(1), Dim3(1, 1, 128)}, 0, device, function, context),
-                         doctest::Contains("kernel 'push' on CUDA device 0 (NVIDIA H200): block[2]=128 exceeds the 64 limit"),
-                         LaunchError);
+    CHECK_THROWS_WITH_AS(
+        check_launch_limits({Dim3(1), Dim3(1, 1, 128)}, 0, device, function, context),
+        doctest::Contains("kernel 'push' on CUDA device 0 (NVIDIA H200): block[2]=128 exceeds the 64 limit"),
+        LaunchError);
     CHECK_THROWS_WITH_AS(check_launch_limits({Dim3(1, 70000), Dim3(32)}, 0, device, function, context),
                          doctest::Contains("grid[1]=70000"), LaunchError);
     FunctionLimits bounded{256, 0};  // __launch_bounds__(256)
@@ -217,7 +223,8 @@ TEST_CASE("limits: block and grid per axis, threads against device and kernel, s
                          doctest::Contains("exceeding the 256 device/kernel limit"), LaunchError);
     FunctionLimits with_static{1024, 32 * 1024};
     CHECK_THROWS_WITH_AS(check_launch_limits({Dim3(1), Dim3(32)}, 200 * 1024, device, with_static, context),
-                         doctest::Contains("static shared memory 32768 + shared_mem=204800 exceeds the 232448"), LaunchError);
+                         doctest::Contains("static shared memory 32768 + shared_mem=204800 exceeds the 232448"),
+                         LaunchError);
 }
 
 TEST_SUITE_END();

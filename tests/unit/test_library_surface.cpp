@@ -61,8 +61,8 @@ TEST_CASE("the surface lets ck errors and the caller's exceptions through and na
 
 TEST_CASE_FIXTURE(Latin1Package, "the config and walk entry points take a Latin-1 path")
 {
-    std::filesystem::path pyproject = package.tree.write(latin1_folder + "/pyproject.toml",
-                                                         "[tool.cunumpy-kernels]\narch = [\"sm_90\"]\n");
+    std::filesystem::path pyproject =
+        package.tree.write(latin1_folder + "/pyproject.toml", "[tool.cunumpy-kernels]\narch = [\"sm_90\"]\n");
     CHECK(load_config_file(pyproject).architectures == std::vector<std::string>{"sm_90"});
     CHECK(load_config(package.package()).source_file == pyproject);
     CHECK_THROWS_WITH_AS(load_config_file(missing() / "pyproject.toml"), doctest::Contains("caf\\xe9/nothing-here"),
@@ -79,7 +79,8 @@ TEST_CASE_FIXTURE(Latin1Package, "the config and walk entry points take a Latin-
     package.tree.write(latin1_folder + "/src/sim/kernels/gather/gather_kernels.py", "def other(x):\n    pass\n");
     find_kernels({package.package()}, package.config, [&](const std::string& w) { warned.push_back(w); });
     REQUIRE(warned.size() == 1);  // the caller's sink gets the path escaped
-    CHECK(warned[0].find("caf\\xe9/src/sim/kernels/gather/gather_kernels.py: defines no function") != std::string::npos);
+    CHECK(warned[0].find("caf\\xe9/src/sim/kernels/gather/gather_kernels.py: defines no function") !=
+          std::string::npos);
 }
 
 TEST_CASE_FIXTURE(Latin1Package, "a catalog of a Latin-1 tree, with its cache there, loads, launches and checks")

@@ -26,7 +26,9 @@ TEST_CASE("NVRTC builds a cubin with the entry and reports its identity")
     auto output = nvrtc.compile(request(tree, extern_c_kernel, "sm_90"));
     REQUIRE_MESSAGE(output.ok, output.log);
     CHECK(output.entry_symbol == "push");
-    CHECK(output.artifact.rfind("\x7f" "ELF", 0) == 0);
+    CHECK(output.artifact.rfind("\x7f"
+                                "ELF",
+                                0) == 0);
     auto symbols = elf_function_symbols(output.artifact);
     CHECK(std::find(symbols.begin(), symbols.end(), "push") != symbols.end());
 }
@@ -35,7 +37,8 @@ TEST_CASE("NVRTC builds PTX for compute_XX and lowers C++ names")
 {
     test::TempTree tree;
     NvrtcCompiler nvrtc(cuda_root_of(Config{}), nullptr);
-    auto output = nvrtc.compile(request(tree, "__global__ void push(double* x, long long n) { x[0] = n; }\n", "compute_90"));
+    auto output =
+        nvrtc.compile(request(tree, "__global__ void push(double* x, long long n) { x[0] = n; }\n", "compute_90"));
     REQUIRE_MESSAGE(output.ok, output.log);
     CHECK(output.entry_symbol.rfind("_Z4push", 0) == 0);
     CHECK(output.artifact.find(".entry " + output.entry_symbol) != std::string::npos);
@@ -74,7 +77,8 @@ std::string elf_section(const std::string& elf, const std::string& name)
 {
     auto read = [&](std::size_t at, std::size_t size) {
         std::uint64_t value = 0;
-        for (std::size_t i = 0; i < size; ++i) value |= std::uint64_t(static_cast<unsigned char>(elf.at(at + i))) << (8 * i);
+        for (std::size_t i = 0; i < size; ++i)
+            value |= std::uint64_t(static_cast<unsigned char>(elf.at(at + i))) << (8 * i);
         return static_cast<std::size_t>(value);
     };
     std::size_t table = read(0x28, 8), entry_size = read(0x3a, 2), count = read(0x3c, 2), names = read(0x3e, 2);
@@ -95,7 +99,8 @@ std::filesystem::path toolkit_with(const test::TempTree& tree, const std::string
     auto root = tree / ("toolkit" + std::to_string(std::hash<std::string>{}(ptxas)));
     std::filesystem::create_directories(root / "bin");
     auto real = cuda_root_of(Config{});
-    for (const char* folder : {"lib64", "include"}) std::filesystem::create_directory_symlink(real / folder, root / folder);
+    for (const char* folder : {"lib64", "include"})
+        std::filesystem::create_directory_symlink(real / folder, root / folder);
     if (!ptxas.empty()) {
         tree.write((root / "bin" / "ptxas").lexically_relative(tree.root()).string(), ptxas);
         std::filesystem::permissions(root / "bin" / "ptxas", std::filesystem::perms::owner_all);
@@ -162,8 +167,8 @@ TEST_CASE("NVRTC groups targets by virtual architecture only when ptxas would ma
     CHECK(whole.target_groups(req, targets).size() == 4);
     // A ptxas of another toolkit build, or one that cannot say which, is not NVRTC's assembler.
     std::string real = (cuda_root_of(Config{}) / "bin" / "ptxas").string();
-    for (std::string version : {"Cuda compilation tools, release 13.0, V13.0.1\nBuild cuda_13.0.r13.0/compiler.1_0", "",
-                                "garbage"}) {
+    for (std::string version :
+         {"Cuda compilation tools, release 13.0, V13.0.1\nBuild cuda_13.0.r13.0/compiler.1_0", "", "garbage"}) {
         std::string script = "#!/bin/sh\nif [ \"$1\" = --version ]; then printf '%s\\n' '" + version +
                              "'; exit 0; fi\nexec " + real + " \"$@\"\n";
         NvrtcCompiler other(toolkit_with(tree, script), nullptr);
@@ -200,7 +205,8 @@ TEST_CASE("nvcc builds the same kernel and finds the entry symbol")
     auto cubin = nvcc.compile(request(tree, extern_c_kernel, "sm_80"));
     REQUIRE_MESSAGE(cubin.ok, cubin.log);
     CHECK(cubin.entry_symbol == "push");
-    auto ptx = nvcc.compile(request(tree, "__global__ void push(double* x, long long n) { x[0] = n; }\n", "compute_90"));
+    auto ptx =
+        nvcc.compile(request(tree, "__global__ void push(double* x, long long n) { x[0] = n; }\n", "compute_90"));
     REQUIRE_MESSAGE(ptx.ok, ptx.log);
     CHECK(ptx.entry_symbol.rfind("_Z4push", 0) == 0);
     auto broken = request(tree, "__global__ void push(double* x) { x[0] = nope; }\n", "sm_90");

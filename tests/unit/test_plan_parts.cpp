@@ -118,16 +118,18 @@ TEST_CASE("cache roots: a hit whose entry others may write is decided failed, ne
     CHECK_FALSE(roots.refuse_writable_entry(context, hit, {"push.sm_90.cubin"}));
 }
 
-TEST_CASE("CUDA kernels: read apart, then added: a kernel with a missing header fails, the others miss; nothing written")
+TEST_CASE(
+    "CUDA kernels: read apart, then added: a kernel with a missing header fails, the others miss; nothing written")
 {
     test::TempTree tree;
     write_package(tree);
-    tree.kernel("src/sim/kernels", "deposit", "#include \"absent.cuh\"\nextern \"C\" __global__ void deposit(double* x) {}\n");
+    tree.kernel("src/sim/kernels", "deposit",
+                "#include \"absent.cuh\"\nextern \"C\" __global__ void deposit(double* x) {}\n");
     BuildPlan plan = walked_plan(tree, true);
     CacheRoots roots(plan);
     CudaKernelsPlanner cuda(plan, roots);
     auto readings = cuda.readings();
-    REQUIRE(readings.size() == 2);  // sort has no CUDA file
+    REQUIRE(readings.size() == 2);    // sort has no CUDA file
     CHECK(plan.cuda_misses.empty());  // reading adds nothing to the plan
     for (auto& reading : readings) reading.run();
     cuda.add(readings);

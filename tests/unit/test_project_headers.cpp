@@ -73,15 +73,17 @@ TEST_CASE_FIXTURE(Tree, "cycles, self-includes and missing or system headers end
 {
     tree.write("src/sim/kernels/push/a.cuh", "#include \"b.cuh\"\n#define A 1\n");
     tree.write("src/sim/kernels/push/b.cuh", "#include \"a.cuh\"\n#include \"b.cuh\"\n#define KERNEL __global__\n");
-    SignatureRead r = read("#include \"a.cuh\"\n#include <cstdio>\n#include \"absent.cuh\"\n#include \"/etc/passwd\"\n"
-                           "KERNEL void push(double* x) {}\n");
+    SignatureRead r = read(
+        "#include \"a.cuh\"\n#include <cstdio>\n#include \"absent.cuh\"\n#include \"/etc/passwd\"\n"
+        "KERNEL void push(double* x) {}\n");
     REQUIRE(r.status == Status::found);
     CHECK(r.parameters == Names{"x"});
 }
 
 TEST_CASE_FIXTURE(Tree, "a function-like macro of a header is named with its file")
 {
-    tree.write("src/sim/kernels/push/gen.cuh", "\n#define DECLARE(name) extern \"C\" __global__ void name(double* x)\n");
+    tree.write("src/sim/kernels/push/gen.cuh",
+               "\n#define DECLARE(name) extern \"C\" __global__ void name(double* x)\n");
     SignatureRead r = read("#include \"gen.cuh\"\nDECLARE(push) {}\n");
     CHECK(r.status == Status::unreadable);
     CHECK(r.reason.find("function-like macro DECLARE (defined at gen.cuh:2)") != std::string::npos);
@@ -114,7 +116,8 @@ TEST_CASE_FIXTURE(Tree, "depth, count and size are bounded")
 
 TEST_CASE_FIXTURE(Tree, "a header cache reads and lexes a header once for every reading that shares it")
 {
-    tree.write("src/sim/kernels/push/common.cuh", "#define KERNEL extern \"C\" __global__\n#define RESTRICT __restrict__\n");
+    tree.write("src/sim/kernels/push/common.cuh",
+               "#define KERNEL extern \"C\" __global__\n#define RESTRICT __restrict__\n");
     std::string source = "#include \"common.cuh\"\nKERNEL void push(double* RESTRICT x, int n) {}\n";
     tree.write("src/sim/kernels/push/push_cuda.cu", source);
     std::vector<std::filesystem::path> dirs = {tree / "src/sim/kernels/push", tree / "src"};

@@ -28,41 +28,63 @@ const char* const push_signature = "(double* x, const double* e, double dt, long
 
 struct Form {
     const char* what;
-    std::string source;                                  ///< push_cuda.cu
-    std::vector<std::string> options;                    ///< compiler options; `{inc}` is the package's inc/ folder
-    std::function<void(test::TempTree&)> prepare;        ///< files beside the kernel
-    const char* refusal;                                 ///< nullptr: both build it; else what both say
+    std::string source;                            ///< push_cuda.cu
+    std::vector<std::string> options;              ///< compiler options; `{inc}` is the package's inc/ folder
+    std::function<void(test::TempTree&)> prepare;  ///< files beside the kernel
+    const char* refusal;                           ///< nullptr: both build it; else what both say
 };
 
 std::string body(const std::string& statement = "if (i < n) x[i] += dt * e[i];")
 {
-    return std::string(push_signature) + "\n{\n    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n    " +
-           statement + "\n}\n";
+    return std::string(push_signature) +
+           "\n{\n    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n    " + statement + "\n}\n";
 }
 
 std::vector<Form> forms()
 {
     auto tune = [](test::TempTree& tree) { tree.write("inc/tune.cuh", "#define SCALE 2.0\n"); };
     return {
-        {"1: a header found through -I", "#include \"tune.cuh\"\nextern \"C\" __global__ void push" +
-             body("if (i < n) x[i] += SCALE * dt * e[i];"), {"-I{inc}"}, tune, nullptr},
-        {"3: a target option", "extern \"C\" __global__ void push" + body(), {"-arch=sm_80"}, nullptr,
+        {"1: a header found through -I",
+         "#include \"tune.cuh\"\nextern \"C\" __global__ void push" + body("if (i < n) x[i] += SCALE * dt * e[i];"),
+         {"-I{inc}"},
+         tune,
+         nullptr},
+        {"3: a target option",
+         "extern \"C\" __global__ void push" + body(),
+         {"-arch=sm_80"},
+         nullptr,
          "-arch=sm_80 is not accepted"},
         {"4: an extern device function defined nowhere",
          "extern \"C\" __device__ double helper(double);\nextern \"C\" __global__ void push" +
-             body("if (i < n) x[i] += helper(dt) * e[i];"), {}, nullptr, "helper"},
-        {"4: relocatable device code", "extern \"C\" __global__ void push" + body(), {"-rdc=true"}, nullptr,
+             body("if (i < n) x[i] += helper(dt) * e[i];"),
+         {},
+         nullptr,
+         "helper"},
+        {"4: relocatable device code",
+         "extern \"C\" __global__ void push" + body(),
+         {"-rdc=true"},
+         nullptr,
          "-rdc=true is not accepted"},
         {"6: a stale prototype in #if 0 and a macro __global__",
          "#if 0\n__global__ void push(float* x, const float* e, float dt, int n);\n#endif\n"
-         "#define KERNEL extern \"C\" __global__\nKERNEL void push" + body(), {}, nullptr, nullptr},
+         "#define KERNEL extern \"C\" __global__\nKERNEL void push" +
+             body(),
+         {},
+         nullptr,
+         nullptr},
         {"6: a __restrict__ macro and an attribute",
          "#define RESTRICT __restrict__\nextern \"C\" __global__ void __launch_bounds__(256) push"
          "(double* RESTRICT x, const double* RESTRICT e, double dt, long long n)\n{\n"
          "    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i] += dt * e[i];\n}\n",
-         {}, nullptr, nullptr},
-        {"7: a CCCL header", "#include <cuda/std/cstdint>\nextern \"C\" __global__ void push" +
-             body("if (i < n) x[i] += dt * e[i] * (cuda::std::int64_t)1;"), {}, nullptr, nullptr},
+         {},
+         nullptr,
+         nullptr},
+        {"7: a CCCL header",
+         "#include <cuda/std/cstdint>\nextern \"C\" __global__ void push" +
+             body("if (i < n) x[i] += dt * e[i] * (cuda::std::int64_t)1;"),
+         {},
+         nullptr,
+         nullptr},
     };
 }
 

@@ -27,9 +27,11 @@ namespace {
 const char* facts_json(const std::string& site)
 {
     static std::string text;
-    text = "{\"executable\": \"/venv/bin/python\", \"version\": \"3.11.7 (main)\", \"platform\": \"Linux-6.1-x86_64\","
-           " \"ext_suffix\": \".cpython-311-x86_64-linux-gnu.so\", \"pyccel\": \"2.2.3\", \"numpy\": \"2.2.6\","
-           " \"path\": [\"" + site + "\"]}";
+    text =
+        "{\"executable\": \"/venv/bin/python\", \"version\": \"3.11.7 (main)\", \"platform\": \"Linux-6.1-x86_64\","
+        " \"ext_suffix\": \".cpython-311-x86_64-linux-gnu.so\", \"pyccel\": \"2.2.3\", \"numpy\": \"2.2.6\","
+        " \"path\": [\"" +
+        site + "\"]}";
     return text.c_str();
 }
 
@@ -81,7 +83,8 @@ TEST_CASE("which Pyccel versions are driven, and how")
     PyccelCompileRequest request{"/w/src/pk/m.py", "/e/pk", "/w", "c", true, "/w/src"};
     auto modern = PyccelCompiler("/venv/bin/pyccel", *PyccelVersion::parse("2.2.3")).command_line(request);
     CHECK(modern == std::vector<std::string>{"/venv/bin/pyccel", "compile", "/w/src/pk/m.py", "--language", "c",
-                                             "--output", "/e/pk", "--openmp", "--no-debug", "--compiler-family", "GNU"});
+                                             "--output", "/e/pk", "--openmp", "--no-debug", "--compiler-family",
+                                             "GNU"});
     request.openmp = false;
     request.language = "fortran";
     auto older = PyccelCompiler("pyccel", *PyccelVersion::parse("2.0.1")).command_line(request);
@@ -141,7 +144,10 @@ TEST_CASE("a probe beside a fallback root reads the preferred root's answers and
     preferred.remember(tool, "version?", "13.0");
     ToolProbe fallback(tree / "fallback/.probes", tree / "preferred/.probes");
     int asked = 0;
-    auto ask = [&] { ++asked; return std::string("asked"); };
+    auto ask = [&] {
+        ++asked;
+        return std::string("asked");
+    };
     CHECK(fallback.answer(tool, "version?", ask) == "13.0");
     CHECK(asked == 0);
     CHECK_FALSE(fs::exists(tree / "fallback/.probes"));
@@ -177,8 +183,11 @@ TEST_CASE("Pyccel's diagnostics point at the user's file and line")
           std::string::npos);
     CHECK(log.find("/tmp/ws") == std::string::npos);
 
-    std::string syntax = "pyccel:\n |fatal [None]: /tmp/ws/src/m.py| Python syntax error (\nexpected ':' (<unknown>, line 7))\n";
-    CHECK(format_pyccel_log(syntax, {{"/tmp/ws/src/", "/src/"}}).rfind("/src/m.py:7: fatal: Python syntax error (", 0) == 0);
+    std::string syntax =
+        "pyccel:\n |fatal [None]: /tmp/ws/src/m.py| Python syntax error (\nexpected ':' (<unknown>, line 7))\n";
+    CHECK(
+        format_pyccel_log(syntax, {{"/tmp/ws/src/", "/src/"}}).rfind("/src/m.py:7: fatal: Python syntax error (", 0) ==
+        0);
     CHECK(format_pyccel_log("no diagnostics here\n", {}) == "no diagnostics here\n");
 
     std::string generated = "RuntimeError: Failed to build module\n/tmp/ws/m.c:83:34: error: user defined reduction\n";
@@ -193,11 +202,12 @@ TEST_CASE("where cunumpy's headers are is asked again when the environment puts 
     std::filesystem::create_directories(tree / "site-packages/cunumpy/cuda/include");
     std::filesystem::create_directories(tree / "alt/cunumpy/cuda/include");
     // find_spec's answer: the PYTHONPATH folder's cunumpy when one is set, as Python finds it.
-    auto python = tree.write("bin/python",
-                             "#!/bin/sh\necho run >> " + (tree / "runs").string() +
-                                 "\nif [ -n \"$PYTHONPATH\" ]; then echo \"$PYTHONPATH/cunumpy/cuda/include\"; "
-                                 "echo \"$PYTHONPATH\"; else echo '" + (tree / "site-packages/cunumpy/cuda/include").string() +
-                                 "'; fi\necho '" + (tree / "site-packages").string() + "'\n");
+    auto python =
+        tree.write("bin/python", "#!/bin/sh\necho run >> " + (tree / "runs").string() +
+                                     "\nif [ -n \"$PYTHONPATH\" ]; then echo \"$PYTHONPATH/cunumpy/cuda/include\"; "
+                                     "echo \"$PYTHONPATH\"; else echo '" +
+                                     (tree / "site-packages/cunumpy/cuda/include").string() + "'; fi\necho '" +
+                                     (tree / "site-packages").string() + "'\n");
     ::chmod(python.c_str(), 0755);
     ToolProbe probe(tree / "probes");
     ::unsetenv("PYTHONPATH");

@@ -13,7 +13,8 @@ namespace {
 std::vector<std::string> modules(const std::string& source)
 {
     std::vector<std::string> names;
-    for (const auto& import : scan_python_imports(source)) names.push_back(import.module + "@" + std::to_string(import.line));
+    for (const auto& import : scan_python_imports(source))
+        names.push_back(import.module + "@" + std::to_string(import.line));
     return names;
 }
 
@@ -36,10 +37,10 @@ TEST_CASE("import and from statements name modules, with their lines")
         "    y = 1 \\\n"
         "        + 2\n"
         "import after.continuation\n";
-    CHECK(modules(source) == std::vector<std::string>{
-                                 "numpy@2", "struphy.geometry.evaluation_kernels@3", "a.b@4", "c@4",
-                                 "struphy.kernel_arguments.pusher_args_kernels@5", ".helpers@9", "..util.lin@9",
-                                 "pyccel.stdlib.internal.openmp@11", "after.continuation@14"});
+    CHECK(modules(source) == std::vector<std::string>{"numpy@2", "struphy.geometry.evaluation_kernels@3", "a.b@4",
+                                                      "c@4", "struphy.kernel_arguments.pusher_args_kernels@5",
+                                                      ".helpers@9", "..util.lin@9", "pyccel.stdlib.internal.openmp@11",
+                                                      "after.continuation@14"});
 }
 
 TEST_CASE("text in strings and comments is not an import")

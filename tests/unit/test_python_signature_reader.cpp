@@ -25,11 +25,12 @@ void check_found(const std::string& source, const Names& names, int line,
 
 TEST_CASE("a Pyccel kernel with string annotations and a decorator with arguments")
 {
-    check_found("from pyccel.decorators import stack_array\n\n"
-                "@stack_array('dfm', \"b_form\")\n"
-                "def push(dt: float, stage: int, args_markers: 'MarkerArguments', b2_1: 'float[:,:,:]'):\n"
-                "    pass\n",
-                {"dt", "stage", "args_markers", "b2_1"}, 4);
+    check_found(
+        "from pyccel.decorators import stack_array\n\n"
+        "@stack_array('dfm', \"b_form\")\n"
+        "def push(dt: float, stage: int, args_markers: 'MarkerArguments', b2_1: 'float[:,:,:]'):\n"
+        "    pass\n",
+        {"dt", "stage", "args_markers", "b2_1"}, 4);
 }
 
 TEST_CASE("annotations as expressions, defaults, lambdas and markers")
@@ -43,25 +44,27 @@ TEST_CASE("annotations as expressions, defaults, lambdas and markers")
 
 TEST_CASE("multi-line signatures with comments and strings that look like code")
 {
-    check_found("TEXT = '''\ndef push(wrong): pass\n'''\n"
-                "def push(  # the kernel (host side)\n"
-                "    x,  # positions, def push(not_this)\n"
-                "    v: 'float[:]',  # velocities )\n"
-                "    # a comment line with ( and [\n"
-                "    dt = f\"{1 + 2:>{3}}\",\n"
-                "    n=\\\n 4,\n"
-                "):\n    return x\n",
-                {"x", "v", "dt", "n"}, 4);
+    check_found(
+        "TEXT = '''\ndef push(wrong): pass\n'''\n"
+        "def push(  # the kernel (host side)\n"
+        "    x,  # positions, def push(not_this)\n"
+        "    v: 'float[:]',  # velocities )\n"
+        "    # a comment line with ( and [\n"
+        "    dt = f\"{1 + 2:>{3}}\",\n"
+        "    n=\\\n 4,\n"
+        "):\n    return x\n",
+        {"x", "v", "dt", "n"}, 4);
     check_found("s = f\"{'}'}\"; t = f'{x!r:}}>10}'\ndef push(x): pass\n", {"x"}, 2);
 }
 
 TEST_CASE("only the top-level function: methods, nested functions and indented ones are ignored")
 {
-    check_found("class Kernels:\n    def push(self, x): pass\n\n"
-                "def outer():\n    def push(inner): pass\n\n"
-                "if True:\n    def push(maybe): pass\n\n"
-                "async def push(x, n): pass\n",
-                {"x", "n"}, 10);
+    check_found(
+        "class Kernels:\n    def push(self, x): pass\n\n"
+        "def outer():\n    def push(inner): pass\n\n"
+        "if True:\n    def push(maybe): pass\n\n"
+        "async def push(x, n): pass\n",
+        {"x", "n"}, 10);
     SignatureRead r = read_python_signature("class A:\n    def push(self, x): pass\n", "push");
     CHECK(r.status == Status::not_found);
     CHECK(r.line == 2);
@@ -76,9 +79,10 @@ TEST_CASE("several definitions: a module keeps the last, a stub the first")
 
 TEST_CASE("a Pyccel stub")
 {
-    check_found("#$ header metavar printer_imports='numpy'\nimport numpy\n\n"
-                "def push(x : 'float[:]', v : 'float[:]', dt : 'float', n : 'int') -> None:\n    ...\n",
-                {"x", "v", "dt", "n"}, 4, PythonDefinition::first);
+    check_found(
+        "#$ header metavar printer_imports='numpy'\nimport numpy\n\n"
+        "def push(x : 'float[:]', v : 'float[:]', dt : 'float', n : 'int') -> None:\n    ...\n",
+        {"x", "v", "dt", "n"}, 4, PythonDefinition::first);
 }
 
 TEST_CASE("names that are only imported or assigned, and names that are missing")
@@ -101,9 +105,11 @@ TEST_CASE("the binding Python keeps is read: an alias to another function of the
 {
     // cunumpy calls getattr(module, "push"): after `push = _fast`, that is _fast.
     check_found("def push(x, n): pass\n\ndef _fast(y, m): pass\n\npush = _fast\n", {"y", "m"}, 3);
-    check_found("def _a(p): pass\n_b = _a\npush = _b\n", {"p"}, 1);                  // a chain
-    check_found("def push(x): pass\npush: Callable = _impl\ndef _impl(late): pass\n"  // _impl is bound after
-                "def _impl(q): pass\n", {"x"}, 1, PythonDefinition::first);
+    check_found("def _a(p): pass\n_b = _a\npush = _b\n", {"p"}, 1);  // a chain
+    check_found(
+        "def push(x): pass\npush: Callable = _impl\ndef _impl(late): pass\n"  // _impl is bound after
+        "def _impl(q): pass\n",
+        {"x"}, 1, PythonDefinition::first);
     SignatureRead early = read_python_signature("push = _impl\ndef _impl(late): pass\n", "push");
     CHECK(early.status == Status::unreadable);
     CHECK(early.reason.find("defines no '_impl' before it") != std::string::npos);
@@ -123,8 +129,8 @@ TEST_CASE("a def in a module-level if or try block binds the module's name")
     check_found("try:\n    from numba import njit\nexcept ImportError:\n    def push(a, b): pass\n", {"a", "b"}, 4);
     check_found("if HAVE_X:\n    def push(a): pass\nelse:\n    def push(a): pass\n", {"a"}, 4);
     // Branches that differ: which one runs is the program's business, so it is said, not guessed.
-    SignatureRead branches = read_python_signature("if HAVE_X:\n    def push(a): pass\nelse:\n    def push(b): pass\n",
-                                                   "push");
+    SignatureRead branches =
+        read_python_signature("if HAVE_X:\n    def push(a): pass\nelse:\n    def push(b): pass\n", "push");
     CHECK(branches.status == Status::unreadable);
     CHECK(branches.conditional);
     CHECK(branches.line == 2);

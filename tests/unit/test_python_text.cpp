@@ -81,7 +81,7 @@ TEST_CASE("a coding declaration counts only where PEP 263 says")
     CHECK(signatures::python_coding("#!/bin/python\n# -*- coding: cp1252 -*-\n") == "cp1252");
     CHECK(signatures::python_coding(bom + "# coding=latin_1\n") == "latin_1");
     CHECK(signatures::python_coding("import os\n# coding: latin-1\n").empty());  // second line after code
-    CHECK(signatures::python_coding("x = 1  # coding: latin-1\n").empty());       // not a comment line
+    CHECK(signatures::python_coding("x = 1  # coding: latin-1\n").empty());      // not a comment line
     CHECK(signatures::python_coding("\n\n# coding: latin-1\n").empty());         // third line
     CHECK(signatures::python_coding("# nothing here\n").empty());
 }

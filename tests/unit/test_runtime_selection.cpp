@@ -42,7 +42,8 @@ TEST_CASE("CUNUMPY_HOST_KERNEL_IMPLEMENTATION: stripped, lower-cased, strict")
     CHECK_FALSE(host_implementation_from_environment("   "));
     CHECK(host_implementation_from_environment(" NumPy\n") == std::optional<std::string>("numpy"));
     for (auto name : host_implementation_names)
-        CHECK(host_implementation_from_environment(std::string(name).c_str()) == std::optional<std::string>(std::string(name)));
+        CHECK(host_implementation_from_environment(std::string(name).c_str()) ==
+              std::optional<std::string>(std::string(name)));
     try {
         host_implementation_from_environment("fortran");
         FAIL("an unknown implementation must throw");
@@ -72,7 +73,8 @@ TEST_CASE("set_backend falls back to host without CUDA unless strict; the guard 
     CHECK(get_backend() == Backend::cuda);
     // strict keeps the current backend and says why
     set_backend_with(Backend::host, false, works);
-    CHECK_THROWS_WITH_AS(set_backend_with(Backend::cuda, true, broken), doctest::Contains("no CUDA driver (test)"), CudaError);
+    CHECK_THROWS_WITH_AS(set_backend_with(Backend::cuda, true, broken), doctest::Contains("no CUDA driver (test)"),
+                         CudaError);
     CHECK(get_backend() == Backend::host);
     {
         BackendGuard guard(Backend::host);

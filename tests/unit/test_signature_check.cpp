@@ -119,12 +119,11 @@ TEST_CASE("paths: folders are walked, files stand for their kernel, other files 
         for (const auto& k : kernels) names.push_back(k.module);
         return names;
     };
-    CHECK(modules(kernels_of_paths({tree / "src/sim/kernels/push/push_cuda.cu",
-                                    tree / "src/sim/kernels/push/push_kernels.py",
-                                    tree / "src/sim/kernels/push/__pyccel__/push_kernels.pyi",
-                                    tree / "src/sim/kernels/sort/sort_kernels.py", tree / "README.md",
-                                    tree / "src/sim/__init__.py"},
-                                   Config{})) == std::vector<std::string>{"sim.kernels.push", "sim.kernels.sort"});
+    CHECK(modules(kernels_of_paths(
+              {tree / "src/sim/kernels/push/push_cuda.cu", tree / "src/sim/kernels/push/push_kernels.py",
+               tree / "src/sim/kernels/push/__pyccel__/push_kernels.pyi", tree / "src/sim/kernels/sort/sort_kernels.py",
+               tree / "README.md", tree / "src/sim/__init__.py"},
+              Config{})) == std::vector<std::string>{"sim.kernels.push", "sim.kernels.sort"});
     // bsplines/ holds a kernel package: its module is no kernel
     CHECK(kernels_of_paths({tree / "src/sim/bsplines/bsplines_kernels.py"}, Config{}).empty());
     CHECK(modules(kernels_of_paths({tree / "src"}, Config{})) ==
@@ -144,7 +143,8 @@ TEST_CASE("a declaration cunumpy cannot read is a warning: the kernel still agre
     const SignatureFinding& finding = result.findings[0];
     CHECK(finding.kind == Kind::cunumpy_unreadable);
     CHECK(finding.severity == SignatureFinding::Severity::warning);
-    CHECK(finding.message.find("kernel 'push': cunumpy 9.9 cannot read this declaration: it finds no `__global__ void push(`") == 0);
+    CHECK(finding.message.find(
+              "kernel 'push': cunumpy 9.9 cannot read this declaration: it finds no `__global__ void push(`") == 0);
     CHECK(result.agreement() == SignatureAgreement::match);
     // Without a version, the release the model follows.
     CHECK(check(tree / "pkg/push").findings.at(0).message.find("cunumpy 0.7.1 cannot read") != std::string::npos);
@@ -198,7 +198,10 @@ TEST_CASE("check_signatures on two threads gives each kernel's check, in order, 
         return to_json(results, [](const fs::path& p) { return p.filename().string(); }).dump();
     };
     std::atomic<int> asked{0};
-    CunumpyVersion version = [&] { ++asked; return std::string("9.9"); };
+    CunumpyVersion version = [&] {
+        ++asked;
+        return std::string("9.9");
+    };
     signatures::HeaderCache headers;
     for (int run = 0; run < 5; ++run) {
         std::vector<KernelSignatures> both = check_signatures(kernels, Config{}, version, &headers);

@@ -243,8 +243,9 @@ void rewrite_body(const fs::path& stored, const std::function<void(nlohmann::jso
 
 }  // namespace
 
-TEST_CASE_FIXTURE(CountedLines,
-                  "a body of another layout is an empty record; facts of another build of the tool are dropped, digests kept")
+TEST_CASE_FIXTURE(
+    CountedLines,
+    "a body of another layout is an empty record; facts of another build of the tool are dropped, digests kept")
 {
     {
         SourceRecord record(stored, trusting);
@@ -354,7 +355,8 @@ TEST_CASE("a save removes the temporaries of writers that died before their rena
     REQUIRE(child > 0);
     REQUIRE(::waitpid(child, nullptr, 0) == child);
     fs::path dead = tree.write("record/.sources." + host_name() + "." + std::to_string(child) + ".0.abcdef", "half");
-    fs::path live = tree.write("record/.sources." + host_name() + "." + std::to_string(::getpid()) + ".7.abcdef", "half");
+    fs::path live =
+        tree.write("record/.sources." + host_name() + "." + std::to_string(::getpid()) + ".7.abcdef", "half");
     fs::path other = tree.write("record/.other." + host_name() + "." + std::to_string(child) + ".0.abcdef", "not ours");
     SourceRecord record(stored, trusting);
     record.digest(file);
@@ -445,7 +447,8 @@ TEST_CASE("a planned kernel's headers changed since planning are named, from a f
     test::TempTree tree;
     tree.write("src/sim/__init__.py", "");
     fs::path header = tree.write("src/common.cuh", "#define SCALE 1.25\n");
-    tree.kernel("src/sim", "push", "#include \"common.cuh\"\n__global__ void push(double* x, int n) { x[0] *= SCALE; }\n");
+    tree.kernel("src/sim", "push",
+                "#include \"common.cuh\"\n__global__ void push(double* x, int n) { x[0] *= SCALE; }\n");
     Config config;
     config.architectures = {"sm_90"};
     config.ptx = false;

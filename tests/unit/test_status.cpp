@@ -36,14 +36,17 @@ struct StatusTree {
         tree.write("src/sim/__init__.py", "");
         tree.write("src/sim/kernels/__init__.py", "");
         tree.write("src/sim/kernels/common.cuh", "#pragma once\n");
-        tree.kernel("src/sim/kernels", "push", "#include \"sim/kernels/common.cuh\"\n__global__ void push(double* x, int n) {}\n");
+        tree.kernel("src/sim/kernels", "push",
+                    "#include \"sim/kernels/common.cuh\"\n__global__ void push(double* x, int n) {}\n");
         tree.kernel("src/sim/kernels", "sort");
         fs::path nvrtc = tree.write("toolkit/lib64/libnvrtc.so.13", "not a library");
         config.cuda_root = tree / "toolkit";
         config.cache_dir = tree / "cache";
         config.architectures = {"sm_90"};
         config.ptx = false;
-        ToolProbe(tree / "cache/.probes").answer(nvrtc, "nvrtc-identity", [] { return std::string("nvrtc 99.9 (fake)"); });
+        ToolProbe(tree / "cache/.probes").answer(nvrtc, "nvrtc-identity", [] {
+            return std::string("nvrtc 99.9 (fake)");
+        });
     }
 
     StatusReport status() const { return read_status({{tree / "src"}, config}); }
@@ -111,8 +114,8 @@ TEST_CASE("artifact states: missing, built, stale with the changed input, failed
     CHECK(t.artifact(built).state == ArtifactState::built);
     // Every CUDA artifact is built; the host builds' interpreter was never probed here.
     for (const auto& k : built.kernels)
-        for (const auto& a : k.artifacts) CHECK((a.kind == "host" ? a.state == ArtifactState::unknown
-                                                                   : a.state == ArtifactState::built));
+        for (const auto& a : k.artifacts)
+            CHECK((a.kind == "host" ? a.state == ArtifactState::unknown : a.state == ArtifactState::built));
     CHECK_FALSE(built.all_built());
 
     t.tree.write("src/sim/kernels/common.cuh", "#pragma once\n#define CHANGED\n");
@@ -121,7 +124,8 @@ TEST_CASE("artifact states: missing, built, stale with the changed input, failed
     CHECK(changed.state == ArtifactState::stale);
     CHECK(changed.reason == "header sim/kernels/common.cuh changed");
 
-    EntryStore(t.tree / "cache").remember_failure("cuda", "sim.kernels.push", "sm_90", changed.key, "push_cuda.cu:2: error: x\nmore");
+    EntryStore(t.tree / "cache")
+        .remember_failure("cuda", "sim.kernels.push", "sm_90", changed.key, "push_cuda.cu:2: error: x\nmore");
     StatusReport failed = t.status();
     CHECK(t.artifact(failed).state == ArtifactState::failed);
     CHECK(t.artifact(failed).reason == "failed last time: push_cuda.cu:2: error: x");

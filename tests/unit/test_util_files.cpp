@@ -125,7 +125,8 @@ TEST_CASE("read_file reads a regular file whole, and refuses a FIFO, a device, a
     CHECK_THROWS_AS(ck::util::read_file(tree / "missing"), ck::SourceError);
 }
 
-TEST_CASE("read_file reads what is there, whatever the stat said: empty files, exact sizes, and a size of 0 with content")
+TEST_CASE(
+    "read_file reads what is there, whatever the stat said: empty files, exact sizes, and a size of 0 with content")
 {
     test::TempTree tree;
     CHECK(ck::util::read_file(tree.write("empty", "")).empty());
@@ -147,8 +148,14 @@ TEST_CASE("canonical_path gives std::filesystem::canonical's answer, and its err
     fs::create_directory_symlink(tree / "real", tree / "linked");
     fs::create_symlink(tree / "real/dir/a.cuh", tree / "real/b.cuh");
     fs::create_symlink(tree / "nowhere", tree / "dangling");
-    const fs::path paths[] = {file, tree / "linked/dir/a.cuh", tree / "linked/dir/../b.cuh", tree / "linked/dir",
-                              tree / "real/./dir//a.cuh", tree / "dangling", tree / "missing.cuh", tree / "real/dir/a.cuh/x"};
+    const fs::path paths[] = {file,
+                              tree / "linked/dir/a.cuh",
+                              tree / "linked/dir/../b.cuh",
+                              tree / "linked/dir",
+                              tree / "real/./dir//a.cuh",
+                              tree / "dangling",
+                              tree / "missing.cuh",
+                              tree / "real/dir/a.cuh/x"};
     for (const auto& path : paths) {
         CAPTURE(path);
         std::error_code ours, theirs;
