@@ -2,15 +2,19 @@
 // and parity with the host kernels, the PTX path, NVRTC on a miss, launch
 // limits, structs by value, and launches from several threads.
 //
+// The program uses only the public headers and the shared library, and fills
+// caches with the CLI, as an application does: it builds against an installed
+// library or the wheel's as well as against build/.
+//
 // Without a usable GPU the program prints why and exits 77, which meson
 // counts as skipped. Environment (set by the GPU run, optional here):
 //   CK_GPU_CLI_CACHE        cache the CLI filled for the example package
 //   CK_CUNUMPY_INCLUDE_DIR  cunumpy's CUDA headers (the example's deposit needs them)
 //   CK_SOURCE_ROOT          the repository, when the binary runs away from its tree
+//   CK_CLI                  the cunumpy-kernels that fills caches (default: the build's)
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
-#include "builder/build.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "cunumpy_kernels/gpu.hpp"
 #include "cunumpy_kernels/kernel_catalog.hpp"
@@ -38,8 +42,47 @@ std::optional<std::filesystem::path> env_path(const char* name)
 // The repository: CK_SOURCE_ROOT when the binary runs away from its tree.
 std::filesystem::path example_src()
 {
-    auto root = env_path("CK_SOURCE_ROOT").value_or(std::filesystem::path(CK_SOURCE_ROOT));
-    return root / "share" / "examples" / "particles" / "src";
+    auto root = env_path("CK_SOURCE_ROOT");
+#ifdef CK_SOURCE_ROOT
+    if (!root) root = CK_SOURCE_ROOT;
+#endif
+    if (!root) FAIL("CK_SOURCE_ROOT is not set: name the repository (or a copy holding share/examples)");
+    return *root / "share" / "examples" / "particles" / "src";
+}
+
+// CK_CLI, else the CLI of the build this program came from.
+std::string cli_path()
+{
+    if (auto cli = env_path("CK_CLI")) return cli->string();
+#ifdef CK_CLI_PATH
+    return CK_CLI_PATH;
+#else
+    FAIL("CK_CLI is not set: name the cunumpy-kernels executable that fills the caches");
+    return {};
+#endif
+}
+
+std::string shell_quoted(const std::string& word)
+{
+    std::string quoted = "'";
+    for (char c : word) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return quoted + "'";
+}
+
+// `cunumpy-kernels build --only cuda` of `tree` into `cache_dir`: true when it exits 0.
+bool cli_build(const std::filesystem::path& tree, const std::filesystem::path& cache_dir,
+               const std::vector<std::string>& architectures, bool ptx,
+               const std::optional<std::filesystem::path>& cunumpy_include = std::nullopt)
+{
+    std::string command = shell_quoted(cli_path()) + " build --only cuda --cache-dir " + shell_quoted(cache_dir);
+    std::string targets;
+    for (const auto& arch : architectures) targets += (targets.empty() ? "" : ",") + arch;
+    command += " --arch " + shell_quoted(targets);
+    if (!ptx) command += " --no-ptx";
+    if (cunumpy_include) command += " --cunumpy-include-dir " + shell_quoted(*cunumpy_include);
+    command += " " + shell_quoted(tree);
+    MESSAGE(command);
+    return std::system(command.c_str()) == 0;
 }
 
 // Kernels that exercise what the example does not: structs, shared memory,
@@ -101,15 +144,9 @@ public:
         tree.write("src/gpusim/kernels/" + name + "/" + name + "_cuda.cu", cuda);
     }
 
-    BuildReport build(std::vector<std::string> architectures, bool ptx)
+    bool build(const std::vector<std::string>& architectures, bool ptx)
     {
-        BuildRequest request;
-        request.paths = {tree / "src/gpusim/kernels"};
-        request.config = config;
-        request.config.architectures = std::move(architectures);
-        request.config.ptx = ptx;
-        request.host = false;
-        return run_build(request);
+        return cli_build(tree / "src/gpusim/kernels", config.cache_dir, architectures, ptx);
     }
 
     KernelCatalog catalog(bool read_only = false)
@@ -164,11 +201,7 @@ TEST_CASE("the example package: loaded from the cache `build` filled, parity wit
     config.cunumpy_include_dir = *include;
     auto cli_cache = env_path("CK_GPU_CLI_CACHE");
     config.cache_dir = cli_cache ? *cli_cache : scratch / "cache";
-    if (!cli_cache) {
-        BuildRequest request{{example_src()}, config, false};
-        request.host = false;
-        REQUIRE(run_build(request).ok());
-    }
+    if (!cli_cache) REQUIRE(cli_build(example_src(), config.cache_dir, config.architectures, config.ptx, *include));
     CatalogOptions options;
     options.load.config = config;
     options.load.read_only_cache = true;  // a hit must need no build
@@ -232,7 +265,7 @@ TEST_CASE("the example package: loaded from the cache `build` filled, parity wit
 TEST_CASE("structs by value, checked against the driver's parameter layout")
 {
     GpuPackage package;
-    REQUIRE(package.build({"sm_90"}, false).ok());
+    REQUIRE(package.build({"sm_90"}, false));
     auto catalog = package.catalog();
     std::vector<double> x = ramp(1000), y(1000, 1.0);
     DeviceVector<double> dx(x), dy(y);
@@ -251,7 +284,7 @@ TEST_CASE("structs by value, checked against the driver's parameter layout")
 TEST_CASE("limits: __launch_bounds__, dynamic shared memory with the opt-in above 48 KiB")
 {
     GpuPackage package;
-    REQUIRE(package.build({"sm_90"}, false).ok());
+    REQUIRE(package.build({"sm_90"}, false));
     auto catalog = package.catalog();
     DeviceVector<int> out(std::vector<int>(1024, -1));
     catalog["bounded"](Launch{.n_threads = Dim3(1024), .block = Dim3(128)}, out.view(), 1024);
@@ -275,7 +308,7 @@ TEST_CASE("limits: __launch_bounds__, dynamic shared memory with the opt-in abov
 TEST_CASE("the PTX path: a cache without a cubin for this GPU is served by the driver's JIT")
 {
     GpuPackage package;
-    REQUIRE(package.build({"sm_80"}, true).ok());  // sm_80 cubin + compute_80 PTX
+    REQUIRE(package.build({"sm_80"}, true));  // sm_80 cubin + compute_80 PTX
     auto catalog = package.catalog();
     std::vector<double> y = ramp(512);
     DeviceVector<double> dy(y);
@@ -321,7 +354,7 @@ TEST_CASE("a template kernel is built, loaded and launched as the instantiation 
                 "template <typename T>\n__global__ void axpy_t(T a, const T* x, T* y, int n)\n"
                 "{\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) y[i] += a * x[i];\n}\n");
     package.config.template_args["axpy_t"] = {"float"};
-    REQUIRE(package.build({"sm_90"}, false).ok());
+    REQUIRE(package.build({"sm_90"}, false));
     {
         auto catalog = package.catalog();
         DeviceVector<float> dx(std::vector<float>(1000, 2.0f)), dy(std::vector<float>(1000, 1.0f));
@@ -343,7 +376,7 @@ TEST_CASE("a template kernel is built, loaded and launched as the instantiation 
 TEST_CASE("launches from several threads share one module and all run")
 {
     GpuPackage package;
-    REQUIRE(package.build({"sm_90"}, false).ok());
+    REQUIRE(package.build({"sm_90"}, false));
     auto catalog = package.catalog();
     auto gpu = Gpu::system();
     gpu->current_device();  // the primary context, shared by the threads below

@@ -69,6 +69,25 @@ run_app() {
     tee "$log" && grep -q "^gpu: " "$log" && ! grep -q DIFFERENT "$log"
 }
 
+# The GPU tests (tests/gpu/test_gpu_runtime.cpp: public headers only, caches
+# filled by the CLI) built by CMake against the wheel's library and run on the
+# GPU with the wheel's CLI. Exit 77 (no usable GPU) is a failure here.
+gpu_tests() {
+  cat >"$here/gpu_tests/CMakeLists.txt" <<CMAKE
+cmake_minimum_required(VERSION 3.16)
+project(gpu_tests CXX)
+find_package(cunumpy-kernels REQUIRED)
+add_executable(test_gpu_runtime test_gpu_runtime.cpp)
+target_include_directories(test_gpu_runtime PRIVATE "$here/gpu_tests" "$here/particles_app")
+target_link_libraries(test_gpu_runtime PRIVATE cunumpy-kernels::cunumpy-kernels)
+CMAKE
+  cmake -S "$here/gpu_tests" -B "$work/gpu-tests-build" \
+    -Dcunumpy-kernels_DIR="$("$work/venv/bin/python" -m cunumpy_kernels --cmakedir)" &&
+    cmake --build "$work/gpu-tests-build" &&
+    CK_CLI="$work/venv/bin/cunumpy-kernels" CK_SOURCE_ROOT="$here/src-root" CK_CUNUMPY_INCLUDE_DIR="$include" \
+      "$work/gpu-tests-build/test_gpu_runtime"
+}
+
 {
   echo "== machine"
   nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv,noheader
@@ -79,6 +98,7 @@ run_app() {
   step "cunumpy-kernels status of the example" status_example
   step "a CMake application through python -m cunumpy_kernels --cmakedir" cmake_app
   step "the application on the GPU against the wheel's library" run_app
+  step "the GPU tests built against the wheel's library, with the wheel's CLI" gpu_tests
   echo "wheel check: $passed passed, $failed failed"
 } 2>&1 | tee "$out/wheel-check.log"
 grep -q "wheel check: [0-9]* passed, 0 failed" "$out/wheel-check.log"
