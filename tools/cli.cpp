@@ -47,8 +47,9 @@ const CommandSpec command_table[] = {
 // level's help.
 struct CommandWords {
     std::string path;                   ///< "cache verify"; "" before any command
-    std::vector<std::string> expected;  ///< the commands allowed where `unknown` stands
+    std::vector<std::string> expected;  ///< the commands allowed where `unknown` stands, or where none stands
     const char* unknown = nullptr;
+    bool missing = false;  ///< the line ends where a command is expected (`cunumpy-kernels`, `cache`)
 };
 
 CommandWords command_words(const CLI::App& app, int argc, char** argv)
@@ -74,7 +75,21 @@ CommandWords command_words(const CLI::App& app, int argc, char** argv)
         at = *named;
         words.path += (words.path.empty() ? "" : " ") + arg;
     }
+    auto subcommands = at->get_subcommands([](const CLI::App*) { return true; });
+    if (!words.unknown && !subcommands.empty()) {
+        words.missing = true;
+        for (const CLI::App* c : subcommands) words.expected.push_back(c->get_name());
+    }
     return words;
+}
+
+bool asks_help_or_version(int argc, char** argv)
+{
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        if (arg == "-h" || arg == "--help" || arg == "--version") return true;
+    }
+    return false;
 }
 
 constexpr int exit_failure = 1;
@@ -114,6 +129,9 @@ int run(int argc, char** argv)
     app.add_option("--color", color, "Colour: auto (terminal, no NO_COLOR), always, never")
         ->check(CLI::IsMember({"auto", "always", "never"}));
 
+    // `status -q src` as well as `-q status src`: an option a command does not
+    // know falls through to the global ones (every command inherits this).
+    app.fallthrough();
     std::map<CLI::App*, CommandRunner> runners;
     for (const auto& spec : command_table) {
         CLI::App* command = app.add_subcommand(spec.name, spec.help);
@@ -125,10 +143,12 @@ int run(int argc, char** argv)
     app.failure_message([help](const CLI::App*, const CLI::Error& error) {
         return "cunumpy-kernels: error: " + util::printable(error.what()) + "\nRun '" + help + "' for the options.\n";
     });
-    if (words.unknown) {
-        std::string message = "cunumpy-kernels: error: unknown " + (words.path.empty() ? "" : words.path + " ") +
-                              "command '" + words.unknown + "'; " + (words.path.empty() ? "" : words.path + " ") +
-                              "commands:";
+    if (words.unknown || (words.missing && !asks_help_or_version(argc, argv))) {
+        std::string kind = (words.path.empty() ? "" : words.path + " ") + "command";
+        std::string message =
+            "cunumpy-kernels: error: " +
+            (words.unknown ? "unknown " + kind + " '" + words.unknown + "'" : "no " + kind + " given") + "; " + kind +
+            "s:";
         for (const auto& name : words.expected) message += " " + name;
         std::fprintf(stderr, "%s\nRun '%s' for the options.\n", util::printable(message).c_str(), help.c_str());
         return exit_usage;

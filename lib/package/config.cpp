@@ -246,6 +246,11 @@ const std::map<std::string, KeyHandler>& key_handlers()
          [](Config& c, const KeyContext& k) {
              for (const auto& folder : k.strings()) {
                  fs::path normal = k.resolve(folder).lexically_normal();
+                 std::error_code error;
+                 // A folder renamed or removed would leave a stale line nobody notices.
+                 if (!fs::is_directory(normal, error))
+                     k.fail("'" + folder + "' is not a folder (" + normal.string() +
+                            "); remove it from the list, or correct the path (relative to this file)");
                  c.not_kernels.push_back(normal.has_filename() ? normal : normal.parent_path());  // "a/b/" is a/b
              }
          }},
@@ -319,6 +324,14 @@ void validate_language(const std::string& language, const std::string& where)
 
 namespace {
 
+// The keys the handlers read, so that the list never lags behind a new key.
+std::string known_keys()
+{
+    std::string list;
+    for (const auto& [key, handler] : key_handlers()) list += (list.empty() ? "" : ", ") + key;
+    return list + " (see cunumpy-kernels(5))";
+}
+
 Config read_config_file(const fs::path& pyproject)
 {
     Config config;
@@ -330,13 +343,7 @@ Config read_config_file(const fs::path& pyproject)
         std::string name(key.str());
         auto handler = key_handlers().find(name);
         KeyContext context{pyproject, name, node};
-        if (handler == key_handlers().end()) {
-            context.fail(
-                "unknown key; known keys are host-suffix, cuda-suffix, arch, ptx, compiler, options, verbatim-options, "
-                "include-dirs, cache-dir, cache-name, jobs, python, cunumpy-include-dir, "
-                "check-name-length, cuda-root, language, openmp, in-place, in-place-modules, umask, template-args, "
-                "warnings-as-errors, struct-headers (see cunumpy-kernels(5))");
-        }
+        if (handler == key_handlers().end()) context.fail("unknown key; known keys are " + known_keys());
         handler->second(config, context);
     }
     return config;

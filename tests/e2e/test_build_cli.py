@@ -371,6 +371,24 @@ def test_nothing_to_build_and_unknown_commands_are_said(run, tmp_path):
     assert "Run 'cunumpy-kernels cache --help'" in result.stderr
     result = run("cache")
     assert result.returncode == 2 and "Run 'cunumpy-kernels cache --help'" in result.stderr
+    assert "no cache command given; cache commands: dir info list verify prune export import path clean" in result.stderr
+    for line in [[], ["-q"], ["--color", "never"]]:
+        result = run(*line)
+        assert result.returncode == 2, line
+        assert "no command given; commands: build cache bundle status check-signatures" in result.stderr, line
+    assert run("--help").returncode == 0 and run("cache", "--help").returncode == 0
+
+
+def test_global_options_stand_before_or_after_the_command(run, tmp_path):
+    (tmp_path / "empty").mkdir()
+    for line in [["-q", "status"], ["status", "-q"], ["cache", "info", "-q"], ["cache", "info", "--color", "never"],
+                 ["status", "-v", "--color", "never"]]:
+        words = [*line, "--cache-dir", tmp_path / "cache"] + ([tmp_path / "empty"] if "status" in line else [])
+        result = run(*words, check=0)
+        assert "not expected" not in result.stderr, (line, result.stderr)
+        assert result.returncode in (0, 1), (line, result.stderr)
+    result = run("status", "--color", "bogus", tmp_path / "empty", check=0)
+    assert result.returncode == 2 and "bogus" in result.stderr
     result = run("cache", "verify", "--no-such-flag")
     assert result.returncode == 2 and "Run 'cunumpy-kernels cache verify --help'" in result.stderr
     # A check of a cache folder that does not exist (a mistyped --cache-dir) fails instead of passing.

@@ -49,6 +49,19 @@ def test_a_toolkit_without_one_of_its_headers_stops_configure_naming_the_header_
     assert "-Dtoolkit_root=DIR" in output and "spack install cuda" in output
 
 
+@pytest.mark.parametrize("toolkit", ["no such folder", "a file", "no include"])
+def test_a_toolkit_root_that_is_no_toolkit_stops_configure_naming_the_option(tmp_path, toolkit):
+    root = tmp_path / toolkit
+    if toolkit == "a file":
+        root.write_text("")
+    if toolkit == "no include":
+        root.mkdir()
+    status, output = configure(tmp_path, "-Dtests=false", f"-Dtoolkit_root={root}")
+    assert status != 0, output
+    assert f"-Dtoolkit_root={root} has no include/ folder" in output, output
+    assert "the folder holding include/nvrtc.h" in output, output
+
+
 def test_a_python_without_its_development_headers_stops_configure_when_the_tests_are_built(tmp_path):
     # An interpreter whose headers folder is empty, as without python3-dev.
     python = script(tmp_path / "python", f'#!/bin/sh\necho {tmp_path / "include"}\n')

@@ -34,8 +34,23 @@ struct SelectionCounter : doctest::IReporter {
 
 REGISTER_LISTENER("selection-counter", 1, SelectionCounter);
 
+// Each meson test runs one suite: a case outside every TEST_SUITE (one below a
+// file's TEST_SUITE_END, say) would be run by none of them, silently.
+bool every_case_in_a_suite()
+{
+    bool all = true;
+    for (const auto& test : doctest::detail::getRegisteredTests())
+        if (!test.m_test_suite || !*test.m_test_suite) {
+            std::fprintf(stderr, "%s:%d: test case '%s' is in no TEST_SUITE, so no meson test runs it\n",
+                         test.m_file.c_str(), test.m_line, test.m_name);
+            all = false;
+        }
+    return all;
+}
+
 int main(int argc, char** argv)
 {
+    if (!every_case_in_a_suite()) return 1;
     doctest::Context context(argc, argv);
     int status = context.run();
     if (context.shouldExit()) return status;

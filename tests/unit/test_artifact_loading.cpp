@@ -346,8 +346,6 @@ TEST_CASE_FIXTURE(Fixture, "the runtime starts no process: no Python probe for c
     CHECK_FALSE(std::filesystem::exists(marker));
 }
 
-TEST_SUITE_END();
-
 TEST_CASE_FIXTURE(Fixture,
                   "the fallback root a build writes when the preferred cannot be written is where the runtime looks")
 {
@@ -366,3 +364,5 @@ TEST_CASE_FIXTURE(Fixture,
     CHECK_FALSE(info->published);  // found, not compiled again by NVRTC
     CHECK(info->artifact == artifact_of(report, "push", "sm_90"));
 }
+
+TEST_SUITE_END();

@@ -92,6 +92,9 @@ TEST_CASE("an unknown key is an error naming the file, line and key")
         CHECK(message.find((tree / "pyproject.toml").string() + ":3:") != std::string::npos);
         CHECK(message.find("archs") != std::string::npos);
         CHECK(message.find("unknown key") != std::string::npos);
+        // The list is the parser's own: the newest keys are in it.
+        for (const char* key : {"not-kernels", "struct-headers", "struct-header-timeout", "host-suffix", "umask"})
+            CHECK_MESSAGE(message.find(key) != std::string::npos, key);
     }
 }
 
@@ -257,12 +260,12 @@ TEST_CASE("value errors name the line of the key")
         doctest::Contains("pyproject.toml:2: [tool.cunumpy-kernels] compiler: unknown compiler 'clang'"), ConfigError);
 }
 
-TEST_SUITE_END();
-
 TEST_CASE(
     "not-kernels lists folders resolved against pyproject.toml's folder, lexically normal; not a list is an error")
 {
     test::TempTree tree;
+    tree.write("src/pkg/geometry/geometry_kernels.py", "");
+    tree.write("src/pkg/orbits/orbits_kernels.py", "");
     tree.write("pyproject.toml",
                "[tool.cunumpy-kernels]\nnot-kernels = [\"src/pkg/geometry/\", \"src/pkg/./orbits\"]\n");
     Config config = load_config(tree.root());
@@ -270,3 +273,23 @@ TEST_CASE(
     tree.write("pyproject.toml", "[tool.cunumpy-kernels]\nnot-kernels = \"src/pkg/geometry\"\n");
     CHECK_THROWS_AS(load_config(tree.root()), ConfigError);
 }
+
+TEST_CASE("not-kernels naming no folder (renamed, removed, or a file) is an error naming the line and the path")
+{
+    test::TempTree tree;
+    tree.write("src/pkg/geometry/geometry_kernels.py", "");
+    for (const char* listed : {"src/pkg/geometri", "src/pkg/geometry/geometry_kernels.py"}) {
+        tree.write("pyproject.toml",
+                   std::string("[tool.cunumpy-kernels]\n\nnot-kernels = [\"src/pkg/geometry\", \"") + listed + "\"]\n");
+        try {
+            load_config(tree.root());
+            FAIL("expected a ConfigError");
+        } catch (const ConfigError& error) {
+            std::string message = error.what();
+            CHECK(message.find((tree / "pyproject.toml").string() + ":3:") != std::string::npos);
+            CHECK(message.find(std::string("'") + listed + "' is not a folder") != std::string::npos);
+        }
+    }
+}
+
+TEST_SUITE_END();

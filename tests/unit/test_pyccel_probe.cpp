@@ -194,8 +194,6 @@ TEST_CASE("Pyccel's diagnostics point at the user's file and line")
     CHECK(format_pyccel_log(generated, {}, "/src/pk/m.py").rfind("/src/pk/m.py: error: Pyccel translated it", 0) == 0);
 }
 
-TEST_SUITE_END();
-
 TEST_CASE("where cunumpy's headers are is asked again when the environment puts another cunumpy first")
 {
     test::TempTree tree;
@@ -229,3 +227,5 @@ TEST_CASE("where cunumpy's headers are is asked again when the environment puts 
     CHECK(find_cunumpy_include_dir(python.string(), probe) == tree / "site-packages/cunumpy/cuda/include");
     CHECK(runs(tree) == 3);
 }
+
+TEST_SUITE_END();
