@@ -146,7 +146,7 @@ public:
 
     bool build(const std::vector<std::string>& architectures, bool ptx)
     {
-        return cli_build(tree / "src/gpusim/kernels", config.cache_dir, architectures, ptx);
+        return cli_build(tree / "src/gpusim/kernels", *config.cache_dir, architectures, ptx);
     }
 
     KernelCatalog catalog(bool read_only = false)
@@ -201,7 +201,7 @@ TEST_CASE("the example package: loaded from the cache `build` filled, parity wit
     config.cunumpy_include_dir = *include;
     auto cli_cache = env_path("CK_GPU_CLI_CACHE");
     config.cache_dir = cli_cache ? *cli_cache : scratch / "cache";
-    if (!cli_cache) REQUIRE(cli_build(example_src(), config.cache_dir, config.architectures, config.ptx, *include));
+    if (!cli_cache) REQUIRE(cli_build(example_src(), *config.cache_dir, config.architectures, config.ptx, *include));
     CatalogOptions options;
     options.load.config = config;
     options.load.read_only_cache = true;  // a hit must need no build
