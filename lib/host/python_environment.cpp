@@ -8,6 +8,7 @@
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
 
+#include <cctype>
 #include <unistd.h>
 
 #include <cerrno>
@@ -79,8 +80,16 @@ PythonFacts parse_python_facts(const std::string& json_text, const std::string& 
         if (facts.ext_suffix.empty()) throw ToolchainError(where + ": the interpreter reports no EXT_SUFFIX");
         return facts;
     } catch (const json::exception& error) {
-        throw ToolchainError(where + ": unexpected answer of the Python probe (" + error.what() +
-                             "): " + json_text.substr(0, 200));
+        // A program that is no Python (a wrapper that runs something else,
+        // /bin/true) answers nothing or text: say that, not the JSON parser's words.
+        if (json_text.find_first_not_of(" \t\r\n") == std::string::npos)
+            throw ToolchainError(where + ": printed nothing when asked about itself; is it a Python interpreter? " +
+                                 "Name one with --python (or python in pyproject.toml)");
+        std::string answer = json_text.substr(0, 200);
+        while (!answer.empty() && std::isspace(static_cast<unsigned char>(answer.back()))) answer.pop_back();
+        throw ToolchainError(where + ": answered the Python probe with '" + answer +
+                             "', not the JSON it prints; is it a Python interpreter? Name one with --python (or "
+                             "python in pyproject.toml)");
     }
 }
 

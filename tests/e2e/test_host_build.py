@@ -347,6 +347,19 @@ def test_a_relative_python_is_found_from_any_folder_and_from_pyproject(run, exam
     assert len(jobs_by_state(report, "hit")) == 3
 
 
+@pytest.mark.parametrize("program", ["silent", "chatty"])
+def test_a_python_that_is_no_python_is_named_as_such(run, example, tmp_path, program):
+    fake = tmp_path / program
+    fake.write_text("#!/bin/sh\n" + ("" if program == "silent" else "echo 'module system: loading python'\n"))
+    fake.chmod(0o755)
+    result = run("build", "--only", "host", "--python", fake, "--cache-dir", tmp_path / "c", example)
+    assert result.returncode == 1
+    assert str(fake) in result.stderr and "is it a Python interpreter?" in result.stderr, result.stderr
+    assert "parse error" not in result.stderr and "json.exception" not in result.stderr, result.stderr
+    if program == "chatty":
+        assert "module system: loading python" in result.stderr
+
+
 def test_without_pyccel_the_build_says_what_to_do(run, example, tmp_path):
     bare = tmp_path / "bare"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
