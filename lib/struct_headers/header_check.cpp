@@ -269,7 +269,10 @@ void require_python(const Config& config)
 void add_duplicate_structs(const Config& config, std::vector<StructHeaderFinding>& findings)
 {
     try {
-        for (const auto& duplicate : read_configured_structs(config).duplicates)
+        ConfiguredStructs structs = read_configured_structs(config);
+        for (const auto& [header, message] : structs.unreadable)
+            findings.push_back({header, config.struct_headers.at(header), message, "", ""});
+        for (const auto& duplicate : structs.duplicates)
             findings.push_back(
                 {duplicate.second, config.struct_headers.at(duplicate.second), duplicate.message(), "", ""});
     } catch (const SourceError&) {

@@ -67,8 +67,8 @@ std::string regenerate_command(const std::string& python, const std::filesystem:
 /// `config.struct_header_timeout` seconds; a writer that raises, writes
 /// nothing, exits or hangs, a writer that cannot be imported or called, and
 /// a committed header that is not UTF-8 are findings of their header, and
-/// the others are checked all the same. A struct two headers define is a
-/// finding too. Throws ToolchainError, naming the interpreter and the
+/// the others are checked all the same. A struct two headers define, and
+/// what a header has that cannot be laid out, are findings too. Throws ToolchainError, naming the interpreter and the
 /// key and flag that set it, when `config.python` cannot be run.
 StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& record);
 
