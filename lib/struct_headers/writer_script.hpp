@@ -27,6 +27,9 @@ inline constexpr const char* struct_header_writer_script = R"PY(
 import difflib, hashlib, importlib, importlib.machinery, importlib.util, json, os, sys, sysconfig, traceback
 request = json.load(open(sys.argv[1]))
 ignored = {os.path.realpath(sysconfig.get_paths()[k]) + os.sep for k in ("stdlib", "platstdlib")}
+# In a virtual environment site-packages lies inside platstdlib: installed packages (cunumpy's
+# CudaStruct among them) are what a writer reads, so they are tracked.
+tracked = {os.path.realpath(sysconfig.get_paths()[k]) + os.sep for k in ("purelib", "platlib")}
 ignored.add(os.path.realpath(os.path.dirname(request["scratch"])) + os.sep)
 ignored.add(os.path.realpath(os.path.dirname(sys.argv[1])) + os.sep)
 opened, looked_for, started = set(), set(), []
@@ -36,6 +39,8 @@ starts = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spaw
 
 def outside(path):
     real = os.path.realpath(path)
+    if any(real.startswith(folder) for folder in tracked):
+        return True
     return not any(real.startswith(folder) for folder in ignored)
 
 def note_digest(path):

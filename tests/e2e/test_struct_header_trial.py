@@ -213,3 +213,25 @@ def test_a_writer_that_changes_folder_and_the_json_summary(run, tmp_path):
     assert result.returncode == 0, result.stdout + result.stderr
     text = run("check-signatures", "--format", "json", tree).stdout
     assert json.loads(text)["summary"]["struct_headers"] == 1
+
+
+# What a writer reads from installed packages counts: in a virtual environment, site-packages lies
+# inside the folder of the standard library, which is not tracked.
+def test_a_warm_check_reruns_a_writer_when_an_installed_package_it_imports_changes(run, tmp_path):
+    import subprocess
+    venv = tmp_path / "venv"
+    subprocess.run([PYTHON, "-m", "venv", "--without-pip", venv], check=True)
+    site = Path(subprocess.run([venv / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "fieldwidth.py").write_text('WIDTH = "int"\n')
+    writer = 'import fieldwidth\n\ndef write(path):\n    open(path, "w").write("struct Sp { %s n; };\\n" % fieldwidth.WIDTH)\n'
+    tree = fixed_writer_tree(tmp_path, "installed", writer, {"sp.cuh": ("write", "struct Sp { int n; };\n")},
+                             python=venv / "bin" / "python")
+    time.sleep(2.1)  # past the record's racy margin
+    (run.home / ".cache" / "cunumpy-kernels").mkdir(parents=True)
+    assert run("check-signatures", tree).returncode == 0
+    assert run("check-signatures", tree).returncode == 0  # warm
+    (site / "fieldwidth.py").write_text('WIDTH = "long long"\n')
+    result = run("check-signatures", tree)
+    assert result.returncode == 1, result.stdout
+    assert "+struct Sp { long long n; };" in result.stdout
