@@ -278,6 +278,8 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         if (walk_warnings.empty()) report["walk_warnings"] = nlohmann::json::array();
         report["summary"]["warnings"] = report["summary"]["warnings"].get<std::size_t>() + walk_warnings.size();
         report["struct_headers"] = to_json(headers, display_path);
+        report["summary"]["struct_headers"] = configured_headers;  // as the text summary counts them
+        report["summary"]["struct_header_findings"] = headers.size();
         report["ok"] = code == 0;  // as the exit status says, --warnings-as-errors included
         terminal.result(util::json_text(report, 2) + "\n");
     } else if (flags.format == "github") {

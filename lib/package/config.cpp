@@ -239,7 +239,14 @@ const std::map<std::string, KeyHandler>& key_handlers()
                  if (!std::regex_match(callable, writer))
                      entry.fail(std::string(header.str()) + ": '" + callable +
                                 "' is not \"module:callable\" (a dotted module name, a colon, a function name)");
-                 c.struct_headers[k.resolve(std::string(header.str()))] = callable;
+                 fs::path path = k.resolve(std::string(header.str())).lexically_normal();
+                 fs::path inside = path.lexically_relative(k.file.parent_path().lexically_normal());
+                 if (inside.empty() || *inside.begin() == "..")
+                     entry.fail(std::string(header.str()) + ": the header is outside the tree (" +
+                                k.file.parent_path().string() +
+                                "), where the check and the kernels that include it cannot rely on it; commit it in "
+                                "the tree and name it relative to pyproject.toml");
+                 c.struct_headers[path] = callable;
              }
          }},
         {"not-kernels",

@@ -143,7 +143,7 @@ bool remembered_pass(SourceRecord& record, const Pending& item)
 // Why a writer's process ended without an answer, in words.
 std::string ended_without_answer(const Config& config, const util::ProcessResult& result)
 {
-    if (result.exit_code == 128 + SIGALRM)
+    if (result.timed_out)
         return "did not finish within " + std::to_string(config.struct_header_timeout) +
                " s and was stopped (the struct-header-timeout key sets the limit)";
     std::string output = result.output.empty() ? "" : "; its output:\n" + result.output;
@@ -162,12 +162,12 @@ std::variant<nlohmann::json, std::string> run_writer(const Config& config, const
     nlohmann::json request = {{"writer", item.writer},
                               {"header", item.header.string()},
                               {"scratch", (scratch / "out" / item.header.filename()).string()},
-                              {"shown", item.header.lexically_relative(item.source_root).string()},
-                              {"timeout", config.struct_header_timeout}};
+                              {"shown", item.header.lexically_relative(item.source_root).string()}};
     fs::create_directories(scratch / "out");
     std::ofstream(request_file) << util::json_text(request);
-    auto result = util::run_process(
-        {config.python, "-c", struct_header_writer_script, request_file.string(), answer.string()}, item.source_root);
+    auto result = util::run_process_within(
+        {config.python, "-c", struct_header_writer_script, request_file.string(), answer.string()}, item.source_root,
+        config.struct_header_timeout);
     std::error_code error;
     if (!fs::exists(answer, error)) return ended_without_answer(config, result);
     try {
@@ -179,33 +179,77 @@ std::variant<nlohmann::json, std::string> run_writer(const Config& config, const
     }
 }
 
-// The finding of one writer's answer; nothing when the header is what it writes.
-std::optional<std::string> problem_of(const Pending& item, const nlohmann::json& result, const fs::path& scratch,
-                                      std::string& diff)
+// Where the struct-headers entry of `item` is, for a message that blames it.
+std::string entry_of(const Config& config, const Pending& item)
 {
+    std::string file = config.source_file.empty() ? "the configuration" : config.source_file.string();
+    return "the struct-headers entry \"" + item.header.string() + "\" = \"" + item.writer + "\" in " + file;
+}
+
+// The finding of a writer that could not be called: the configuration's
+// fault, or its module's, not the writer's.
+std::optional<std::string> unreachable_writer(const Config& config, const Pending& item, const nlohmann::json& result)
+{
+    std::string module = item.writer.substr(0, item.writer.find(':'));
+    if (result.contains("no_module"))
+        return "module " + module + " of its writer cannot be found (no module " +
+               result.at("no_module").get<std::string>() + ") by " + config.python + " run in " +
+               item.source_root.string() + ": fix the module name in " + entry_of(config, item) +
+               ", or install its package into that Python";
+    if (result.contains("no_function"))
+        return "module " + module + " has no " + result.at("no_function").get<std::string>() + ", the callable that " +
+               entry_of(config, item) + " names: fix the name there";
+    if (result.contains("import_error"))
+        return "module " + module + " of its writer " + item.writer + " cannot be imported; it raised " +
+               result.at("import_error").get<std::string>() + "\n  fix the module, or its name in " +
+               entry_of(config, item);
+    return std::nullopt;
+}
+
+// The finding of one writer's answer; nothing when the header is what it writes.
+std::optional<std::string> problem_of(const Config& config, const Pending& item, const nlohmann::json& result,
+                                      const fs::path& scratch, std::string& diff)
+{
+    if (auto unreachable = unreachable_writer(config, item, result)) return unreachable;
     if (result.contains("error"))
         return "its writer " + item.writer + " raised " + result.at("error").get<std::string>();
     if (result.value("wrote_nothing", false))
         return "its writer " + item.writer + " wrote nothing to the path it was given (" +
                (scratch / "out" / item.header.filename()).string() + ")";
     if (result.at("same").get<bool>()) return std::nullopt;
+    if (result.contains("not_utf8")) {
+        std::string byte = std::to_string(result.value("offset", 0));
+        if (result.at("not_utf8") == "committed")
+            return "the committed header is not UTF-8 text (byte " + byte +
+                   " is not), so it cannot be what the writer writes and no diff is shown; regenerate it";
+        return "its writer " + item.writer + " wrote text that is not UTF-8 (byte " + byte +
+               " of what it wrote is not); a struct header is UTF-8 text";
+    }
     diff = result.value("diff", "");
     return result.value("missing", false) ? "does not exist; " + item.writer + " writes it"
                                           : "differs from what " + item.writer + " writes";
 }
 
-// The files a passed run read, with their digests now.
-nlohmann::json passed_inputs(SourceRecord& record, const nlohmann::json& result)
+// The files a passed run read, with their digests; nothing when one changed
+// while the writer ran (its digest now is not the one it was read with: the
+// header was written from the old content, and remembering the new one would
+// skip the next check), or when it started a process, whose reads are not seen.
+std::optional<nlohmann::json> passed_inputs(SourceRecord& record, const nlohmann::json& result)
 {
+    if (result.contains("untracked")) return std::nullopt;
+    const nlohmann::json& read = result.value("read_digests", nlohmann::json::object());
     nlohmann::json files = nlohmann::json::object();
     for (const auto& file : result.at("files")) {
+        std::string path = file.get<std::string>();
         try {
-            files[file.get<std::string>()] = record.digest(file.get<std::string>());
+            std::string now = record.digest(path);
+            if (read.contains(path) && read.at(path).get<std::string>() != now) return std::nullopt;
+            files[path] = now;
         } catch (const SourceError&) {
             // Gone already (a module written to a temporary folder): it decides nothing next time.
         }
     }
-    return {{"files", files}, {"absent", result.at("absent")}};
+    return nlohmann::json{{"files", files}, {"absent", result.at("absent")}};
 }
 
 // A Python that cannot be started fails every header alike: one error, naming where it was set.
@@ -225,7 +269,10 @@ void require_python(const Config& config)
 void add_duplicate_structs(const Config& config, std::vector<StructHeaderFinding>& findings)
 {
     try {
-        for (const auto& duplicate : read_configured_structs(config).duplicates)
+        ConfiguredStructs structs = read_configured_structs(config);
+        for (const auto& [header, message] : structs.unreadable)
+            findings.push_back({header, config.struct_headers.at(header), message, "", ""});
+        for (const auto& duplicate : structs.duplicates)
             findings.push_back(
                 {duplicate.second, config.struct_headers.at(duplicate.second), duplicate.message(), "", ""});
     } catch (const SourceError&) {
@@ -256,12 +303,11 @@ void run_pending(const Config& config, SourceRecord& record, const std::vector<P
         const auto& answer = answers[i];
         if (auto* ended = std::get_if<std::string>(&answer)) {
             finding.problem = "its writer " + item.writer + " " + *ended;
-        } else if (auto problem = problem_of(item, std::get<nlohmann::json>(answer), folder, finding.diff)) {
+        } else if (auto problem = problem_of(config, item, std::get<nlohmann::json>(answer), folder, finding.diff)) {
             finding.problem = *problem;
         } else {
-            if (item.key)
-                record.answer(item.key->first, item.key->second,
-                              [&] { return passed_inputs(record, std::get<nlohmann::json>(answer)); });
+            auto inputs = passed_inputs(record, std::get<nlohmann::json>(answer));
+            if (item.key && inputs) record.answer(item.key->first, item.key->second, [&] { return *inputs; });
             continue;
         }
         findings.push_back(std::move(finding));

@@ -12,8 +12,11 @@
 // opened, each Python source it imported, outside the standard library)
 // keep their digests, and every file it looked for and missed (a failed
 // open, where a failed import would have found its module) is still
-// missing. What the writer only stats or lists, and the environment, are
-// not inputs of that key (doc/struct-abi.md).
+// missing. Digests are those the files had when the writer read them (a
+// file edited while it ran is not remembered as read), and a writer that
+// starts a process is never remembered: what the process reads is not seen.
+// What the writer only stats or lists, and the environment, are not inputs
+// of that key (doc/struct-abi.md).
 #pragma once
 
 #include "cunumpy_kernels/config.hpp"
@@ -60,11 +63,13 @@ std::string regenerate_command(const std::string& python, const std::filesystem:
 /// Checks every header of `config.struct_headers` (none: nothing to do,
 /// no Python started). Each writer not passed before with the same inputs
 /// runs in its own process of `config.python` in its writer_source_root,
-/// stopped after `config.struct_header_timeout` seconds; a writer that
-/// raises, writes nothing, exits or hangs is a finding of its header, and
-/// the others are checked all the same. A struct two headers define is a
-/// finding too. Throws ToolchainError, naming the interpreter and the key
-/// and flag that set it, when `config.python` cannot be run.
+/// stopped with every process it started after
+/// `config.struct_header_timeout` seconds; a writer that raises, writes
+/// nothing, exits or hangs, a writer that cannot be imported or called, and
+/// a committed header that is not UTF-8 are findings of their header, and
+/// the others are checked all the same. A struct two headers define, and
+/// what a header has that cannot be laid out, are findings too. Throws ToolchainError, naming the interpreter and the
+/// key and flag that set it, when `config.python` cannot be run.
 StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& record);
 
 /// "<header>: error: <problem>", the diff, and "regenerate it: <command>",

@@ -2,6 +2,7 @@
 
 #include "cunumpy_kernels/error.hpp"
 #include "source/cpp_lexer.hpp"
+#include "struct_headers/header_preprocessor.hpp"
 #include "util/file_util.hpp"
 
 #include <map>
@@ -10,63 +11,32 @@ namespace ck {
 
 namespace {
 
-using signatures::CppToken;
-
-bool is(const CppToken& token, const char* text)
+StructLayouts layouts_of(const StructReading& reading)
 {
-    return token.kind == CppToken::Kind::punctuator && token.text == text;
-}
-
-// The fields between `begin` (after `{`) and the closing `}`: each the
-// tokens up to a `;`, its last identifier the name. Nothing when a field is
-// not `<type> <name>;` at the top level.
-std::optional<std::vector<KernelParameter>> fields(const std::vector<CppToken>& tokens, std::size_t begin,
-                                                   std::size_t end, const std::string& where,
-                                                   const StructLayouts& known)
-{
-    std::vector<KernelParameter> result;
-    std::vector<CppToken> field;
-    for (std::size_t i = begin; i < end; ++i) {
-        const CppToken& t = tokens[i];
-        if (is(t, "{") || is(t, ":") || is(t, "(") || is(t, "[") || t.kind == CppToken::Kind::directive)
-            return std::nullopt;
-        if (!is(t, ";")) {
-            field.push_back(t);
-            continue;
-        }
-        if (field.size() < 2 || field.back().kind != CppToken::Kind::identifier) return std::nullopt;
-        std::string name = field.back().text;
-        field.pop_back();
-        try {
-            result.push_back(type_kernel_parameter(name, field, where));
-        } catch (const Error&) {
-            return std::nullopt;
-        }
-        if (result.back().kind == ParameterKind::structure && !known.count(result.back().ctype)) return std::nullopt;
-        field.clear();
-    }
-    if (!field.empty()) return std::nullopt;
-    return result;
+    StructLayouts layouts;
+    for (const auto& read : reading.structs) layouts[read.name] = read.layout;
+    return layouts;
 }
 
 }  // namespace
 
 StructLayouts read_struct_layouts(const std::string& text, const std::filesystem::path& file)
 {
-    StructLayouts layouts;
-    std::vector<CppToken> tokens = signatures::lex_cpp(text);
-    for (std::size_t i = 0; i + 2 < tokens.size(); ++i) {
-        if (tokens[i].kind != CppToken::Kind::identifier || tokens[i].text != "struct") continue;
-        if (tokens[i + 1].kind != CppToken::Kind::identifier || !is(tokens[i + 2], "{")) continue;
-        std::size_t close = i + 3;
-        while (close < tokens.size() && !is(tokens[close], "}")) ++close;
-        if (close == tokens.size()) break;
-        std::string where = file.string() + ":" + std::to_string(tokens[i].line);
-        if (auto members = fields(tokens, i + 3, close, where, layouts))
-            if (auto layout = struct_layout(*members, layouts)) layouts[tokens[i + 1].text] = *layout;
-        i = close;
-    }
-    return layouts;
+    return layouts_of(
+        read_structs(signatures::lex_cpp(text), [&](int line) { return file.string() + ":" + std::to_string(line); }));
+}
+
+StructReading read_header_structs(const std::string& text, const std::filesystem::path& header, const Config& config)
+{
+    HeaderTokens tokens = header_tokens(text, header, config);
+    auto where = [&](int line) {
+        int in_header = tokens.lines.empty() ? line
+                        : line >= 0 && static_cast<std::size_t>(line) < tokens.lines.size()
+                            ? tokens.lines[static_cast<std::size_t>(line)]
+                            : 0;
+        return header.string() + ":" + std::to_string(in_header);
+    };
+    return read_structs(tokens.tokens, where);
 }
 
 ConfiguredStructs read_configured_structs(const Config& config)
@@ -81,11 +51,19 @@ ConfiguredStructs read_configured_structs(const Config& config)
             throw SourceError(header.string() + ": cannot read the struct header that struct-headers names (" +
                               error.what() + "); write it with " + writer);
         }
-        for (auto& [name, layout] : read_struct_layouts(text, header)) {
+        StructReading reading;
+        try {
+            reading = read_header_structs(text, header, config);
+        } catch (const SourceError& error) {
+            structs.unreadable.push_back({header, error.what()});
+            continue;
+        }
+        for (const auto& problem : reading.problems) structs.unreadable.push_back({header, problem.message()});
+        for (auto& [name, layout] : layouts_of(reading)) {
             auto [first, added] = defined_in.emplace(name, header);
             if (added)
                 structs.layouts[name] = layout;
-            else
+            else if (first->second != header)
                 structs.duplicates.push_back({name, first->second, header});
         }
     }
@@ -102,6 +80,7 @@ std::string DuplicateStruct::message() const
 StructLayouts configured_struct_layouts(const Config& config)
 {
     ConfiguredStructs structs = read_configured_structs(config);
+    if (!structs.unreadable.empty()) throw SourceError(structs.unreadable.front().second);
     if (!structs.duplicates.empty()) throw SourceError(structs.duplicates.front().message());
     return structs.layouts;
 }

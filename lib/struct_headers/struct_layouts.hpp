@@ -7,19 +7,24 @@
 
 #include "cunumpy_kernels/config.hpp"
 #include "runtime/parameter_layout.hpp"
+#include "struct_headers/struct_reader.hpp"
 
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ck {
 
-/// The layout of every `struct <name> { <fields> };` of `text` (the header
-/// `file`), in order, each field typed as a kernel parameter is (scalars,
-/// pointers, array views, and structs defined before it). A definition that
-/// cannot be laid out (an unknown type, a nested definition, a bit field)
-/// is left out, since no CudaStruct writes one. Never throws.
+/// The layout of every struct of `text` (the header `file`) that
+/// read_structs can lay out, read as it is (no preprocessor). Never throws.
 StructLayouts read_struct_layouts(const std::string& text, const std::filesystem::path& file);
+
+/// The structs of the header `header` (its text: `text`) as the kernels'
+/// compiler reads them (header_tokens), and what cannot be laid out, each
+/// naming the header's line. Throws SourceError when the header's
+/// conditional compilation cannot be decided.
+StructReading read_header_structs(const std::string& text, const std::filesystem::path& header, const Config& config);
 
 /// A struct that two configured headers define.
 struct DuplicateStruct {
@@ -33,16 +38,20 @@ struct DuplicateStruct {
 struct ConfiguredStructs {
     StructLayouts layouts;  ///< by name; a name defined twice: its first definition
     std::vector<DuplicateStruct> duplicates;
+    /// What a header has that cannot be laid out, or a header whose layouts
+    /// cannot be decided: the header and the message.
+    std::vector<std::pair<std::filesystem::path, std::string>> unreadable;
 };
 
-/// read_struct_layouts of every header of `config.struct_headers`, and the
-/// names two of them define. Throws SourceError naming a header that cannot
-/// be read.
+/// read_header_structs of every header of `config.struct_headers`, the
+/// names two of them define, and what they cannot lay out. Throws
+/// SourceError naming a header that cannot be read.
 ConfiguredStructs read_configured_structs(const Config& config);
 
-/// read_struct_layouts of every header of `config.struct_headers`, merged.
-/// Throws SourceError naming a header that cannot be read, or a struct that
-/// two headers define (no layout would be sure to be the one packed).
+/// read_header_structs of every header of `config.struct_headers`, merged.
+/// Throws SourceError naming a header that cannot be read, a struct that
+/// two headers define (no layout would be sure to be the one packed), or
+/// what a header has that cannot be laid out (never a layout guessed).
 StructLayouts configured_struct_layouts(const Config& config);
 
 }  // namespace ck

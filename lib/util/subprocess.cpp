@@ -4,11 +4,13 @@
 #include "util/file_util.hpp"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -210,10 +212,17 @@ fs::path find_in_path(const std::string& program)
     return {};
 }
 
-ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& cwd,
-                          const EnvironmentOverrides& environment, const InheritedVariables& inherited)
+namespace {
+
+// A started child: its pid (and process group) and the read end of its output.
+struct Spawned {
+    pid_t pid = 0;
+    UniqueFd output;
+};
+
+Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const EnvironmentOverrides& environment,
+              const InheritedVariables& inherited)
 {
-    if (stop_requested()) return {128 + SIGTERM, "not started: the build is being stopped"};
     int pipe_fds[2];
     if (::pipe2(pipe_fds, O_CLOEXEC) != 0) throw ToolchainError("cannot create a pipe: " + errno_message(errno));
     UniqueFd read_end(pipe_fds[0]);
@@ -242,12 +251,77 @@ ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& 
     SpawnAttributes attributes;
     int error = ::posix_spawnp(&pid, args[0], actions.get(), attributes.get(), args.data(), envp);
     if (error != 0) throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
-    ChildRegistration registration(pid);
-    write_end = UniqueFd();
+    return {pid, std::move(read_end)};
+}
 
+using Clock = std::chrono::steady_clock;
+
+// Whether `pid` has exited, leaving it unreaped: its pid stays its group's
+// id while we kill what is left of the group.
+bool has_exited(pid_t pid)
+{
+    siginfo_t info{};
+    return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
+
+// Reads `fd` for up to `milliseconds`: false at the end of the output.
+bool read_some(int fd, int milliseconds, std::string& output)
+{
+    pollfd ready{fd, POLLIN, 0};
+    int polled = ::poll(&ready, 1, milliseconds);
+    if (polled <= 0) return true;  // nothing yet, or EINTR
+    char buffer[65536];
+    ssize_t n = ::read(fd, buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) return true;
+    if (n <= 0) return false;
+    output.append(buffer, static_cast<std::size_t>(n));
+    return true;
+}
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& cwd,
+                          const EnvironmentOverrides& environment, const InheritedVariables& inherited)
+{
+    if (stop_requested()) return {128 + SIGTERM, "not started: the build is being stopped"};
+    Spawned child = spawn(argv, cwd, environment, inherited);
+    ChildRegistration registration(child.pid);
     ProcessResult result;
-    result.output = read_all(read_end.get());
-    result.exit_code = wait_for(pid);
+    result.output = read_all(child.output.get());
+    result.exit_code = wait_for(child.pid);
+    return result;
+}
+
+ProcessResult run_process_within(const std::vector<std::string>& argv, const fs::path& cwd, int seconds)
+{
+    if (stop_requested()) return {128 + SIGTERM, "not started: the build is being stopped"};
+    Spawned child = spawn(argv, cwd, {}, {});
+    ChildRegistration registration(child.pid);
+    ProcessResult result;
+    const auto deadline = Clock::now() + std::chrono::seconds(seconds);
+    std::optional<Clock::time_point> ended;  // when the child exited
+    bool open = true;                        // its output
+    for (;;) {
+        auto now = Clock::now();
+        if (now >= deadline) {
+            result.timed_out = !ended;
+            break;
+        }
+        // Done once the output ends, or a second after the child: a grandchild outside its group holds the pipe.
+        if (ended && (!open || now - *ended > std::chrono::seconds(1))) break;
+        if (open) {
+            open = read_some(child.output.get(), 50, result.output);
+        } else {
+            const timespec tick{0, 50 * 1000 * 1000};
+            ::nanosleep(&tick, nullptr);
+        }
+        if (!ended && has_exited(child.pid)) {
+            ended = Clock::now();
+            ::kill(-child.pid, SIGKILL);  // what it left running
+        }
+    }
+    ::kill(-child.pid, SIGKILL);
+    result.exit_code = wait_for(child.pid);
     return result;
 }
 

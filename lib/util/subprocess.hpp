@@ -11,8 +11,9 @@
 namespace ck::util {
 
 struct ProcessResult {
-    int exit_code = -1;  ///< exit status, or 128 + signal when killed
-    std::string output;  ///< stdout and stderr, interleaved as written
+    int exit_code = -1;      ///< exit status, or 128 + signal when killed
+    std::string output;      ///< stdout and stderr, interleaved as written
+    bool timed_out = false;  ///< run_process_within: stopped at its deadline
 };
 
 /// Environment variables to set in a child, over the parent's; a variable
@@ -29,6 +30,15 @@ using InheritedVariables = std::vector<std::string>;
 /// ToolchainError when it cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {},
                           const EnvironmentOverrides& environment = {}, const InheritedVariables& inherited = {});
+
+/// run_process with a deadline the parent enforces, whatever the child does
+/// with its signals: the child's whole process group (its own children
+/// too) gets SIGKILL when `seconds` have passed (`timed_out` is then set),
+/// and once the child has exited, what is left of its group is killed too,
+/// so a grandchild holding the output pipe keeps no one waiting. A
+/// grandchild that left the group (setsid) is not waited for past the
+/// deadline either, nor more than a second after the child ended.
+ProcessResult run_process_within(const std::vector<std::string>& argv, const std::filesystem::path& cwd, int seconds);
 
 /// Sends SIGTERM to every child process run_process has running, each in its
 /// own process group (nvcc's cicc and ptxas included), and returns once every

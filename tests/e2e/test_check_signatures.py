@@ -68,7 +68,7 @@ def test_every_mismatch_is_listed_not_just_the_first(run, example):
         "kernel 'push': the host kernel takes (x, v, e, dt, length, n), the CUDA kernel (x, v, e, length, dt, n)",
     ]
     assert report["summary"] == {"kernels": 3, "match": 0, "mismatch": 2, "unreadable": 0, "nothing_to_compare": 1,
-                                 "warnings": 0}
+                                 "warnings": 0, "struct_headers": 0, "struct_header_findings": 0}
     push = report["findings"][1]["declarations"]
     assert [d["role"] for d in push] == ["host kernel", "CUDA kernel"]
     assert push[1]["line"] == line_of(example / PUSH_CUDA, "void push(")

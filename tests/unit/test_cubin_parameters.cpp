@@ -178,8 +178,8 @@ TEST_SUITE("cubin_parameters")
         CHECK(structs.at("Padded").size == 24);
         CHECK(structs.at("Padded").alignment == 8);
         CHECK(structs.at("Viewish").size == 56);
-        CHECK(structs.count("Huge") == 0);     // an array field: no CudaStruct writes one, so not laid out
-        CHECK(structs.count("Array2D") == 0);  // a template's array fields
+        CHECK(structs.at("Huge").size == 8000);  // an array field, laid out as nvcc does (the cubin agrees below)
+        CHECK(structs.count("Array2D") == 0);    // a template: its layout depends on its arguments
         for (const char* target : {"sm_80", "sm_90", "sm_90a"}) {
             CAPTURE(target);
             std::string bytes = cubin(target);

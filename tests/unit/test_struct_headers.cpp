@@ -1,10 +1,13 @@
 #include "struct_headers/header_check.hpp"
 #include "struct_headers/struct_layouts.hpp"
+#include "util/subprocess.hpp"
 #include "util/text.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "temp_tree.hpp"
 
 #include <doctest/doctest.h>
+
+#include <chrono>
 
 TEST_SUITE_BEGIN("struct_headers");
 
@@ -74,6 +77,33 @@ TEST_CASE("a struct that two configured headers define is named with both header
     config.struct_headers.erase(tree / "b.cuh");
     config.struct_headers.erase(tree / "c.cuh");
     CHECK(configured_struct_layouts(config).size() == 2);
+}
+
+TEST_CASE("a writer's time limit stops its whole process group, whatever it does with signals and children")
+{
+    using Clock = std::chrono::steady_clock;
+    auto seconds_since = [](Clock::time_point start) {
+        return std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    for (const char* script : {"sleep 100 & sleep 100", "trap '' ALRM TERM INT; sleep 100", "sh -c 'sleep 100'"}) {
+        CAPTURE(script);
+        auto start = Clock::now();
+        util::ProcessResult result = util::run_process_within({"sh", "-c", script}, {}, 1);
+        CHECK(result.timed_out);
+        CHECK(seconds_since(start) < 5);
+    }
+    // A child that ends leaving a grandchild that holds the output: done at once, the grandchild stopped.
+    auto start = Clock::now();
+    util::ProcessResult left = util::run_process_within({"sh", "-c", "sleep 100 & echo done"}, {}, 30);
+    CHECK_FALSE(left.timed_out);
+    CHECK(left.exit_code == 0);
+    CHECK(left.output == "done\n");
+    CHECK(seconds_since(start) < 5);
+    // One that finishes in time is unaffected, its status and output kept.
+    util::ProcessResult quick = util::run_process_within({"sh", "-c", "echo out; echo err >&2; exit 3"}, {}, 30);
+    CHECK_FALSE(quick.timed_out);
+    CHECK(quick.exit_code == 3);
+    CHECK(quick.output == "out\nerr\n");
 }
 
 TEST_SUITE_END();
