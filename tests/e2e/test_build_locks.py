@@ -153,6 +153,49 @@ def test_a_build_stopped_by_a_signal_leaves_no_lock(run, example, tmp_path, stop
     assert lock_files(cache) == [], "a builder on another node would wait the timeout out"
 
 
+def wait_for_compiles(calls, count, *processes, seconds=120):
+    deadline = time.monotonic() + seconds
+    while len(compiles(calls)) < count:
+        assert time.monotonic() < deadline, "\n".join(compiles(calls))
+        assert all(p.poll() is None for p in processes), [p.poll() for p in processes]
+        time.sleep(0.1)
+
+
+def holders(cache):
+    return {json.loads(Path(lock).read_text())["pid"] for lock in lock_files(cache)}
+
+
+def test_a_paused_holder_stopped_later_leaves_the_lock_its_breaker_took(run, example, tmp_path):
+    """Slurm's suspend then cancel: SIGSTOP, another builder breaks the lock and takes it, then SIGTERM."""
+    toolkit, calls, cache = cold_cache(run, example, tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    args = [*build_args(toolkit, cache, example), "--jobs", "2"]  # both kernels' nvcc at once
+    paused = start(run, args)
+    wait_for_compiles(calls, 2, paused)
+    os.kill(paused.pid, signal.SIGSTOP)
+    assert holders(cache) == {paused.pid}
+    breaker = start(run, args, env={"CUNUMPY_KERNELS_LOCK_TIMEOUT": "2"})
+    wait_for_compiles(calls, 4, breaker)  # it broke the paused builder's locks and compiles
+    assert holders(cache) == {breaker.pid}
+    os.kill(paused.pid, signal.SIGTERM)
+    os.kill(paused.pid, signal.SIGCONT)
+    paused.communicate(timeout=60)
+    assert paused.returncode == -signal.SIGTERM
+    assert holders(cache) == {breaker.pid}, "the stopped builder's handler removed locks it no longer held"
+    third = start(run, args)
+    time.sleep(2)
+    assert len(compiles(calls)) == 4 and third.poll() is None, "the third builder waits for the breaker"
+    hold.unlink()
+    report, stderr = finish(breaker)
+    assert "broke the build lock" in stderr
+    assert {job["state"] for job in report["jobs"]} == {"built"}
+    report, _ = finish(third)
+    assert {job["state"] for job in report["jobs"]} == {"hit"}
+    assert len(compiles(calls)) == 4, "\n".join(compiles(calls))
+    assert lock_files(cache) == []
+
+
 def test_a_lock_left_by_another_node_is_broken_after_the_timeout(run, example, tmp_path):
     cache = tmp_path / "cache"
     args = ["build", "--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", cache, example]
