@@ -196,6 +196,32 @@ def test_a_paused_holder_stopped_later_leaves_the_lock_its_breaker_took(run, exa
     assert lock_files(cache) == []
 
 
+def alive(pid):
+    """Whether `pid` runs: a zombie waiting for its new parent to reap it does not."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_a_builder_killed_with_sigkill_takes_its_compiler_with_it(run, example, tmp_path):
+    toolkit, calls, cache = cold_cache(run, example, tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    builder = start(run, [*build_args(toolkit, cache, example), "--jobs", "2"])
+    wait_for_compiles(calls, 2, builder)
+    compilers = [int(line.split()[0]) for line in compiles(calls)]
+    assert all(alive(pid) for pid in compilers)
+    os.kill(builder.pid, signal.SIGKILL)  # no handler runs: only the kernel can end the compilers
+    builder.communicate(timeout=60)
+    deadline = time.monotonic() + 2
+    while any(alive(pid) for pid in compilers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in compilers), "a compiler outlived its builder"
+    hold.unlink()
+
+
 def test_a_lock_left_by_another_node_is_broken_after_the_timeout(run, example, tmp_path):
     cache = tmp_path / "cache"
     args = ["build", "--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", cache, example]
