@@ -30,7 +30,15 @@ namespace ck {
 
 namespace {
 
-const char* const published_elsewhere = "published by another build while this one waited";
+// Why a miss compiled nothing: another builder published its key while this
+// one waited for the lock. Names that builder when the manifest says
+// ("published by node-3:4242 while this one waited"); older manifests do not.
+std::string published_elsewhere_reason(const EntryStore& store, const std::string& kind, const std::string& key)
+{
+    auto manifest = store.find(kind, key);
+    std::string by = manifest && !manifest->published_by.empty() ? manifest->published_by : "another build";
+    return "published by " + by + " while this one waited";
+}
 
 class BuildRunner {
 public:
@@ -240,18 +248,9 @@ private:
                 refuse_if_inputs_changed(outputs, inputs_changed_since(*first.context->planner, *to_compile.front()));
             check_layouts(outputs, *first.job.kernel);
             for (std::size_t i = 0; i < outputs.size(); ++i) {
-                outputs[i].result.reason = reasons[i];
-                compiled.push_back(std::move(outputs[i]));
-            }
-        }
-        std::vector<CompiledCudaJob> targets;
-        std::vector<JobResult> results;
-        std::vector<std::unique_ptr<BuildLock>> locks;
-        {
-            std::lock_guard lock(mutex_);
-            for (auto& target : compiled) kernel.compiled.push_back(std::move(target));
-            for (auto& result : found) kernel.found.push_back(std::move(result));
-            if (kernel.compiled.size() + kernel.found.size() < kernel.misses.size()) return {};
+                outputconst char* const published_elsewhere = "published by another build while this one waited";
+
+rn {};
             targets = std::move(kernel.compiled);
             results = std::move(kernel.found);
             locks = std::move(kernel.locks);
@@ -296,6 +295,7 @@ private:
         events.broken = [this](const std::string& message) {
             std::lock_guard lock(mutex_);
             report_.warnings.push_back(message);
+            if (observer_) observer_->lock_broken(message);
         };
         if (observer_)
             events.waiting = [this](const std::string& message) {

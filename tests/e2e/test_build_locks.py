@@ -8,9 +8,11 @@ node that went away; and sixteen runtime processes that miss the same key
 
 import json
 import os
+import queue
 import signal
 import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -220,6 +222,42 @@ def test_a_builder_killed_with_sigkill_takes_its_compiler_with_it(run, example, 
         time.sleep(0.05)
     assert not any(alive(pid) for pid in compilers), "a compiler outlived its builder"
     hold.unlink()
+
+
+@pytest.mark.parametrize("json_report", [True, False])
+def test_a_lock_break_is_printed_when_it_happens_off_a_terminal(run, example, tmp_path, json_report):
+    toolkit, calls, cache = cold_cache(run, example, tmp_path)
+    args = [arg for arg in build_args(toolkit, cache, example) if json_report or arg != "--json"]
+    plan, _ = run.json(*build_args(toolkit, cache, example), "--dry-run", check=0)
+    key = next(job["key"] for job in plan["jobs"] if job["kernel"] == "push")
+    lock = cache / "cuda" / key[:2] / f"{key}.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps({"host": "node-17.cluster", "pid": 4242, "started": "2026-12-01T00:00:00Z",
+                                "token": "node-17"}))
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    builder = start(run, args, env={"CUNUMPY_KERNELS_LOCK_TIMEOUT": "1"})  # stderr is a pipe, not a terminal
+    lines = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in builder.stderr], daemon=True)
+    reader.start()
+    seen = []
+    deadline = time.monotonic() + 120
+    while not any("broke the build lock" in line for line in seen):
+        assert time.monotonic() < deadline, seen
+        try:
+            seen.append(lines.get(timeout=0.5))
+        except queue.Empty:
+            assert builder.poll() is None, seen
+    assert builder.poll() is None, "printed only once the build ended"
+    assert f"broke the build lock {lock} of node-17.cluster:4242" in "".join(seen)
+    hold.unlink()
+    builder.stdout.read()
+    builder.wait(timeout=300)
+    reader.join(timeout=60)
+    while not lines.empty():
+        seen.append(lines.get())
+    assert builder.returncode == 0, seen
+    assert sum("broke the build lock" in line for line in seen) == 1, "printed once, not again at the end"
 
 
 def test_a_lock_left_by_another_node_is_broken_after_the_timeout(run, example, tmp_path):
