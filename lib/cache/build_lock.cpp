@@ -74,6 +74,8 @@ std::optional<Sighting> look_at(const fs::path& file)
         return Sighting{util::read_file(file), info.st_mtim};
     } catch (const SourceError&) {
         return std::nullopt;  // released between the stat and the read
+    } catch (const TransientReadError&) {
+        return std::nullopt;  // replaced or removed by another node, which reads as released: look again
     }
 }
 
