@@ -11,6 +11,7 @@
 #include <set>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,7 +72,7 @@ TEST_CASE("a published entry is found whole, with its manifest")
     CHECK(count_children(tree / temporary_folder_name) == 0);
 }
 
-TEST_CASE("has_entry: a published entry with its files, by stat alone")
+TEST_CASE("has_entry: a published entry with its files, its manifest opened")
 {
     test::TempTree tree;
     EntryStore store(tree.root());
@@ -81,6 +82,23 @@ TEST_CASE("has_entry: a published entry with its files, by stat alone")
     CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_80.cubin"}));
     fs::remove(dir / "push.sm_90.cubin");
     CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+}
+
+TEST_CASE("has_entry: an entry removed (as by another node's cache clean), or whose manifest is no file, is a miss")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    fs::path dir = publish(tree.root(), key_a, "cubin bytes");
+    fs::remove(dir / "manifest.json");
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+    fs::create_directory(dir / "manifest.json");
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+    fs::remove_all(dir);
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+    REQUIRE(::mkfifo((dir.parent_path() / "fifo").c_str(), 0600) == 0);
+    fs::create_directories(dir);
+    fs::create_symlink(dir.parent_path() / "fifo", dir / "manifest.json");
+    CHECK_FALSE(store.has_entry("cuda", key_a, {}));  // not waited on: the open does not block
 }
 
 TEST_CASE("a writer destroyed without commit leaves nothing")
