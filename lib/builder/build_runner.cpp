@@ -248,9 +248,18 @@ private:
                 refuse_if_inputs_changed(outputs, inputs_changed_since(*first.context->planner, *to_compile.front()));
             check_layouts(outputs, *first.job.kernel);
             for (std::size_t i = 0; i < outputs.size(); ++i) {
-                outputconst char* const published_elsewhere = "published by another build while this one waited";
-
-rn {};
+                outputs[i].result.reason = reasons[i];
+                compiled.push_back(std::move(outputs[i]));
+            }
+        }
+        std::vector<CompiledCudaJob> targets;
+        std::vector<JobResult> results;
+        std::vector<std::unique_ptr<BuildLock>> locks;
+        {
+            std::lock_guard lock(mutex_);
+            for (auto& target : compiled) kernel.compiled.push_back(std::move(target));
+            for (auto& result : found) kernel.found.push_back(std::move(result));
+            if (kernel.compiled.size() + kernel.found.size() < kernel.misses.size()) return {};
             targets = std::move(kernel.compiled);
             results = std::move(kernel.found);
             locks = std::move(kernel.locks);
@@ -308,7 +317,7 @@ rn {};
     JobResult found_result(const CudaMiss& miss)
     {
         JobResult result = hit_result(miss.job, miss.context->store);
-        result.reason = published_elsewhere;
+        result.reason = published_elsewhere_reason(miss.context->store, "cuda", miss.job.key);
         std::lock_guard lock(mutex_);
         published_elsewhere_keys_.insert(miss.job.key);
         return result;
@@ -339,7 +348,7 @@ rn {};
                                        lock_events("host module " + host.plan.modules[miss.module].name));
         if (!lock) {
             JobResult result = host_hit_result(host.plan, miss.module, host.setup.tools, store);
-            result.reason = published_elsewhere;
+            result.reason = published_elsewhere_reason(store, "host", key);
             std::lock_guard guard(mutex_);
             published_elsewhere_keys_.insert(key);
             return result;

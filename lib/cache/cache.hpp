@@ -119,6 +119,9 @@ struct Manifest {
     /// Key names of the headers the compiler reported reading (nvcc builds;
     /// empty otherwise): the scanner's check, kept for inspection.
     std::vector<std::string> compiler_dependencies;
+    /// "host:pid" of the process that published the entry (EntryWriter::
+    /// commit sets it); empty in manifests written before it was recorded.
+    std::string published_by;
 
     nlohmann::json to_json() const;
     /// Throws CacheError naming `where` when a field is missing or mistyped.

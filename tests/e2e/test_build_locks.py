@@ -10,6 +10,7 @@ import json
 import os
 import queue
 import signal
+import socket
 import stat
 import subprocess
 import threading
@@ -103,6 +104,15 @@ def test_sixteen_builders_on_a_cold_cache_compile_each_key_once(run, example, tm
         assert all(job["state"] in ("built", "hit") for job in report["jobs"]), report["jobs"]
     assert [p.name for p in entries(cache)] == sorted(keys)
     assert lock_files(cache) == []
+    # A waiter that found the key published while it waited says by whom: the builder that built it.
+    builder_of = {job["key"]: f"{socket.gethostname()}:{process.pid}" for process, report in zip(processes, reports)
+                  for job in report["jobs"] if job["state"] == "built"}
+    waited = [job for report in reports for job in report["jobs"] if job.get("reason", "").startswith("published")]
+    assert waited, "no builder waited for another"
+    for job in waited:
+        assert job["reason"] == f"published by {builder_of[job['key']]} while this one waited", job
+    for entry in entries(cache):
+        assert json.loads((entry / "manifest.json").read_text())["published_by"] == builder_of[entry.name]
     info, _ = run.json("cache", "info", "--cache-dir", cache, check=0)
     statistics = info["statistics"]
     assert (statistics["build_misses"], statistics["build_hits"]) == (len(keys), (PROCESSES - 1) * len(keys)), \

@@ -4,6 +4,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "temp_tree.hpp"
 #include "util/file_util.hpp"
+#include "util/json_text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -99,6 +100,23 @@ TEST_CASE("has_entry: an entry removed (as by another node's cache clean), or wh
     fs::create_directories(dir);
     fs::create_symlink(dir.parent_path() / "fifo", dir / "manifest.json");
     CHECK_FALSE(store.has_entry("cuda", key_a, {}));  // not waited on: the open does not block
+}
+
+TEST_CASE("a manifest names the process that published it; one written before that is still read")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    fs::path dir = publish(tree.root(), key_a, "cubin bytes");
+    auto found = store.find("cuda", key_a);
+    REQUIRE(found);
+    CHECK(found->published_by == host_name() + ":" + std::to_string(::getpid()));
+    auto json = util::parse_json(util::read_file(dir / "manifest.json"));
+    json.erase("published_by");
+    util::replace_file_atomically(dir / "manifest.json", json.dump());
+    found = store.find("cuda", key_a);
+    REQUIRE(found);
+    CHECK(found->published_by.empty());
+    CHECK(found->module == "sim.kernels.push");
 }
 
 TEST_CASE("a writer destroyed without commit leaves nothing")
