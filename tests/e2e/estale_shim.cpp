@@ -3,6 +3,10 @@
 // $CK_ESTALE_SUFFIX fail with ESTALE ("Stale file handle"), as on an NFS
 // client while another node replaces the file, the first $CK_ESTALE_COUNT
 // times in the process (every time when unset). Other opens pass through.
+
+// The build asks for 64-bit offsets, and fcntl.h then names open64 'open':
+// both are defined here, each by its own name.
+#undef _FILE_OFFSET_BITS
 #include <dlfcn.h>
 #include <fcntl.h>
 
@@ -27,8 +31,7 @@ bool fail_open(const char* path)
     const char* count = std::getenv("CK_ESTALE_COUNT");
     failures_left.compare_exchange_strong(unset, count ? std::atol(count) : 1L << 40);
     long left = failures_left.load();
-    while (left > 0 && !failures_left.compare_exchange_weak(left, left - 1)) {
-    }
+    while (left > 0 && !failures_left.compare_exchange_weak(left, left - 1)) {}
     return left > 0;
 }
 

@@ -91,7 +91,9 @@ TEST_CASE("a program that is not there, or cannot run, throws ToolchainError nam
     } catch (const ToolchainError& error) {
         CHECK(std::string(error.what()).find("not-runnable") != std::string::npos);
     }
-    tree.write("bad-format", "\x7f" "ELF nonsense");
+    tree.write("bad-format",
+               "\x7f"
+               "ELF nonsense");
     fs::permissions(tree / "bad-format", fs::perms::owner_all);
     CHECK_THROWS_AS(util::run_process({(tree / "bad-format").string()}), ToolchainError);
 }
