@@ -1,5 +1,6 @@
 // The command table, global flags and the one place that maps errors to exit
-// codes: 0 ok, 1 failure, 2 usage, 130 interrupted.
+// codes: 0 ok, 1 failure, 2 usage, 75 try again (a read a network file
+// system kept refusing), 130 interrupted.
 #include "cli.hpp"
 
 #include "commands.hpp"
@@ -94,6 +95,7 @@ bool asks_help_or_version(int argc, char** argv)
 
 constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
+constexpr int exit_temporary_failure = 75;  // EX_TEMPFAIL of sysexits.h: try again later
 
 // SIGINT/SIGTERM: stop the compilers we started, then die of the signal as
 // the caller expects (a shell reports 130 for SIGINT).
@@ -170,6 +172,10 @@ int run(int argc, char** argv)
         terminal.clear_progress();
         spdlog::error("{}", error.what());
         return exit_usage;
+    } catch (const TransientReadError& error) {
+        terminal.clear_progress();
+        spdlog::error("{}", error.what());
+        return exit_temporary_failure;
     } catch (const Error& error) {
         terminal.clear_progress();
         spdlog::error("{}", error.what());

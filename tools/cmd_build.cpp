@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <set>
 #include <sstream>
 
 namespace ck::cli {
@@ -53,10 +54,34 @@ std::string label(const JobResult& job)
     return job.module + " [" + (job.kind == "cupy" ? "cupy:" : "") + job.target + "]";
 }
 
+// Lock breaks, printed when they happen, with --json too: a batch job's log
+// read while the build runs says at once that a holder was found gone. The
+// warnings printed at the end leave them out.
+class LockBreakLog : public BuildObserver {
+public:
+    void lock_broken(const std::string& message) override
+    {
+        spdlog::warn("{}", message);
+        spdlog::default_logger()->flush();
+        printed_.insert(message);
+    }
+
+    bool printed(const std::string& warning) const { return printed_.count(warning) > 0; }
+
+private:
+    std::set<std::string> printed_;
+};
+
 // Progress: a live line on a terminal, one line per finished compile off it.
-class BuildDisplay : public BuildObserver {
+class BuildDisplay : public LockBreakLog {
 public:
     BuildDisplay(Terminal& terminal, bool dry_run) : terminal_(terminal), dry_run_(dry_run) {}
+
+    void lock_broken(const std::string& message) override
+    {
+        terminal_.clear_progress();
+        LockBreakLog::lock_broken(message);
+    }
 
     void planned(std::size_t jobs, std::size_t misses) override
     {
@@ -180,9 +205,12 @@ int run_build_command(const BuildFlags& flags, Terminal& terminal)
     if (flags.replace_foreign && !request.config.in_place)
         throw UsageError("--replace-foreign replaces in-place builds of other tools: add --in-place");
     BuildDisplay display(terminal, flags.dry_run);
-    BuildReport report = run_build(request, flags.json ? nullptr : &display);
+    LockBreakLog lock_breaks;
+    LockBreakLog& log = flags.json ? lock_breaks : display;
+    BuildReport report = run_build(request, &log);
     terminal.clear_progress();
-    for (const auto& warning : report.warnings) spdlog::warn("{}", warning);
+    for (const auto& warning : report.warnings)
+        if (!log.printed(warning)) spdlog::warn("{}", warning);
     if (flags.json) {
         terminal.result(util::json_text(to_json(report), 2) + "\n");
     } else if (flags.dry_run) {

@@ -2,7 +2,8 @@
 //
 // Every error carries a message a user can act on: what failed, on which file,
 // kernel or cache path, and why. The CLI maps the types to exit codes in one
-// place (run_cli in tools/cli.cpp): UsageError -> 2, everything else -> 1.
+// place (run_cli in tools/cli.cpp): UsageError -> 2, TransientReadError -> 75,
+// everything else -> 1.
 #pragma once
 
 #include "cunumpy_kernels/export.hpp"
@@ -99,6 +100,16 @@ public:
 /// a bundle that cannot be read, is corrupt or of another format version
 /// (KernelCatalog::from_bundle), and a missing artifact when one is bundled.
 class CK_API ArtifactError : public Error {
+public:
+    using Error::Error;
+};
+
+/// A read that failed for now and may succeed if tried again later: a file
+/// on a network file system (NFS, Lustre, GPFS) kept answering "Stale file
+/// handle" (ESTALE) while another node replaced or removed it, after a few
+/// tries over about a tenth of a second. Nothing is wrong with the file or the
+/// cache; run the command again. The CLI exits with 75 (EX_TEMPFAIL).
+class CK_API TransientReadError : public Error {
 public:
     using Error::Error;
 };

@@ -76,7 +76,11 @@ public:
     /// Throws ArtifactError naming `file` when it cannot be read, is not a
     /// bundle, was written in a format version this library does not read
     /// (it reads 1 and 2), or is truncated or corrupt (its header checksum
-    /// differs).
+    /// differs). Throws TransientReadError when the read kept failing with
+    /// "Stale file handle" (another node rewrote the bundle on a network
+    /// file system; tried 5 times over about 0.15 s): load it again. A bundle
+    /// whose read was torn by a rewrite (checksum fails, the path names a new
+    /// file) is read once more before anything is thrown.
     static KernelCatalog from_bundle(const std::filesystem::path& file, CatalogOptions options = {});
 
     KernelCatalog(KernelCatalog&&) noexcept;

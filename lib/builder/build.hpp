@@ -30,6 +30,9 @@ public:
     /// Another builder holds the build lock of a miss: "waiting for
     /// host:pid (since ...), which builds ...", once per lock.
     virtual void waiting(const std::string& /*message*/) {}
+    /// A build lock was broken ("broke the build lock ... of host:pid"), as
+    /// it happens: also listed in the report's warnings.
+    virtual void lock_broken(const std::string& /*message*/) {}
 };
 
 /// Knobs of one build run beyond the tree's Config.

@@ -30,7 +30,15 @@ namespace ck {
 
 namespace {
 
-const char* const published_elsewhere = "published by another build while this one waited";
+// Why a miss compiled nothing: another builder published its key while this
+// one waited for the lock. Names that builder when the manifest says
+// ("published by node-3:4242 while this one waited"); older manifests do not.
+std::string published_elsewhere_reason(const EntryStore& store, const std::string& kind, const std::string& key)
+{
+    auto manifest = store.find(kind, key);
+    std::string by = manifest && !manifest->published_by.empty() ? manifest->published_by : "another build";
+    return "published by " + by + " while this one waited";
+}
 
 class BuildRunner {
 public:
@@ -296,6 +304,7 @@ private:
         events.broken = [this](const std::string& message) {
             std::lock_guard lock(mutex_);
             report_.warnings.push_back(message);
+            if (observer_) observer_->lock_broken(message);
         };
         if (observer_)
             events.waiting = [this](const std::string& message) {
@@ -308,7 +317,7 @@ private:
     JobResult found_result(const CudaMiss& miss)
     {
         JobResult result = hit_result(miss.job, miss.context->store);
-        result.reason = published_elsewhere;
+        result.reason = published_elsewhere_reason(miss.context->store, "cuda", miss.job.key);
         std::lock_guard lock(mutex_);
         published_elsewhere_keys_.insert(miss.job.key);
         return result;
@@ -339,7 +348,7 @@ private:
                                        lock_events("host module " + host.plan.modules[miss.module].name));
         if (!lock) {
             JobResult result = host_hit_result(host.plan, miss.module, host.setup.tools, store);
-            result.reason = published_elsewhere;
+            result.reason = published_elsewhere_reason(store, "host", key);
             std::lock_guard guard(mutex_);
             published_elsewhere_keys_.insert(key);
             return result;

@@ -74,6 +74,8 @@ std::optional<Sighting> look_at(const fs::path& file)
         return Sighting{util::read_file(file), info.st_mtim};
     } catch (const SourceError&) {
         return std::nullopt;  // released between the stat and the read
+    } catch (const TransientReadError&) {
+        return std::nullopt;  // replaced or removed by another node, which reads as released: look again
     }
 }
 
@@ -171,7 +173,11 @@ bool GoneHolders::contains(const std::string& holder) const
 
 void remove_held_build_locks() noexcept
 {
-    held_locks.for_each([](const char* path) { ::unlink(path); });
+    // As ~BuildLock: a lock another builder broke while this process was
+    // stopped (SIGSTOP, a batch system's suspend) and then took is its own.
+    held_locks.for_each([](const char* path, const char* quoted_token) {
+        if (util::file_holds(path, quoted_token)) ::unlink(path);
+    });
 }
 
 struct BuildLock::Refresher {
@@ -291,7 +297,7 @@ BuildLock::BuildLock(fs::path file, std::string token, const LockTiming& timing)
       token_(std::move(token)),
       refresher_(std::make_unique<Refresher>(
           file_, std::max<Clock::duration>(timing.refresh(), std::chrono::milliseconds(1)))),
-      signal_slot_(held_locks.add(file_))
+      signal_slot_(held_locks.add(file_, "\"" + token_ + "\""))
 {
 }
 

@@ -72,7 +72,9 @@ bool is_lock_file(const std::filesystem::path& path);
 /// Removes every lock file this process holds, with system calls only: for
 /// the handler of SIGINT and SIGTERM (build's stop_compiler_processes), so that
 /// a build stopped by a user or a batch system's time limit leaves no lock a
-/// builder on another node would wait out.
+/// builder on another node would wait out. A file that no longer holds this
+/// process's token (another builder broke the lock while this one was
+/// stopped, and took it) is left alone, as ~BuildLock leaves it.
 void remove_held_build_locks() noexcept;
 
 /// A held lock; destroying it stops the refresh and removes the file, unless

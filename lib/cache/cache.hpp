@@ -119,6 +119,9 @@ struct Manifest {
     /// Key names of the headers the compiler reported reading (nvcc builds;
     /// empty otherwise): the scanner's check, kept for inspection.
     std::vector<std::string> compiler_dependencies;
+    /// "host:pid" of the process that published the entry (EntryWriter::
+    /// commit sets it); empty in manifests written before it was recorded.
+    std::string published_by;
 
     nlohmann::json to_json() const;
     /// Throws CacheError naming `where` when a field is missing or mistyped.
@@ -209,10 +212,14 @@ public:
                                          std::string* problem = nullptr, const ManifestReading* kept = nullptr,
                                          std::optional<ManifestReading>* read = nullptr) const;
 
-    /// Whether entry `key` is published and still holds `files`, checked with
-    /// stat(2) alone: the warm path of `build`. Publishing is atomic, so a
-    /// present manifest means a whole entry; checksums are verified by
-    /// `find`'s readers (the runtime, `cache verify`), not here.
+    /// Whether entry `key` is published and still holds `files`: its
+    /// manifest opened by name (on NFS an open revalidates with the server,
+    /// so an entry another node removed is a miss, where a stat could answer
+    /// from the attribute cache), the files stat(2)ed: the warm path of
+    /// `build` and `status`. Publishing is atomic, so a present manifest
+    /// means a whole entry; checksums are verified by `find`'s readers (the
+    /// runtime, `cache verify`), not here. Throws TransientReadError when the
+    /// open keeps failing with ESTALE.
     bool has_entry(const std::string& kind, const std::string& key, const std::vector<std::string>& files) const;
 
     /// Records `key` as the latest entry of kernel `module` for `target`, so a

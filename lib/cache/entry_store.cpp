@@ -10,6 +10,7 @@
 #include "cache/build_lock.hpp"
 #include "util/temporary_name.hpp"
 #include "util/file_util.hpp"
+#include "util/stale_retry.hpp"
 #include "util/subprocess.hpp"
 
 #include <ctime>
@@ -125,11 +126,32 @@ std::optional<Manifest> EntryStore::find_to_load(const std::string& kind, const 
     return found;
 }
 
+namespace {
+
+// Whether `file` opens as a regular file. An open by name, not a stat: on NFS
+// an open revalidates the name with the server (close-to-open), where a stat
+// may answer from the attribute cache for up to actimeo seconds after
+// another node removed the entry (`cache clean`, `cache prune`).
+bool opens_as_file(const fs::path& file)
+{
+    return util::read_retrying_stale([&] {
+        util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+        if (!fd.valid()) {
+            if (errno == ESTALE) util::throw_read_error(file, errno);
+            return false;
+        }
+        struct stat info {};
+        return ::fstat(fd.get(), &info) == 0 && S_ISREG(info.st_mode);
+    });
+}
+
+}  // namespace
+
 bool EntryStore::has_entry(const std::string& kind, const std::string& key, const std::vector<std::string>& files) const
 {
     fs::path dir = entry_dir(kind, key);
     std::error_code error;
-    if (!fs::is_regular_file(dir / "manifest.json", error)) return false;
+    if (!opens_as_file(dir / "manifest.json")) return false;
     for (const auto& file : files)
         if (fs::file_size(dir / file, error) == 0 || error) return false;
     return true;

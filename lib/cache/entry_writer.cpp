@@ -7,6 +7,8 @@
 #include "util/temporary_name.hpp"
 #include "util/file_util.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 
@@ -40,7 +42,12 @@ Artifact EntryWriter::add_file(const std::string& name, const std::string& targe
 
 fs::path EntryWriter::commit(const Manifest& manifest)
 {
-    util::write_file_synced(staging_ / "manifest.json", util::json_text(manifest.to_json(), 2) + "\n");
+    // Who published it, for a builder that waited for this one on another
+    // node and finds the entry (its report names the publisher).
+    Manifest published = manifest;
+    if (published.published_by.empty())
+        published.published_by = host_name() + ":" + std::to_string(static_cast<long>(::getpid()));
+    util::write_file_synced(staging_ / "manifest.json", util::json_text(published.to_json(), 2) + "\n");
     util::fsync_dir(staging_);
     fs::path final_dir = EntryStore(root_).entry_dir(kind_, key_);
     std::error_code error;

@@ -41,6 +41,7 @@ Manifest fields_but_inputs(const json& j, const std::string& where, bool has_inp
     m.log = field<std::string>(j, "log", where);
     if (j.contains("compiler_dependencies"))
         m.compiler_dependencies = field<std::vector<std::string>>(j, "compiler_dependencies", where);
+    if (j.contains("published_by")) m.published_by = field<std::string>(j, "published_by", where);
     auto artifacts = j.find("artifacts");  // iterated where it lies, not copied
     if (artifacts == j.end()) throw CacheError(where + ": manifest has no 'artifacts'");
     for (const auto& a : *artifacts) {
@@ -82,6 +83,7 @@ json Manifest::to_json() const
         {"built_at", built_at}, {"seconds", seconds}, {"log", log},
     };
     if (!compiler_dependencies.empty()) j["compiler_dependencies"] = compiler_dependencies;
+    if (!published_by.empty()) j["published_by"] = published_by;
     return j;
 }
 

@@ -49,6 +49,8 @@ EntryInfo read_entry(const std::string& kind, const fs::path& dir)
     fs::path manifest_file = dir / "manifest.json";
     try {
         info.manifest = Manifest::from_json(util::parse_json(util::read_file(manifest_file)), manifest_file.string());
+    } catch (const TransientReadError&) {
+        throw;  // another node is rewriting it: no finding (verify --fix would remove a good entry); try again
     } catch (const std::exception& error) {
         info.problem = error.what();
     }

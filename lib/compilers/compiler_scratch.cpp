@@ -94,7 +94,7 @@ CompilerScratch::~CompilerScratch()
 void remove_compiler_scratch_folders() noexcept
 {
     swept.store(true);
-    scratch_folders.for_each([](const char* path) { remove_tree_at(AT_FDCWD, path, 0); });
+    scratch_folders.for_each([](const char* path, const char*) { remove_tree_at(AT_FDCWD, path, 0); });
 }
 
 int remove_stale_compiler_scratch(const fs::path& parent, double max_age_seconds)

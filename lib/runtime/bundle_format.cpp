@@ -1,4 +1,5 @@
 #include "runtime/bundle_format.hpp"
+#include "util/stale_retry.hpp"
 #include "util/json_text.hpp"
 
 #include "cunumpy_kernels/error.hpp"
@@ -242,24 +243,66 @@ Bundle decode_bundle(std::string bytes, const std::filesystem::path& file)
     return bundle;
 }
 
-Bundle read_bundle(const std::filesystem::path& file)
+namespace {
+
+struct BundleBytes {
+    std::string bytes;
+    struct stat info {};  ///< of the file the bytes came from
+};
+
+[[noreturn]] void refuse_read(const std::filesystem::path& file, int error)
 {
-    // One open, one fstat, one read: what every rank of a large job pays.
+    std::string why = "cannot read the bundle: " + util::errno_message(error);
+    if (error == ESTALE)
+        throw TransientReadError(file.string() + ": " + why + ", tried " + std::to_string(util::StaleRetry{}.tries) +
+                                 " times: it is being replaced on a network file system; load it again");
+    refuse(file, why);
+}
+
+// One open, one fstat, one read: what every rank of a large job pays.
+BundleBytes read_bundle_bytes(const std::filesystem::path& file)
+{
     util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-    struct stat info {};
-    if (!fd.valid() || ::fstat(fd.get(), &info) != 0)
-        refuse(file, "cannot read the bundle: " + util::errno_message(errno));
-    std::string bytes(static_cast<std::size_t>(info.st_size), '\0');
+    BundleBytes read;
+    if (!fd.valid() || ::fstat(fd.get(), &read.info) != 0) refuse_read(file, errno);
+    read.bytes.assign(static_cast<std::size_t>(read.info.st_size), '\0');
     std::size_t done = 0;
-    while (done < bytes.size()) {
-        ssize_t n = ::read(fd.get(), bytes.data() + done, bytes.size() - done);
+    while (done < read.bytes.size()) {
+        ssize_t n = ::read(fd.get(), read.bytes.data() + done, read.bytes.size() - done);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) refuse(file, "cannot read the bundle: " + util::errno_message(errno));
+        if (n < 0) refuse_read(file, errno);
         if (n == 0) break;
         done += static_cast<std::size_t>(n);
     }
-    bytes.resize(done);
-    return decode_bundle(std::move(bytes), file);
+    read.bytes.resize(done);
+    return read;
+}
+
+// Whether the path now names another file than the one read: a bundle
+// rewritten (renamed over) while this process read it.
+bool replaced_since(const std::filesystem::path& file, const struct stat& read)
+{
+    struct stat now {};
+    if (::stat(file.c_str(), &now) != 0) return false;
+    return now.st_ino != read.st_ino || now.st_dev != read.st_dev || now.st_size != read.st_size ||
+           now.st_mtim.tv_sec != read.st_mtim.tv_sec || now.st_mtim.tv_nsec != read.st_mtim.tv_nsec;
+}
+
+}  // namespace
+
+Bundle read_bundle(const std::filesystem::path& file)
+{
+    auto read_once = [&] { return util::read_retrying_stale([&] { return read_bundle_bytes(file); }); };
+    BundleBytes read = read_once();
+    struct stat info = read.info;
+    try {
+        return decode_bundle(std::move(read.bytes), file);
+    } catch (const ArtifactError&) {
+        if (!replaced_since(file, info)) throw;
+    }
+    // Torn between the old file and the new one (NFS serves a reader cached
+    // pages of the old one): the new one, read once more.
+    return decode_bundle(read_once().bytes, file);
 }
 
 }  // namespace ck

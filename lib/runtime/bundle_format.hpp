@@ -122,8 +122,12 @@ std::string encode_bundle(const BundleCatalog& catalog, std::string_view data);
 /// or mistyped), or it is truncated or longer than the header says. Artifact checksums are not checked here.
 Bundle decode_bundle(std::string bytes, const std::filesystem::path& file);
 
-/// Reads `file` with one open and one read, then decode_bundle. Throws
-/// ArtifactError naming the file when it cannot be read, and as decode_bundle.
+/// Reads `file` with one open and one read, then decode_bundle. A read that
+/// fails with ESTALE is tried again (util::StaleRetry), and a bundle that
+/// fails decode_bundle while the path already names another file (it was
+/// rewritten during the read) is read once more. Throws TransientReadError
+/// when ESTALE outlasts the tries, ArtifactError naming the file when it
+/// cannot be read otherwise, and as decode_bundle.
 Bundle read_bundle(const std::filesystem::path& file);
 
 }  // namespace ck

@@ -1,4 +1,5 @@
 #include "util/file_util.hpp"
+#include "util/stale_retry.hpp"
 
 #include "util/atomic_file.hpp"
 
@@ -48,16 +49,20 @@ std::string read_file(const fs::path& path, std::uint64_t max_bytes)
 {
     // Non-blocking: a FIFO put where a file is expected (a shared cache's
     // record, a source) would otherwise hang the run at the open.
-    UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-    if (!fd.valid()) throw SourceError("cannot read " + path.string() + ": " + errno_message(errno));
-    return read_open_file(fd.get(), path, max_bytes);
+    // Each try opens by name: on NFS that looks the path up again, past a
+    // handle that another node's replace made stale.
+    return read_retrying_stale([&] {
+        UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+        if (!fd.valid()) throw_read_error(path, errno);
+        return read_open_file(fd.get(), path, max_bytes);
+    });
 }
 
 std::string read_open_file(int fd, const fs::path& path, std::uint64_t max_bytes)
 {
     auto failed = [&](const std::string& why) { return SourceError("cannot read " + path.string() + ": " + why); };
     struct stat info {};
-    if (::fstat(fd, &info) != 0) throw failed(errno_message(errno));
+    if (::fstat(fd, &info) != 0) throw_read_error(path, errno);
     if (!S_ISREG(info.st_mode)) throw failed("not a regular file");
     auto too_large = [&] { return failed("larger than " + std::to_string(max_bytes) + " bytes"); };
     if (static_cast<std::uint64_t>(info.st_size) > max_bytes) throw too_large();
@@ -73,7 +78,7 @@ std::string read_open_file(int fd, const fs::path& path, std::uint64_t max_bytes
         if (have == content.size()) content.resize(std::max<std::size_t>(content.size() * 2, 1 << 16));
         ssize_t n = ::read(fd, content.data() + have, content.size() - have);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw failed(errno_message(errno));
+        if (n < 0) throw_read_error(path, errno);
         if (n == 0) break;
         have += static_cast<std::size_t>(n);
         if (have > max_bytes) throw too_large();  // grown while read

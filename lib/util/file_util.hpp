@@ -29,11 +29,14 @@ private:
 
 /// The whole file. Throws SourceError "cannot read PATH: REASON", also for
 /// what is not a regular file (a FIFO, a device, a folder: never waited
-/// on) and for a file larger than `max_bytes`.
+/// on) and for a file larger than `max_bytes`. A read that fails with ESTALE
+/// (another node replaced the file) is tried again as util::StaleRetry says,
+/// then throws TransientReadError.
 std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes = UINT64_MAX);
 
 /// read_file of a file already open as `fd` (read from its current offset);
-/// `path` names it in errors. Throws as read_file.
+/// `path` names it in errors. Throws as read_file, but tries nothing again
+/// (the caller holds the handle): TransientReadError at the first ESTALE.
 std::string read_open_file(int fd, const std::filesystem::path& path, std::uint64_t max_bytes = UINT64_MAX);
 
 /// Writes all of `bytes` to `fd` (retrying short writes and EINTR). Throws

@@ -5,7 +5,9 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <spawn.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,19 +26,6 @@ namespace ck::util {
 namespace fs = std::filesystem;
 
 namespace {
-
-// posix_spawn_file_actions_t owner, so every exit path destroys it.
-class SpawnActions {
-public:
-    SpawnActions() { posix_spawn_file_actions_init(&actions_); }
-    ~SpawnActions() { posix_spawn_file_actions_destroy(&actions_); }
-    SpawnActions(const SpawnActions&) = delete;
-    SpawnActions& operator=(const SpawnActions&) = delete;
-    posix_spawn_file_actions_t* get() { return &actions_; }
-
-private:
-    posix_spawn_file_actions_t actions_;
-};
 
 // The children now running, for terminate_children(), and whether it ran: the
 // global state here, as a signal handler can reach nothing else. Slots hold a
@@ -69,24 +58,72 @@ private:
     std::atomic<pid_t>* slot_ = nullptr;
 };
 
-// posix_spawnattr_t owner.
-class SpawnAttributes {
+// Every signal blocked in this thread while it forks, so that the child runs
+// none of the parent's handlers before it has reset them (a child's copy of
+// the SIGTERM handler would stop the parent's other compilers).
+class BlockedSignals {
 public:
-    SpawnAttributes()
+    BlockedSignals()
     {
-        posix_spawnattr_init(&attributes_);
-        // Own process group: an interrupt reaches the whole compiler pipeline through us.
-        posix_spawnattr_setflags(&attributes_, POSIX_SPAWN_SETPGROUP);
-        posix_spawnattr_setpgroup(&attributes_, 0);
+        sigset_t all;
+        sigfillset(&all);
+        ::pthread_sigmask(SIG_SETMASK, &all, &saved_);
     }
-    ~SpawnAttributes() { posix_spawnattr_destroy(&attributes_); }
-    SpawnAttributes(const SpawnAttributes&) = delete;
-    SpawnAttributes& operator=(const SpawnAttributes&) = delete;
-    posix_spawnattr_t* get() { return &attributes_; }
+    ~BlockedSignals() { ::pthread_sigmask(SIG_SETMASK, &saved_, nullptr); }
+    BlockedSignals(const BlockedSignals&) = delete;
+    BlockedSignals& operator=(const BlockedSignals&) = delete;
+    const sigset_t& saved() const { return saved_; }
 
 private:
-    posix_spawnattr_t attributes_;
+    sigset_t saved_;
 };
+
+// What the child needs, prepared before the fork: after it, only
+// async-signal-safe calls (the parent has other threads).
+struct ChildSetup {
+    const char* program;  ///< absolute
+    char* const* argv;
+    char* const* envp;
+    const char* cwd;  ///< null: the parent's
+    int output_fd;    ///< becomes stdout and stderr
+    int error_fd;     ///< receives errno when the exec fails; close-on-exec
+    pid_t parent;
+    const sigset_t* mask;
+};
+
+// The child, between fork and exec. Its own process group, so that an
+// interrupt reaches the whole compiler pipeline (nvcc, cicc, ptxas) through
+// us; PR_SET_PDEATHSIG, so that it dies with the builder even when the
+// builder is killed with SIGKILL and no handler runs. The signal fires when
+// the forking thread exits: run_process's caller waits for the child, so
+// that thread outlives it.
+[[noreturn]] void exec_child(const ChildSetup& setup)
+{
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != setup.parent) ::_exit(127);  // the builder died before prctl
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(signal_number, SIG_DFL);
+    ::pthread_sigmask(SIG_SETMASK, setup.mask, nullptr);
+    int input = ::open("/dev/null", O_RDONLY);
+    bool ready = input >= 0 && ::dup2(input, 0) == 0 && ::dup2(setup.output_fd, 1) == 1 &&
+                 ::dup2(setup.output_fd, 2) == 2 && (!setup.cwd || ::chdir(setup.cwd) == 0);
+    if (input > 2) ::close(input);
+    if (ready) ::execve(setup.program, setup.argv, setup.envp);
+    int error = errno;
+    (void)!::write(setup.error_fd, &error, sizeof error);
+    ::_exit(127);
+}
+
+// The errno a child sent before exiting, 0 when it ran its program.
+int exec_error(int error_fd)
+{
+    int error = 0;
+    ssize_t n = 0;
+    do {
+        n = ::read(error_fd, &error, sizeof error);
+    } while (n < 0 && errno == EINTR);
+    return n == sizeof error ? error : 0;
+}
 
 std::string read_all(int fd)
 {
@@ -228,12 +265,6 @@ Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const E
     UniqueFd read_end(pipe_fds[0]);
     UniqueFd write_end(pipe_fds[1]);
 
-    SpawnActions actions;
-    posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), 1);
-    posix_spawn_file_actions_adddup2(actions.get(), write_end.get(), 2);
-    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(actions.get(), cwd.c_str());
-
     std::vector<char*> args;
     for (const auto& arg : argv) args.push_back(const_cast<char*>(arg.c_str()));
     args.push_back(nullptr);
@@ -247,10 +278,29 @@ Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const E
         envp = env_pointers.data();
     }
 
+    fs::path program = find_in_path(argv[0]);
+    if (program.empty()) throw ToolchainError("cannot run " + argv[0] + ": not found in PATH, or not executable");
+    int error_fds[2];
+    if (::pipe2(error_fds, O_CLOEXEC) != 0) throw ToolchainError("cannot create a pipe: " + errno_message(errno));
+    UniqueFd error_read(error_fds[0]);
+    UniqueFd error_write(error_fds[1]);
+
     pid_t pid = 0;
-    SpawnAttributes attributes;
-    int error = ::posix_spawnp(&pid, args[0], actions.get(), attributes.get(), args.data(), envp);
-    if (error != 0) throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
+    {
+        BlockedSignals blocked;
+        ChildSetup setup{program.c_str(), args.data(),       envp,       cwd.empty() ? nullptr : cwd.c_str(),
+                         write_end.get(), error_write.get(), ::getpid(), &blocked.saved()};
+        pid = ::fork();
+        if (pid == 0) exec_child(setup);
+        if (pid < 0) throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(errno));
+        ::setpgid(pid, pid);  // also here: terminate_children may signal the group before the child runs
+    }
+    write_end = UniqueFd();
+    error_write = UniqueFd();
+    if (int error = exec_error(error_read.get())) {
+        wait_for(pid);
+        throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
+    }
     return {pid, std::move(read_end)};
 }
 

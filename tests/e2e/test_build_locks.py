@@ -8,9 +8,12 @@ node that went away; and sixteen runtime processes that miss the same key
 
 import json
 import os
+import queue
 import signal
+import socket
 import stat
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -101,6 +104,15 @@ def test_sixteen_builders_on_a_cold_cache_compile_each_key_once(run, example, tm
         assert all(job["state"] in ("built", "hit") for job in report["jobs"]), report["jobs"]
     assert [p.name for p in entries(cache)] == sorted(keys)
     assert lock_files(cache) == []
+    # A waiter that found the key published while it waited says by whom: the builder that built it.
+    builder_of = {job["key"]: f"{socket.gethostname()}:{process.pid}" for process, report in zip(processes, reports)
+                  for job in report["jobs"] if job["state"] == "built"}
+    waited = [job for report in reports for job in report["jobs"] if job.get("reason", "").startswith("published")]
+    assert waited, "no builder waited for another"
+    for job in waited:
+        assert job["reason"] == f"published by {builder_of[job['key']]} while this one waited", job
+    for entry in entries(cache):
+        assert json.loads((entry / "manifest.json").read_text())["published_by"] == builder_of[entry.name]
     info, _ = run.json("cache", "info", "--cache-dir", cache, check=0)
     statistics = info["statistics"]
     assert (statistics["build_misses"], statistics["build_hits"]) == (len(keys), (PROCESSES - 1) * len(keys)), \
@@ -151,6 +163,111 @@ def test_a_build_stopped_by_a_signal_leaves_no_lock(run, example, tmp_path, stop
     builder.communicate(timeout=60)
     assert builder.returncode == -stop
     assert lock_files(cache) == [], "a builder on another node would wait the timeout out"
+
+
+def wait_for_compiles(calls, count, *processes, seconds=120):
+    deadline = time.monotonic() + seconds
+    while len(compiles(calls)) < count:
+        assert time.monotonic() < deadline, "\n".join(compiles(calls))
+        assert all(p.poll() is None for p in processes), [p.poll() for p in processes]
+        time.sleep(0.1)
+
+
+def holders(cache):
+    return {json.loads(Path(lock).read_text())["pid"] for lock in lock_files(cache)}
+
+
+def test_a_paused_holder_stopped_later_leaves_the_lock_its_breaker_took(run, example, tmp_path):
+    """Slurm's suspend then cancel: SIGSTOP, another builder breaks the lock and takes it, then SIGTERM."""
+    toolkit, calls, cache = cold_cache(run, example, tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    args = [*build_args(toolkit, cache, example), "--jobs", "2"]  # both kernels' nvcc at once
+    paused = start(run, args)
+    wait_for_compiles(calls, 2, paused)
+    os.kill(paused.pid, signal.SIGSTOP)
+    assert holders(cache) == {paused.pid}
+    breaker = start(run, args, env={"CUNUMPY_KERNELS_LOCK_TIMEOUT": "2"})
+    wait_for_compiles(calls, 4, breaker)  # it broke the paused builder's locks and compiles
+    assert holders(cache) == {breaker.pid}
+    os.kill(paused.pid, signal.SIGTERM)
+    os.kill(paused.pid, signal.SIGCONT)
+    paused.communicate(timeout=60)
+    assert paused.returncode == -signal.SIGTERM
+    assert holders(cache) == {breaker.pid}, "the stopped builder's handler removed locks it no longer held"
+    third = start(run, args)
+    time.sleep(2)
+    assert len(compiles(calls)) == 4 and third.poll() is None, "the third builder waits for the breaker"
+    hold.unlink()
+    report, stderr = finish(breaker)
+    assert "broke the build lock" in stderr
+    assert {job["state"] for job in report["jobs"]} == {"built"}
+    report, _ = finish(third)
+    assert {job["state"] for job in report["jobs"]} == {"hit"}
+    assert len(compiles(calls)) == 4, "\n".join(compiles(calls))
+    assert lock_files(cache) == []
+
+
+def alive(pid):
+    """Whether `pid` runs: a zombie waiting for its new parent to reap it does not."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+def test_a_builder_killed_with_sigkill_takes_its_compiler_with_it(run, example, tmp_path):
+    toolkit, calls, cache = cold_cache(run, example, tmp_path)
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    builder = start(run, [*build_args(toolkit, cache, example), "--jobs", "2"])
+    wait_for_compiles(calls, 2, builder)
+    compilers = [int(line.split()[0]) for line in compiles(calls)]
+    assert all(alive(pid) for pid in compilers)
+    os.kill(builder.pid, signal.SIGKILL)  # no handler runs: only the kernel can end the compilers
+    builder.communicate(timeout=60)
+    deadline = time.monotonic() + 2
+    while any(alive(pid) for pid in compilers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(alive(pid) for pid in compilers), "a compiler outlived its builder"
+    hold.unlink()
+
+
+@pytest.mark.parametrize("json_report", [True, False])
+def test_a_lock_break_is_printed_when_it_happens_off_a_terminal(run, example, tmp_path, json_report):
+    toolkit, calls, cache = cold_cache(run, example, tmp_path)
+    args = [arg for arg in build_args(toolkit, cache, example) if json_report or arg != "--json"]
+    plan, _ = run.json(*build_args(toolkit, cache, example), "--dry-run", check=0)
+    key = next(job["key"] for job in plan["jobs"] if job["kernel"] == "push")
+    lock = cache / "cuda" / key[:2] / f"{key}.lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps({"host": "node-17.cluster", "pid": 4242, "started": "2026-12-01T00:00:00Z",
+                                "token": "node-17"}))
+    hold = tmp_path / "hold"
+    hold.write_text("")
+    builder = start(run, args, env={"CUNUMPY_KERNELS_LOCK_TIMEOUT": "1"})  # stderr is a pipe, not a terminal
+    lines = queue.Queue()
+    reader = threading.Thread(target=lambda: [lines.put(line) for line in builder.stderr], daemon=True)
+    reader.start()
+    seen = []
+    deadline = time.monotonic() + 120
+    while not any("broke the build lock" in line for line in seen):
+        assert time.monotonic() < deadline, seen
+        try:
+            seen.append(lines.get(timeout=0.5))
+        except queue.Empty:
+            assert builder.poll() is None, seen
+    assert builder.poll() is None, "printed only once the build ended"
+    assert f"broke the build lock {lock} of node-17.cluster:4242" in "".join(seen)
+    hold.unlink()
+    builder.stdout.read()
+    builder.wait(timeout=300)
+    reader.join(timeout=60)
+    while not lines.empty():
+        seen.append(lines.get())
+    assert builder.returncode == 0, seen
+    assert sum("broke the build lock" in line for line in seen) == 1, "printed once, not again at the end"
 
 
 def test_a_lock_left_by_another_node_is_broken_after_the_timeout(run, example, tmp_path):

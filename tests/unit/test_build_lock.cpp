@@ -6,6 +6,7 @@
 #include "scoped_env.hpp"
 #include "temp_tree.hpp"
 #include "util/file_util.hpp"
+#include "util/signal_paths.hpp"
 #include "util/temporary_name.hpp"
 
 #include <doctest/doctest.h>
@@ -255,6 +256,34 @@ TEST_CASE("a stopped build's locks are removed by the signal handler's sweep")
     remove_held_build_locks();
     CHECK(!fs::exists(tree / "a.lock"));
     CHECK(!fs::exists(tree / "b.lock"));
+}
+
+TEST_CASE("the signal handler's sweep leaves a lock that another builder broke and took")
+{
+    test::TempTree tree;
+    auto ours = BuildLock::acquire(tree / "ours.lock", never, timing_of(60s));
+    auto taken = BuildLock::acquire(tree / "taken.lock", never, timing_of(60s));
+    REQUIRE(taken->held());
+    // As a builder that broke the lock while this one was stopped: a new
+    // file in its place, holding that builder's token.
+    write_holder(tree / "taken.lock", "other-node.cluster", 4242);
+    remove_held_build_locks();
+    CHECK(!fs::exists(tree / "ours.lock"));
+    REQUIRE(fs::exists(tree / "taken.lock"));
+    CHECK(util::read_file(tree / "taken.lock").find("other-node.cluster") != std::string::npos);
+    taken.reset();  // the normal release agrees
+    CHECK(fs::exists(tree / "taken.lock"));
+}
+
+TEST_CASE("file_holds reads a file without allocating and finds text in it")
+{
+    test::TempTree tree;
+    tree.write("lock", R"({"host":"a","token":"a.1.2.3"})");
+    tree.write("empty", "");
+    CHECK(util::file_holds((tree / "lock").c_str(), "\"a.1.2.3\""));
+    CHECK(!util::file_holds((tree / "lock").c_str(), "\"a.1.2\""));  // a prefix of the token is not the token
+    CHECK(!util::file_holds((tree / "empty").c_str(), "\"a.1.2.3\""));
+    CHECK(!util::file_holds((tree / "missing").c_str(), "\"a.1.2.3\""));
 }
 
 TEST_CASE("lock files are not entries")

@@ -4,6 +4,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "temp_tree.hpp"
 #include "util/file_util.hpp"
+#include "util/json_text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,6 +12,7 @@
 #include <set>
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -71,7 +73,7 @@ TEST_CASE("a published entry is found whole, with its manifest")
     CHECK(count_children(tree / temporary_folder_name) == 0);
 }
 
-TEST_CASE("has_entry: a published entry with its files, by stat alone")
+TEST_CASE("has_entry: a published entry with its files, its manifest opened")
 {
     test::TempTree tree;
     EntryStore store(tree.root());
@@ -81,6 +83,40 @@ TEST_CASE("has_entry: a published entry with its files, by stat alone")
     CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_80.cubin"}));
     fs::remove(dir / "push.sm_90.cubin");
     CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+}
+
+TEST_CASE("has_entry: an entry removed (as by another node's cache clean), or whose manifest is no file, is a miss")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    fs::path dir = publish(tree.root(), key_a, "cubin bytes");
+    fs::remove(dir / "manifest.json");
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+    fs::create_directory(dir / "manifest.json");
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+    fs::remove_all(dir);
+    CHECK_FALSE(store.has_entry("cuda", key_a, {"push.sm_90.cubin"}));
+    REQUIRE(::mkfifo((dir.parent_path() / "fifo").c_str(), 0600) == 0);
+    fs::create_directories(dir);
+    fs::create_symlink(dir.parent_path() / "fifo", dir / "manifest.json");
+    CHECK_FALSE(store.has_entry("cuda", key_a, {}));  // not waited on: the open does not block
+}
+
+TEST_CASE("a manifest names the process that published it; one written before that is still read")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    fs::path dir = publish(tree.root(), key_a, "cubin bytes");
+    auto found = store.find("cuda", key_a);
+    REQUIRE(found);
+    CHECK(found->published_by == host_name() + ":" + std::to_string(::getpid()));
+    auto json = util::parse_json(util::read_file(dir / "manifest.json"));
+    json.erase("published_by");
+    util::replace_file_atomically(dir / "manifest.json", json.dump());
+    found = store.find("cuda", key_a);
+    REQUIRE(found);
+    CHECK(found->published_by.empty());
+    CHECK(found->module == "sim.kernels.push");
 }
 
 TEST_CASE("a writer destroyed without commit leaves nothing")
