@@ -46,8 +46,8 @@ std::optional<StructLayout> arithmetic(std::vector<std::string> words)
 std::optional<StructLayout> library_integer(const std::string& name)
 {
     static const std::map<std::string, std::size_t> sizes = {
-        {"int8_t", 1},   {"uint8_t", 1},   {"int16_t", 2},  {"uint16_t", 2},  {"int32_t", 4},   {"uint32_t", 4},
-        {"int64_t", 8},  {"uint64_t", 8},  {"size_t", 8},   {"ssize_t", 8},   {"ptrdiff_t", 8}, {"intptr_t", 8},
+        {"int8_t", 1},    {"uint8_t", 1},  {"int16_t", 2},   {"uint16_t", 2}, {"int32_t", 4},   {"uint32_t", 4},
+        {"int64_t", 8},   {"uint64_t", 8}, {"size_t", 8},    {"ssize_t", 8},  {"ptrdiff_t", 8}, {"intptr_t", 8},
         {"uintptr_t", 8}, {"intmax_t", 8}, {"uintmax_t", 8}, {"__half", 2},   {"half", 2},
     };
     auto found = sizes.find(name);
@@ -80,9 +80,9 @@ struct Aggregate {
 
 const std::set<std::string>& skipped_words()
 {
-    static const std::set<std::string> words = {"const",    "volatile",  "mutable", "struct",      "class",
-                                                "union",    "enum",      "typename", "__restrict__", "__restrict",
-                                                "restrict", "__device__", "__host__", "__managed__", "__constant__",
+    static const std::set<std::string> words = {"const",    "volatile",   "mutable",  "struct",       "class",
+                                                "union",    "enum",       "typename", "__restrict__", "__restrict",
+                                                "restrict", "__device__", "__host__", "__managed__",  "__constant__",
                                                 "register", "inline"};
     return words;
 }
@@ -494,7 +494,8 @@ private:
         std::size_t last = next - 1;  // the `;`
         bool pointer = false;
         for (std::size_t k = i + 3; k < last; ++k) pointer = pointer || is(k, "*");
-        if (auto type = pointer ? std::optional<StructLayout>(StructLayout{8, 8}) : resolve(i + 3, last, "", false, prefix))
+        if (auto type =
+                pointer ? std::optional<StructLayout>(StructLayout{8, 8}) : resolve(i + 3, last, "", false, prefix))
             define(prefix, t_[i + 1].text, *type);
         return next;
     }
@@ -539,14 +540,15 @@ private:
     }
 
     // `<type> <declarator>, <declarator>;` at `i`.
-    std::size_t type_and_declarators(std::size_t i, std::size_t end, const std::string& said,
-                                     const std::string& prefix, std::size_t alignment, Body* body, bool report)
+    std::size_t type_and_declarators(std::size_t i, std::size_t end, const std::string& said, const std::string& prefix,
+                                     std::size_t alignment, Body* body, bool report)
     {
         // The first declarator's name: the last identifier before its array bounds, bit width or initialiser.
         std::size_t stop = i, name = end;
         int angle = 0;
-        while (stop < end && !is(stop, ";") && !(angle == 0 && (is(stop, ",") || is(stop, "[") || is(stop, ":") ||
-                                                               is(stop, "=") || is(stop, "{") || is(stop, "(")))) {
+        while (stop < end && !is(stop, ";") &&
+               !(angle == 0 && (is(stop, ",") || is(stop, "[") || is(stop, ":") || is(stop, "=") || is(stop, "{") ||
+                                is(stop, "(")))) {
             if (alignment_word(stop)) {
                 if (!alignment_specifier(stop, alignment, said)) return fail(body, after_statement(stop, end));
                 continue;
@@ -557,8 +559,9 @@ private:
         }
         if (name == end || is(stop, "(")) {
             if (report)
-                problem(i, said + "a member that is not '<type> <name>;' (a parenthesized declarator such as a "
-                                  "function pointer, or no name); use a plain pointer such as void*");
+                problem(i, said +
+                               "a member that is not '<type> <name>;' (a parenthesized declarator such as a "
+                               "function pointer, or no name); use a plain pointer such as void*");
             return fail(body, after_statement(i, end));
         }
         std::size_t type_end = i;
@@ -583,8 +586,9 @@ private:
                 return fail(body, after_statement(j, end));
             }
             if (!identifier(j)) {
-                problem(j, said + "a declarator that is not a name (a function pointer or a parenthesized "
-                                  "declarator); use a plain pointer such as void*");
+                problem(j, said +
+                               "a declarator that is not a name (a function pointer or a parenthesized "
+                               "declarator); use a plain pointer such as void*");
                 return fail(body, after_statement(j, end));
             }
             std::string name = t_[j++].text;
@@ -608,7 +612,8 @@ private:
                 return fail(body, after_statement(j, end));
             }
             if (is(j, "=")) {
-                while (j < end && !is(j, ",") && !is(j, ";")) j = is(j, "(") || is(j, "{") || is(j, "[") ? after_closer(j) : j + 1;
+                while (j < end && !is(j, ",") && !is(j, ";"))
+                    j = is(j, "(") || is(j, "{") || is(j, "[") ? after_closer(j) : j + 1;
             } else if (is(j, "{")) {
                 j = after_closer(j);
             }

@@ -29,7 +29,7 @@ namespace ck {
 struct ReadStruct {
     std::string name;       ///< as kernels name it (unqualified); a typedef's name too, as its own entry
     std::string qualified;  ///< with its namespaces and enclosing structs: "ns::Outer::Inner"
-    std::string where;  ///< "file:line" of its definition
+    std::string where;      ///< "file:line" of its definition
     StructLayout layout;
     std::vector<std::pair<std::string, std::size_t>> offsets;  ///< member name and offset, in order
 };

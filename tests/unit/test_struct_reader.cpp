@@ -42,8 +42,8 @@ std::map<std::string, std::string> compiled_layouts(const std::string& header, c
     tree.write("main.cpp", program + "}\n");
     auto compiler = util::find_in_path("c++");
     REQUIRE_MESSAGE(!compiler.empty(), "the comparison needs the host C++ compiler");
-    auto built = util::run_process({compiler.string(), "-std=c++17", "-w", "-o", (tree / "main").string(),
-                                    (tree / "main.cpp").string()});
+    auto built = util::run_process(
+        {compiler.string(), "-std=c++17", "-w", "-o", (tree / "main").string(), (tree / "main.cpp").string()});
     REQUIRE_MESSAGE(built.exit_code == 0, built.output);
     auto ran = util::run_process({(tree / "main").string()});
     REQUIRE(ran.exit_code == 0);
@@ -105,10 +105,12 @@ TEST_CASE("every construct with a clear C layout is laid out as g++ lays it out"
     CHECK(reading.problems.empty());
     std::map<std::string, std::string> read = read_layouts(reading);
     std::map<std::string, std::string> compiled = compiled_layouts(header, reading);
-    for (const char* name : {"Arrays", "Aligned", "WholeAligned", "CudaAligned", "Enums", "Several", "Defaults",
-                             "sim::inner::Spaced", "Named", "Anonymous", "Alias", "UsesEarlier", "Outer",
-                             "Outer::Inner", "WithUnion", "Plain", "CvQualified", "Spellings", "Pointers", "Methods",
-                             "Empty", "AlignedEmpty"}) {
+    for (const char* name : {"Arrays",      "Aligned",      "WholeAligned", "CudaAligned",
+                             "Enums",       "Several",      "Defaults",     "sim::inner::Spaced",
+                             "Named",       "Anonymous",    "Alias",        "UsesEarlier",
+                             "Outer",       "Outer::Inner", "WithUnion",    "Plain",
+                             "CvQualified", "Spellings",    "Pointers",     "Methods",
+                             "Empty",       "AlignedEmpty"}) {
         INFO(name);
         CHECK(read.count(name) == 1);
     }
@@ -201,9 +203,8 @@ TEST_CASE("only a header with conditionals or macros beyond its include guard ne
     config.options = {"-DNDEBUG", "-D", "WIDTH=4", "-UFOO", "--define-macro=BAR", "-O3"};
     config.compiler = CudaCompilerKind::nvcc;
     config.architectures = {"sm_90a"};
-    CHECK(preprocessor_defines(config) == std::vector<std::string>{"-D__CUDACC__", "-D__NVCC__",
-                                                                   "-D__CUDA_ARCH__=900", "-DNDEBUG", "-DWIDTH=4",
-                                                                   "-UFOO", "-DBAR"});
+    CHECK(preprocessor_defines(config) == std::vector<std::string>{"-D__CUDACC__", "-D__NVCC__", "-D__CUDA_ARCH__=900",
+                                                                   "-DNDEBUG", "-DWIDTH=4", "-UFOO", "-DBAR"});
 }
 
 TEST_SUITE_END();
