@@ -114,6 +114,23 @@ struct ChildSetup {
     ::_exit(127);
 }
 
+// The guard, forked beside the child and outside its group: PR_SET_PDEATHSIG
+// reaches only our direct child, so nvcc's own children (cicc, ptxas) would
+// outlive a builder ended with SIGKILL. The guard waits for the end of a pipe
+// whose only writer is this process, which the kernel closes however it ends,
+// and then kills what is left of the child's group. It keeps every signal
+// blocked (the mask it was forked with), so a Ctrl-C or a SIGTERM to the job
+// does not remove it before the builder is gone. Only async-signal-safe calls.
+[[noreturn]] void guard_group(int watched_fd, pid_t group)
+{
+    ::dup2(watched_fd, 0);
+    ::close_range(1, ~0U, 0);  // other guards' pipes too: no two guards keep each other waiting
+    char byte = 0;
+    while (::read(0, &byte, 1) < 0 && errno == EINTR) {}
+    ::kill(-group, SIGKILL);
+    ::_exit(0);
+}
+
 // The errno a child sent before exiting, 0 when it ran its program.
 int exec_error(int error_fd)
 {
@@ -251,11 +268,28 @@ fs::path find_in_path(const std::string& program)
 
 namespace {
 
-// A started child: its pid (and process group) and the read end of its output.
+// A started child: its pid (and process group), the read end of its output,
+// and its guard (guard_group) with the pipe that keeps the guard waiting.
 struct Spawned {
     pid_t pid = 0;
     UniqueFd output;
+    pid_t guard = 0;
+    UniqueFd guard_pipe;
 };
+
+// Forks the guard of `group`; the write end of its pipe stays here.
+std::pair<pid_t, UniqueFd> start_guard(pid_t group)
+{
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return {0, UniqueFd()};
+    UniqueFd read_end(fds[0]);
+    UniqueFd write_end(fds[1]);
+    BlockedSignals blocked;
+    pid_t guard = ::fork();
+    if (guard == 0) guard_group(read_end.get(), group);
+    if (guard < 0) return {0, UniqueFd()};
+    return {guard, std::move(write_end)};
+}
 
 Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const EnvironmentOverrides& environment,
               const InheritedVariables& inherited)
@@ -301,7 +335,27 @@ Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const E
         wait_for(pid);
         throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
     }
-    return {pid, std::move(read_end)};
+    auto [guard, guard_pipe] = start_guard(pid);
+    if (guard == 0) {
+        int error = errno;
+        ::kill(-pid, SIGKILL);
+        wait_for(pid);
+        throw ToolchainError("cannot run " + argv[0] +
+                             ": cannot start the process that ends it with us: " + errno_message(error));
+    }
+    return {pid, std::move(read_end), guard, std::move(guard_pipe)};
+}
+
+// Waits for the child to exit and returns its status. The guard is released
+// while the child is still an unreaped zombie, whose pid keeps its group's
+// id from being reused by a stranger the guard would then kill.
+int finish(Spawned& child)
+{
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+    child.guard_pipe = UniqueFd();
+    wait_for(child.guard);
+    return wait_for(child.pid);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -338,7 +392,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& 
     ChildRegistration registration(child.pid);
     ProcessResult result;
     result.output = read_all(child.output.get());
-    result.exit_code = wait_for(child.pid);
+    result.exit_code = finish(child);
     return result;
 }
 
@@ -371,7 +425,7 @@ ProcessResult run_process_within(const std::vector<std::string>& argv, const fs:
         }
     }
     ::kill(-child.pid, SIGKILL);
-    result.exit_code = wait_for(child.pid);
+    result.exit_code = finish(child);
     return result;
 }
 
