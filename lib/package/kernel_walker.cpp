@@ -8,6 +8,7 @@
 #include "util/file_util.hpp"
 #include "util/library_surface.hpp"
 #include "util/regular_files.hpp"
+#include "util/sha256.hpp"
 
 #include <sys/stat.h>
 
@@ -139,6 +140,41 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
            "the not-kernels key (cunumpy-kernels(5)) to say so once";
 }
 
+// The warning once a record has seen it named in full: a tree's not-kernel
+// folders do not change from one command to the next, and a paragraph the
+// user has read already, on every command, hides the warnings that are new.
+// The same leading path, so a CI annotation lands where the full one did.
+std::string not_kernels_reminder(const std::vector<KernelSource>& folders, const std::string& full)
+{
+    std::string where = full.substr(0, full.find(": "));
+    std::string what = folders.size() == 1 ? "this folder is not a kernel"
+                                           : std::to_string(folders.size()) + " folders are not kernels";
+    return where + ": " + what +
+           ", as named in full on an earlier run (the list changes: named again); list them in the not-kernels "
+           "key (cunumpy-kernels(5)) to drop this line";
+}
+
+// The full warning the first time a record sees this set of folders, then the
+// reminder. Without a record (dry runs, the runtime) always the full one.
+std::string not_kernels_message(const std::vector<KernelSource>& folders, SourceRecord* record)
+{
+    std::string full = not_kernels_warning(folders);
+    if (!record) return full;
+    // Kept under a file of the set, as the record keeps only what its files' digests hold.
+    std::string digest;
+    try {
+        digest = record->digest(folders.front().host.front().file);
+    } catch (const SourceError&) {
+        return full;
+    }
+    bool named_before = true;
+    record->answer(digest, "not-kernels named 1 " + sha256_hex(full), [&] {
+        named_before = false;
+        return nlohmann::json(true);
+    });
+    return named_before ? not_kernels_reminder(folders, full) : full;
+}
+
 class Walker {
 public:
     Walker(const Config& config, WalkWarning warn, SourceRecord* record = nullptr)
@@ -158,7 +194,7 @@ public:
 
     std::vector<KernelSource> take()
     {
-        if (!not_kernels_.empty() && warn_) warn_(not_kernels_warning(not_kernels_));
+        if (!not_kernels_.empty() && warn_) warn_(not_kernels_message(not_kernels_, record_));
         not_kernels_.clear();
         std::vector<KernelSource> kernels;
         for (auto& [module, kernel] : found_) kernels.push_back(std::move(kernel));
