@@ -87,6 +87,7 @@ struct ChildSetup {
     const char* cwd;  ///< null: the parent's
     int output_fd;    ///< becomes stdout and stderr
     int error_fd;     ///< receives errno when the exec fails; close-on-exec
+    int guard_fd;     ///< receives the child's pid for its guard; close-on-exec
     pid_t parent;
     const sigset_t* mask;
 };
@@ -100,6 +101,8 @@ struct ChildSetup {
 [[noreturn]] void exec_child(const ChildSetup& setup)
 {
     ::setpgid(0, 0);
+    pid_t self = ::getpid();
+    if (::write(setup.guard_fd, &self, sizeof self) != sizeof self) ::_exit(127);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != setup.parent) ::_exit(127);  // the builder died before prctl
     for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(signal_number, SIG_DFL);
@@ -114,17 +117,24 @@ struct ChildSetup {
     ::_exit(127);
 }
 
-// The guard, forked beside the child and outside its group: PR_SET_PDEATHSIG
+// The guard, forked before the child and outside its group: PR_SET_PDEATHSIG
 // reaches only our direct child, so nvcc's own children (cicc, ptxas) would
-// outlive a builder ended with SIGKILL. The guard waits for the end of a pipe
-// whose only writer is this process, which the kernel closes however it ends,
-// and then kills what is left of the child's group. It keeps every signal
-// blocked (the mask it was forked with), so a Ctrl-C or a SIGTERM to the job
-// does not remove it before the builder is gone. Only async-signal-safe calls.
-[[noreturn]] void guard_group(int watched_fd, pid_t group)
+// outlive a builder ended with SIGKILL. The child sends the guard its pid,
+// its group's id, before it runs its program (so before it can start
+// children); the guard then waits for the end of the pipe, which comes when
+// the child has run its program (close-on-exec) and this process's end is
+// closed, as the kernel closes it however this process ends, and kills what
+// is left of the group. It keeps every signal blocked (the mask it was forked
+// with), so a Ctrl-C or a SIGTERM to the job does not remove it before the
+// builder is gone. Only async-signal-safe calls.
+[[noreturn]] void guard_group(int watched_fd)
 {
     ::dup2(watched_fd, 0);
-    ::close_range(1, ~0U, 0);  // other guards' pipes too: no two guards keep each other waiting
+    ::close_range(1, ~0U, 0);  // its own pipe's write end, other guards' pipes: no one kept waiting
+    pid_t group = 0;
+    ssize_t n = 0;
+    while ((n = ::read(0, &group, sizeof group)) < 0 && errno == EINTR) {}
+    if (n != sizeof group || group <= 0) ::_exit(0);  // no child was started
     char byte = 0;
     while (::read(0, &byte, 1) < 0 && errno == EINTR) {}
     ::kill(-group, SIGKILL);
@@ -277,8 +287,20 @@ struct Spawned {
     UniqueFd guard_pipe;
 };
 
-// Forks the guard of `group`; the write end of its pipe stays here.
-std::pair<pid_t, UniqueFd> start_guard(pid_t group)
+// Waits for the child to exit and returns its status. The guard is released
+// while the child is still an unreaped zombie, whose pid keeps its group's
+// id from being reused by a stranger the guard would then kill.
+int finish(Spawned& child)
+{
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+    child.guard_pipe = UniqueFd();
+    wait_for(child.guard);
+    return wait_for(child.pid);
+}
+
+// Forks a guard (guard_group); the write end of its pipe stays here.
+std::pair<pid_t, UniqueFd> start_guard()
 {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return {0, UniqueFd()};
@@ -286,7 +308,7 @@ std::pair<pid_t, UniqueFd> start_guard(pid_t group)
     UniqueFd write_end(fds[1]);
     BlockedSignals blocked;
     pid_t guard = ::fork();
-    if (guard == 0) guard_group(read_end.get(), group);
+    if (guard == 0) guard_group(read_end.get());
     if (guard < 0) return {0, UniqueFd()};
     return {guard, std::move(write_end)};
 }
@@ -319,43 +341,40 @@ Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const E
     UniqueFd error_read(error_fds[0]);
     UniqueFd error_write(error_fds[1]);
 
+    auto [guard, guard_pipe] = start_guard();
+    if (guard == 0)
+        throw ToolchainError("cannot run " + argv[0] +
+                             ": cannot start the process that ends it with us: " + errno_message(errno));
     pid_t pid = 0;
     {
         BlockedSignals blocked;
-        ChildSetup setup{program.c_str(), args.data(),       envp,       cwd.empty() ? nullptr : cwd.c_str(),
-                         write_end.get(), error_write.get(), ::getpid(), &blocked.saved()};
+        ChildSetup setup{program.c_str(),
+                         args.data(),
+                         envp,
+                         cwd.empty() ? nullptr : cwd.c_str(),
+                         write_end.get(),
+                         error_write.get(),
+                         guard_pipe.get(),
+                         ::getpid(),
+                         &blocked.saved()};
         pid = ::fork();
         if (pid == 0) exec_child(setup);
-        if (pid < 0) throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(errno));
+        if (pid < 0) {
+            int error = errno;
+            guard_pipe = UniqueFd();  // the guard, told of no child, exits
+            wait_for(guard);
+            throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
+        }
         ::setpgid(pid, pid);  // also here: terminate_children may signal the group before the child runs
     }
     write_end = UniqueFd();
     error_write = UniqueFd();
+    Spawned child{pid, std::move(read_end), guard, std::move(guard_pipe)};
     if (int error = exec_error(error_read.get())) {
-        wait_for(pid);
+        finish(child);
         throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
     }
-    auto [guard, guard_pipe] = start_guard(pid);
-    if (guard == 0) {
-        int error = errno;
-        ::kill(-pid, SIGKILL);
-        wait_for(pid);
-        throw ToolchainError("cannot run " + argv[0] +
-                             ": cannot start the process that ends it with us: " + errno_message(error));
-    }
-    return {pid, std::move(read_end), guard, std::move(guard_pipe)};
-}
-
-// Waits for the child to exit and returns its status. The guard is released
-// while the child is still an unreaped zombie, whose pid keeps its group's
-// id from being reused by a stranger the guard would then kill.
-int finish(Spawned& child)
-{
-    siginfo_t info{};
-    while (::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
-    child.guard_pipe = UniqueFd();
-    wait_for(child.guard);
-    return wait_for(child.pid);
+    return child;
 }
 
 using Clock = std::chrono::steady_clock;
