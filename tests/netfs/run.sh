@@ -16,6 +16,7 @@ cuda_root=${CUDA_HOME:-/usr/local/cuda}
 host=""
 long_cache=60
 keep=0
+volume_options=()
 scenario_args=()
 
 usage() {
@@ -30,8 +31,10 @@ usage: $0 [options]
   --readers N         bundle readers a node (default 2)
   --rewrites N        bundle rewrites (default 20)
   --lock-timeout S    CUNUMPY_KERNELS_LOCK_TIMEOUT of the lock breakers (default 5)
+  --tries N           times a command that exits 75 is run again, a second apart (default 90)
   --long-cache S      node-c's attribute, entry and negative cache, seconds (default 60)
   --only A,B          scenarios: cold, cold-long, killed, paused, clean, clean-during, prune-during, bundle
+  --volume-set K=V    a GlusterFS volume option (repeatable), e.g. performance.open-behind=off
   --host ADDR         the address the brick is served on; not loopback (default: first of hostname -I)
   --keep              keep the work folder (logs of every command) and print its path
 
@@ -45,7 +48,8 @@ while (($#)); do
         --cli) cli=$2; shift 2 ;;
         --python) python_for_cli=$2; shift 2 ;;
         --cuda-root) cuda_root=$2; shift 2 ;;
-        --builders | --kernels | --readers | --rewrites | --lock-timeout | --only) scenario_args+=("$1" "$2"); shift 2 ;;
+        --builders | --kernels | --readers | --rewrites | --lock-timeout | --tries | --only) scenario_args+=("$1" "$2"); shift 2 ;;
+        --volume-set) volume_options+=("$2"); shift 2 ;;
         --long-cache) long_cache=$2; shift 2 ;;
         --host) host=$2; shift 2 ;;
         --keep) keep=1; shift ;;
@@ -119,6 +123,9 @@ mkdir -p "$work/brick" "$work/shared"
 # force: the brick is a folder of the root file system, which GlusterFS otherwise refuses.
 gluster --mode=script volume create "$volume" "$host:$work/brick" force >/dev/null
 volume_made=1
+for option in "${volume_options[@]}"; do
+    gluster --mode=script volume set "$volume" "${option%%=*}" "${option#*=}" >/dev/null
+done
 gluster --mode=script volume start "$volume" >/dev/null
 declare -A options=(
     [a]=""
@@ -133,7 +140,7 @@ done
 
 gluster_version=$(glusterfs --version | head -n 1)
 echo "== $(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -srm), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "   $gluster_version; volume $volume, one brick $host:$work/brick"
+echo "   $gluster_version; volume $volume, one brick $host:$work/brick; options set: ${volume_options[*]:-none, GlusterFS defaults}"
 echo "   node-a, node-b: default client caches; node-c: attribute, entry and negative caches $long_cache s"
 echo "   CLI $cli_path ($("$cli_path" --version 2>&1 | head -n 1))"
 
