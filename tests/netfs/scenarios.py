@@ -328,8 +328,9 @@ def cold(c, nodes, name):
 
 
 def killed_holder(c):
-    """A holder on node-a is SIGKILLed mid-compile: its compilers end with it, node-a's waiter breaks its locks
-    at once (process gone), node-b's after the lock timeout, and each key is built once more."""
+    """A holder on node-a is SIGKILLed mid-compile, as when its node dies: its compilers end with it, the
+    waiters on node-b break its locks once they go untouched for the lock timeout (they cannot ask node-a
+    whether the process lives), and each key is built once more."""
     scenario, name, k = "killed holder", "killed", c.args.kernels
     print(f"\n== {scenario}", flush=True)
     tree = c.make_tree(name)
@@ -343,7 +344,6 @@ def killed_holder(c):
         compiler_pids = [int(pid) for _, pid in c.compiles(name)]
         waiters = [c.start("node-b", c.build_args(tree, k), logs / f"waiter-b{i}", short)
                    for i in range(c.args.builders)]
-        waiters.append(c.start("node-a", c.build_args(tree, k), logs / "waiter-a", short))
         time.sleep(2)
         c.check(scenario, "the waiters wait for the holder", all(w.poll() is None for w in waiters)
                 and len(c.compiles(name)) == k, exit_codes(waiters))
@@ -363,8 +363,8 @@ def killed_holder(c):
         time.sleep(0.05)
     wait_all(waiters)
     breaks = {w.who: w.stderr().count("broke the build lock") for w in waiters}
-    c.figure(scenario, f"holder killed after its {k} compiles started; waiters: {c.args.builders} on node-b, 1 on "
-                       f"node-a, lock timeout {c.args.lock_timeout} s; exit codes {exit_codes(waiters)}")
+    c.figure(scenario, f"holder killed after its {k} compiles started; waiters: {c.args.builders} on node-b, "
+                       f"lock timeout {c.args.lock_timeout} s; exit codes {exit_codes(waiters)}")
     c.figure(scenario, "first 'broke the build lock' seen, seconds after the kill: "
              + ", ".join(f"{who} {t:.1f}" for who, t in sorted(first_break.items(), key=lambda x: x[1])))
     c.figure(scenario, "waiters done, seconds after the kill: "
@@ -374,8 +374,6 @@ def killed_holder(c):
                     if next(w for w in waiters if w.who == who).ended - killed - t < 0.2]
     c.check(scenario, "each break was printed when it happened, not at the build's end", not printed_late,
             printed_late)
-    same_host = [w.stderr() for w in waiters if w.node == "node-a" and "its process is gone" in w.stderr()]
-    c.figure(scenario, f"node-a's waiter saw the holder's process gone: {bool(same_host)}")
     check_builds(c, scenario, name, waiters, k, 2 * k)
 
 
