@@ -85,10 +85,15 @@ volume=cknetfs$$
 started_glusterd=0
 volume_made=0
 mounts=()
+scenarios_pid=""
 
 cleanup() {
     local status=$?
     set +e
+    if [[ -n $scenarios_pid ]] && kill -0 "$scenarios_pid" 2>/dev/null; then
+        kill -TERM "$scenarios_pid"  # it ends the commands it started
+        wait "$scenarios_pid"
+    fi
     rm -f "$work/hold"
     for mount_point in "${mounts[@]}"; do
         umount "$mount_point" 2>/dev/null || umount -l "$mount_point"
@@ -147,4 +152,7 @@ echo "   CLI $cli_path ($("$cli_path" --version 2>&1 | head -n 1))"
 python3 "$here/scenarios.py" --cli "$cli_path" --python "$python_path" --cuda-root "$cuda_root" \
     --work "$work" --shared "$work/shared" --brick "$work/brick" \
     --mount "node-a=$work/mnt/a" --mount "node-b=$work/mnt/b" --mount "node-c=$work/mnt/c" \
-    "${scenario_args[@]}"
+    "${scenario_args[@]}" &
+# In the background and waited for, so that a signal reaches the cleanup at once.
+scenarios_pid=$!
+wait "$scenarios_pid"

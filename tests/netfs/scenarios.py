@@ -554,7 +554,7 @@ def bundle_rewritten_while_read(c):
             reads.append((node, run.rc, run.ended - run.started, "Stale file handle" in run.stderr(), run))
             n += 1
 
-    threads = [threading.Thread(target=reader, args=(node, i)) for i in range(c.args.readers)
+    threads = [threading.Thread(target=reader, args=(node, i), daemon=True) for i in range(c.args.readers)
                for node in ("node-b", "node-c")]
     for thread in threads:
         thread.start()
@@ -595,6 +595,15 @@ SCENARIOS = {
 }
 
 
+def end_every_run(cluster):
+    """Kills what a scenario left running (it broke down, or was interrupted), so that none outlives it."""
+    cluster.hold.unlink(missing_ok=True)
+    for run in cluster.started:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cli", required=True)
@@ -614,16 +623,15 @@ def main():
     args = parser.parse_args()
     cluster = Cluster(args)
     started = time.monotonic()
+    # run.sh's cleanup ends this with SIGTERM: the commands it started must end before the volume is unmounted.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     for name in args.only.split(","):
         try:
             SCENARIOS[name](cluster)
         except Exception as error:  # one scenario's breakdown is a failed check, the others still run
             cluster.check(name, "the scenario ran to its end", False, f"{type(error).__name__}: {error}")
-        cluster.hold.unlink(missing_ok=True)
-        for run in cluster.started:
-            if run.poll() is None:
-                os.killpg(run.pid, signal.SIGKILL)
-                run.wait()
+        finally:
+            end_every_run(cluster)
     failed = [check for check in cluster.checks if not check[2]]
     print(f"\n== {len(cluster.checks) - len(failed)} checks passed, {len(failed)} failed, "
           f"{time.monotonic() - started:.0f} s", flush=True)
