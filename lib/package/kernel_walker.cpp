@@ -111,6 +111,18 @@ const char* const not_a_kernel_consequence =
     "cunumpy's Kernel.from_folder raises AttributeError there, and with it KernelCatalog.from_package of the parent "
     "package";
 
+// Where the warning about such folders points: the one host module, or the
+// folder that holds them all.
+fs::path not_kernels_location(const std::vector<KernelSource>& folders)
+{
+    if (folders.size() == 1) return folders.front().host.front().file;
+    fs::path common = folders.front().folder.parent_path();
+    for (const auto& folder : folders)
+        while (!common.empty() && folder.folder.lexically_relative(common).string().starts_with(".."))
+            common = common.parent_path();
+    return common;
+}
+
 // One warning for every folder of a walk whose host module binds no function
 // of the folder's name: a tree such as Struphy's has several, and one
 // paragraph each on every command told the user the same thing six times.
@@ -124,10 +136,7 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
                not_a_kernel_consequence + "); define " + first.name +
                "() in it, or rename the file if "
                "the folder is not meant as a kernel, or list it in the not-kernels key (cunumpy-kernels(5))";
-    fs::path common = first.folder.parent_path();
-    for (const auto& folder : folders)
-        while (!common.empty() && folder.folder.lexically_relative(common).string().starts_with(".."))
-            common = common.parent_path();
+    fs::path common = not_kernels_location(folders);
     std::string list;
     for (const auto& folder : folders)
         list += (list.empty() ? "" : ", ") +
@@ -144,12 +153,11 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
 // folders do not change from one command to the next, and a paragraph the
 // user has read already, on every command, hides the warnings that are new.
 // The same leading path, so a CI annotation lands where the full one did.
-std::string not_kernels_reminder(const std::vector<KernelSource>& folders, const std::string& full)
+std::string not_kernels_reminder(const std::vector<KernelSource>& folders)
 {
-    std::string where = full.substr(0, full.find(": "));
     std::string what = folders.size() == 1 ? "this folder is not a kernel"
                                            : std::to_string(folders.size()) + " folders are not kernels";
-    return where + ": " + what +
+    return not_kernels_location(folders).string() + ": " + what +
            ", as named in full on an earlier run (the list changes: named again); list them in the not-kernels "
            "key (cunumpy-kernels(5)) to drop this line";
 }
@@ -172,7 +180,7 @@ std::string not_kernels_message(const std::vector<KernelSource>& folders, Source
         named_before = false;
         return nlohmann::json(true);
     });
-    return named_before ? not_kernels_reminder(folders, full) : full;
+    return named_before ? not_kernels_reminder(folders) : full;
 }
 
 class Walker {

@@ -299,17 +299,20 @@ int finish(Spawned& child)
     return wait_for(child.pid);
 }
 
-// Forks a guard (guard_group); the write end of its pipe stays here.
-std::pair<pid_t, UniqueFd> start_guard()
+// Forks a guard (guard_group); the write end of its pipe stays here. Throws
+// ToolchainError, naming `program`, when it cannot.
+std::pair<pid_t, UniqueFd> start_guard(const std::string& program)
 {
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return {0, UniqueFd()};
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw ToolchainError("cannot create a pipe: " + errno_message(errno));
     UniqueFd read_end(fds[0]);
     UniqueFd write_end(fds[1]);
     BlockedSignals blocked;
     pid_t guard = ::fork();
     if (guard == 0) guard_group(read_end.get());
-    if (guard < 0) return {0, UniqueFd()};
+    if (guard < 0)
+        throw ToolchainError("cannot run " + program +
+                             ": cannot start the process that ends it with us: " + errno_message(errno));
     return {guard, std::move(write_end)};
 }
 
@@ -341,10 +344,7 @@ Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const E
     UniqueFd error_read(error_fds[0]);
     UniqueFd error_write(error_fds[1]);
 
-    auto [guard, guard_pipe] = start_guard();
-    if (guard == 0)
-        throw ToolchainError("cannot run " + argv[0] +
-                             ": cannot start the process that ends it with us: " + errno_message(errno));
+    auto [guard, guard_pipe] = start_guard(argv[0]);
     pid_t pid = 0;
     {
         BlockedSignals blocked;
