@@ -7,6 +7,7 @@
 #include "util/temporary_name.hpp"
 #include "util/utc_time.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -107,24 +108,46 @@ Creation try_create(const fs::path& file, const std::string& token)
     return Creation::unavailable;
 }
 
+// Listing a folder asks the server for its names (READDIRPLUS on FUSE and
+// NFS clients), which replaces names cached as missing; an open by name is
+// answered from that cache for as long as it lasts (FUSE's negative-timeout,
+// NFS's acdirmax): a waiter would miss an entry another node published.
+void list_folder(const fs::path& folder)
+{
+    DIR* listing = ::opendir(folder.c_str());
+    if (!listing) return;
+    while (::readdir(listing)) {}
+    ::closedir(listing);
+}
+
 bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
 
-// Moves the lock aside before removing it, so that of two waiters breaking
-// the same stale lock only one succeeds; a lock taken anew meanwhile (its
-// token differs from the stale one) is put back.
-bool break_lock(const fs::path& file, const std::string& stale_content)
+// Breakers of one lock take turns through a second one, `<lock>.breaking`:
+// under it the lock is looked at again and removed only if it still is the
+// stale one, so a lock another waiter has just taken is never touched.
+// (Moving the lock aside to compare it, and linking a fresh one back, left a
+// gap in which a third waiter's create won: two holders, one key compiled
+// twice; tests/netfs/run.sh, issue 45.) False when another breaker has the
+// turn or the lock changed: the caller looks again.
+bool break_lock(const fs::path& file, const std::string& stale_content, Clock::duration stale_after)
 {
-    fs::path aside = file;
-    aside += ".broken." + unique_temporary_name();
-    if (::rename(file.c_str(), aside.c_str()) != 0) return false;
-    std::string content;
-    try {
-        content = util::read_file(aside);
-    } catch (const SourceError&) {
+    fs::path turn = file;
+    turn += ".breaking";
+    int fd = ::open(turn.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        // A turn outlives its breaker only if that one died within these few
+        // calls; one older than a stale lock is cleared for the next try.
+        struct stat info {};
+        if (errno == EEXIST && ::stat(turn.c_str(), &info) == 0 &&
+            std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(info.st_mtime) > stale_after)
+            ::unlink(turn.c_str());
+        return false;
     }
-    bool stale = content == stale_content;
-    if (!stale) (void)::link(aside.c_str(), file.c_str());
-    ::unlink(aside.c_str());
+    ::close(fd);
+    auto now = look_at(file);
+    bool stale = now && now->content == stale_content;
+    if (stale) ::unlink(file.c_str());
+    ::unlink(turn.c_str());
     return stale;
 }
 
@@ -208,7 +231,9 @@ struct BuildLock::Refresher {
 bool is_lock_file(const fs::path& path)
 {
     std::string name = path.filename().string();
-    return name.size() > 5 && (name.ends_with(".lock") || name.find(".lock.broken.") != std::string::npos);
+    // `.lock.broken.*`: locks moved aside by the breakers of earlier versions.
+    return name.size() > 5 && (name.ends_with(".lock") || name.ends_with(".lock.breaking") ||
+                               name.find(".lock.broken.") != std::string::npos);
 }
 
 LockTiming LockTiming::from_environment()
@@ -248,8 +273,14 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
         if (published()) return nullptr;
         std::string token = unique_temporary_name();
         switch (try_create(file, token)) {
-            case Creation::created:
-                return std::unique_ptr<BuildLock>(new BuildLock(file, token, timing));
+            case Creation::created: {
+                auto lock = std::unique_ptr<BuildLock>(new BuildLock(file, token, timing));
+                // The holder before may have published and let go between the
+                // look above and the create; look once more, past cached names.
+                list_folder(file.parent_path());
+                if (published()) return nullptr;
+                return lock;
+            }
             case Creation::unavailable:
                 return std::unique_ptr<BuildLock>(new BuildLock());
             case Creation::exists:
@@ -270,10 +301,13 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
                               : known_gone ? "it was found gone at another lock"
                                            : "untouched for " + seconds_text(timing.stale_after) + " s";
             if (holder && events.gone) events.gone->add(identity_of(*holder));
-            if (break_lock(file, sighting->content) && events.broken)
-                events.broken("broke the build lock " + file.string() + " of " + describe(*sighting) + ": " + why);
-            seen.reset();
-            continue;
+            if (break_lock(file, sighting->content, timing.stale_after)) {
+                if (events.broken)
+                    events.broken("broke the build lock " + file.string() + " of " + describe(*sighting) + ": " + why);
+                seen.reset();
+                continue;
+            }
+            // Another waiter's turn to break it, or the lock changed: look again after the pause.
         }
         if (now - begin >= timing.longest_wait()) {
             if (events.broken)

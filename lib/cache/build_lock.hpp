@@ -65,8 +65,9 @@ struct LockEvents {
     GoneHolders* gone = nullptr;                      ///< shared with other acquisitions; may be null
 };
 
-/// Whether `path` names a build lock or one being broken (`<key>.lock`,
-/// `<key>.lock.broken.*`), which sit among the entries but are none.
+/// Whether `path` names a build lock or a breaker's turn (`<key>.lock`,
+/// `<key>.lock.breaking`, and older versions' `<key>.lock.broken.*`), which
+/// sit among the entries but are none.
 bool is_lock_file(const std::filesystem::path& path);
 
 /// Removes every lock file this process holds, with system calls only: for

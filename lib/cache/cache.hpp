@@ -247,6 +247,9 @@ public:
     std::optional<std::time_t> last_use(const std::string& kind, const std::string& key) const;
 
     /// The latest entry recorded for `module` and `target`, if it still exists.
+    /// Best effort, for explanations and lookups that may miss: none when the
+    /// record or the manifest cannot be read, also while another node
+    /// replaces them (ESTALE).
     std::optional<Manifest> latest(const std::string& kind, const std::string& module, const std::string& target) const;
 
     /// Every key recorded as the latest entry of some kernel and target of

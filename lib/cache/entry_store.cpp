@@ -31,12 +31,23 @@ constexpr const char* cachedir_tag =
     "# This file is a cache directory tag created by cunumpy-kernels.\n"
     "# For information about cache directory tags, see https://bford.info/cachedir/\n";
 
-// A `<kind>-last/` record: the key and a newline. Throws SourceError when unreadable.
-std::string read_key_record(const fs::path& file)
+// A `<kind>-last/` record holds the key and a newline.
+std::string key_in_record(std::string text)
 {
-    std::string key = util::read_file(file);
-    while (!key.empty() && (key.back() == '\n' || key.back() == ' ')) key.pop_back();
-    return key;
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return text;
+}
+
+// The key a `<kind>-last/` record names. Throws SourceError when unreadable,
+// TransientReadError when it stays stale: for readers that decide by it.
+std::string read_key_record(const fs::path& file) { return key_in_record(util::read_file(file)); }
+
+// The same for readers that only explain or save a write: none when unreadable.
+std::optional<std::string> key_record_if_readable(const fs::path& file)
+{
+    auto text = util::read_record(file);
+    if (!text) return std::nullopt;
+    return key_in_record(std::move(*text));
 }
 
 }  // namespace
@@ -174,11 +185,7 @@ void EntryStore::remember_hit(const std::string& kind, const std::string& module
                               const std::string& key) const
 {
     record_use(kind, key);
-    try {
-        if (read_key_record(root_ / (kind + "-last") / (module + "@" + target)) == key) return;
-    } catch (const SourceError&) {
-        // No record yet: write one.
-    }
+    if (key_record_if_readable(root_ / (kind + "-last") / (module + "@" + target)) == key) return;
     remember_latest(kind, module, target, key);
 }
 
@@ -209,12 +216,12 @@ std::optional<std::time_t> EntryStore::last_use(const std::string& kind, const s
 std::optional<Manifest> EntryStore::latest(const std::string& kind, const std::string& module,
                                            const std::string& target) const
 {
+    auto key = key_record_if_readable(root_ / (kind + "-last") / (module + "@" + target));
+    if (!key || key->size() < 2) return std::nullopt;
     try {
-        std::string key = read_key_record(root_ / (kind + "-last") / (module + "@" + target));
-        if (key.size() < 2) return std::nullopt;
-        return find(kind, key);
-    } catch (const SourceError&) {
-        return std::nullopt;
+        return find(kind, *key);
+    } catch (const TransientReadError&) {
+        return std::nullopt;  // being replaced on another node: it explains nothing now
     }
 }
 

@@ -38,11 +38,8 @@ std::string ToolProbe::answer(const fs::path& tool, const std::string& question,
     if (name) {
         for (const fs::path* dir : {&dir_, also_read_ ? &*also_read_ : nullptr}) {
             if (!dir) continue;
-            try {
-                return util::read_file(*dir / *name);
-            } catch (const SourceError&) {
-                // Not asked yet.
-            }
+            // Not asked yet, or being rewritten by a builder on another node: ask.
+            if (auto known = util::read_record(*dir / *name)) return *known;
         }
     }
     std::string value = ask();

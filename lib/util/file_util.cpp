@@ -58,6 +58,17 @@ std::string read_file(const fs::path& path, std::uint64_t max_bytes)
     });
 }
 
+std::optional<std::string> read_record(const fs::path& path)
+{
+    try {
+        return read_file(path);
+    } catch (const SourceError&) {
+        return std::nullopt;
+    } catch (const TransientReadError&) {
+        return std::nullopt;
+    }
+}
+
 std::string read_open_file(int fd, const fs::path& path, std::uint64_t max_bytes)
 {
     auto failed = [&](const std::string& why) { return SourceError("cannot read " + path.string() + ": " + why); };

@@ -34,6 +34,13 @@ private:
 /// then throws TransientReadError.
 std::string read_file(const std::filesystem::path& path, std::uint64_t max_bytes = UINT64_MAX);
 
+/// A best-effort record: a memo its reader can work out again (a tool's
+/// probe answer, the key a module had last). Its text, or none when it is
+/// missing, unreadable or still stale after read_file's tries: another node
+/// may be replacing or removing it, and a record that cannot be read costs
+/// a recomputation, never a failed command (issue 45).
+std::optional<std::string> read_record(const std::filesystem::path& path);
+
 /// read_file of a file already open as `fd` (read from its current offset);
 /// `path` names it in errors. Throws as read_file, but tries nothing again
 /// (the caller holds the handle): TransientReadError at the first ESTALE.

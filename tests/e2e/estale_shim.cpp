@@ -1,6 +1,6 @@
 // LD_PRELOAD shim for the end-to-end tests of a cache on a network file
 // system (test_shared_filesystems.py): opens of a path ending in
-// $CK_ESTALE_SUFFIX fail with ESTALE ("Stale file handle"), as on an NFS
+// $CK_ESTALE_SUFFIX (or in a folder named $CK_ESTALE_FOLDER) fail with ESTALE ("Stale file handle"), as on an NFS
 // client while another node replaces the file, the first $CK_ESTALE_COUNT
 // times in the process (every time when unset). Other opens pass through.
 
@@ -20,13 +20,33 @@ namespace {
 
 std::atomic<long> failures_left{-1};  // -1: not read from the environment yet
 
+// Whether the first `length` characters of `text` end with `suffix`.
+bool ends_with(const char* text, std::size_t length, const char* suffix)
+{
+    std::size_t suffix_length = std::strlen(suffix);
+    return length >= suffix_length && std::memcmp(text + length - suffix_length, suffix, suffix_length) == 0;
+}
+
+// A path ending in $CK_ESTALE_SUFFIX, or a file right inside a folder named
+// $CK_ESTALE_FOLDER (whose names, such as probe records', are not known).
+bool chosen(const char* path)
+{
+    if (!path) return false;
+    std::size_t length = std::strlen(path);
+    const char* suffix = std::getenv("CK_ESTALE_SUFFIX");
+    if (suffix && *suffix && ends_with(path, length, suffix)) return true;
+    const char* folder = std::getenv("CK_ESTALE_FOLDER");
+    if (!folder || !*folder) return false;
+    const char* slash = std::strrchr(path, '/');
+    if (!slash) return false;
+    auto parent_length = static_cast<std::size_t>(slash - path), folder_length = std::strlen(folder);
+    return ends_with(path, parent_length, folder) &&
+           (parent_length == folder_length || path[parent_length - folder_length - 1] == '/');
+}
+
 bool fail_open(const char* path)
 {
-    const char* suffix = std::getenv("CK_ESTALE_SUFFIX");
-    if (!suffix || !*suffix || !path) return false;
-    std::size_t length = std::strlen(path);
-    std::size_t suffix_length = std::strlen(suffix);
-    if (length < suffix_length || std::strcmp(path + length - suffix_length, suffix) != 0) return false;
+    if (!chosen(path)) return false;
     long unset = -1;
     const char* count = std::getenv("CK_ESTALE_COUNT");
     failures_left.compare_exchange_strong(unset, count ? std::atol(count) : 1L << 40);

@@ -18,9 +18,10 @@ TRY_AGAIN = 75  # EX_TEMPFAIL
 pytestmark = pytest.mark.skipif(not SHIM, reason="run through meson (needs the ESTALE shim)")
 
 
-def stale(suffix, count=None):
-    """The environment that makes opens of paths ending in `suffix` fail with ESTALE (`count` times, else always)."""
-    env = {"LD_PRELOAD": SHIM, "CK_ESTALE_SUFFIX": suffix}
+def stale(suffix=None, count=None, folder=None):
+    """The environment that makes opens of paths ending in `suffix`, or of files in a folder named `folder`, fail
+    with ESTALE (`count` times, else always)."""
+    env = {"LD_PRELOAD": SHIM, "CK_ESTALE_SUFFIX": suffix or "", "CK_ESTALE_FOLDER": folder or ""}
     # Under AddressSanitizer (the sanitizer build of scripts/test) the shim comes before ASan's runtime,
     # which ASan refuses unless told; its interceptors still run, behind the shim's open.
     asan = os.environ.get("ASAN_OPTIONS", "")
@@ -74,3 +75,17 @@ def test_status_bundle_tells_try_again_from_stale(run, example, warm, tmp_path):
     assert result.returncode == TRY_AGAIN, result.stdout + result.stderr
     assert "Stale file handle" in result.stderr
     assert "stale:" not in result.stderr, "not the bundle's 'stale' (rebuild)"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        pytest.param({"suffix": "@sm_90"}, id="the key a kernel had last (cuda-last)"),
+        pytest.param({"folder": ".probes"}, id="a tool's probe answer (.probes)"),
+    ],
+)
+def test_a_stale_best_effort_record_is_a_miss_of_that_record_not_exit_75(run, example, warm, record):
+    # Records that builders on other nodes rewrite: what they save is worked out again.
+    report, result = run.json("build", *warm, example, env=stale(**record), check=0)
+    assert {job["state"] for job in report["jobs"]} == {"hit"}, result.stderr
+    run("status", *warm, example, env=stale(**record), check=0)

@@ -15,7 +15,9 @@
 #include <atomic>
 #include <chrono>
 #include <thread>
+#include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -248,6 +250,70 @@ TEST_CASE("once a holder is found gone, its other locks are broken at once")
     CHECK(broken[1].find("it was found gone at another lock") != std::string::npos);
 }
 
+TEST_CASE("waiters that break a dead holder's lock together hold it one at a time")
+{
+    // Each waiter breaks on its own sighting of the dead holder's lock, some
+    // at once because the holder was found gone at a lock before: none may
+    // remove or move the lock a faster one took meanwhile (issue 45).
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    const long dead = dead_pid();
+    constexpr int waiters = 8;
+    for (int round = 0; round < 10; ++round) {
+        write_holder(file, host_name(), dead);
+        GoneHolders gone;
+        LockEvents events;
+        events.gone = &gone;
+        std::atomic<int> holding{0}, most{0}, took{0};
+        std::atomic<bool> go{false};
+        std::vector<std::thread> threads;
+        for (int i = 0; i < waiters; ++i)
+            threads.emplace_back([&] {
+                while (!go) std::this_thread::yield();
+                // A lock left behind by a racing break (it names this live
+                // process) is broken by the timeout, so a regression fails the
+                // checks below rather than stalling for minutes.
+                auto lock = BuildLock::acquire(file, never, timing_of(2s), events);
+                if (!lock || !lock->held()) return;
+                int now = ++holding;
+                for (int seen = most.load(); now > seen && !most.compare_exchange_weak(seen, now);) {}
+                std::this_thread::sleep_for(1ms);
+                --holding;
+                ++took;
+            });
+        go = true;
+        for (auto& thread : threads) thread.join();
+        CHECK(most == 1);
+        CHECK(took == waiters);
+        CHECK(!fs::exists(file));
+    }
+    CHECK(!fs::exists(tree / "x.lock.breaking"));
+}
+
+TEST_CASE("an entry published between the last look and the lock's create is used, and the lock let go")
+{
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    int looks = 0;
+    auto published_after_first_look = [&] { return ++looks > 1; };
+    CHECK(BuildLock::acquire(file, published_after_first_look, timing_of(60s)) == nullptr);
+    CHECK(looks == 2);
+    CHECK(!fs::exists(file));
+}
+
+TEST_CASE("a breaker's turn that its breaker left behind is cleared once older than the timeout")
+{
+    test::TempTree tree;
+    write_holder(tree / "x.lock", host_name(), dead_pid());
+    tree.write("x.lock.breaking", "");
+    timespec hour_ago[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (tree / "x.lock.breaking").c_str(), hour_ago, 0) == 0);
+    auto lock = BuildLock::acquire(tree / "x.lock", never, timing_of(60s));
+    REQUIRE(lock);
+    CHECK(lock->held());
+    CHECK(!fs::exists(tree / "x.lock.breaking"));
+}
+
 TEST_CASE("a stopped build's locks are removed by the signal handler's sweep")
 {
     test::TempTree tree;
@@ -293,6 +359,7 @@ TEST_CASE("lock files are not entries")
     tree.write("cuda/ab/abcd.lock", "{}");
     tree.write("cuda/ab/abce.lock.broken.host.1.2.3", "{}");
     CHECK(is_lock_file(tree / "cuda/ab/abcd.lock"));
+    CHECK(is_lock_file(tree / "cuda/ab/abcd.lock.breaking"));
     CHECK(!is_lock_file(tree / "cuda/ab/abcd"));
     EntryStore store(tree.root());
     CHECK(store.lock_file("cuda", "abcd") == tree / "cuda/ab/abcd.lock");
