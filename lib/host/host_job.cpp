@@ -10,6 +10,8 @@
 #include "util/temporary_dir.hpp"
 #include "util/utc_time.hpp"
 
+#include <optional>
+
 #include <chrono>
 
 namespace ck {
@@ -71,11 +73,46 @@ private:
                                                       host_build_folder(store_, job_.key, module_));
         result_.log = built.log;
         if (!built.ok) return fail(built.problem);
+        std::optional<fs::path> library;
+        if (!link_host_library(built.output, workspace.path() / "ck-host", library)) return;
         sync_tree(writer.folder());
-        publish(writer, built.extension);
+        publish(writer, built.extension, library);
     }
 
-    void publish(EntryWriter& writer, const fs::path& extension)
+    // The C backend's host library beside the extension, in `library`;
+    // none for the Fortran backend. A library that does not link or load
+    // fails the job (false): the entry is published whole or not at all.
+    bool link_host_library(const fs::path& output, const fs::path& scratch, std::optional<fs::path>& library)
+    {
+        if (!tools_.stc) return true;
+        std::string why;
+        const auto& stc = tools_.stc->get(&why);
+        if (!stc) {
+            fail("host library of " + module_.name + ": " + why);
+            return false;
+        }
+        std::error_code error;
+        fs::create_directories(scratch, error);
+        HostLibraryRequest request{{output / "__pyccel__", module_stem(module_)},    {},     *stc, job_.openmp,
+                                   output / host_library_file(module_stem(module_)), scratch};
+        for (std::size_t imported : job_.closure) {
+            const HostModule& dependency = plan_.modules[imported];
+            fs::path folder = package_folder(store_.entry_dir("host", plan_.jobs[imported].key), dependency);
+            request.imported.push_back({folder / "__pyccel__", module_stem(dependency)});
+        }
+        HostLibraryBuild linked = build_host_library(request);
+        for (const auto& skipped : linked.skipped)
+            result_.log += (result_.log.empty() ? "" : "\n") + ("host library: not callable from C++: " + skipped);
+        if (!linked.ok) {
+            fail("host library of " + module_.name +
+                 (module_.kernel ? " (kernel '" + module_.kernel->name + "')" : "") + ": " + linked.problem);
+            return false;
+        }
+        library = request.output;
+        return true;
+    }
+
+    void publish(EntryWriter& writer, const fs::path& extension, const std::optional<fs::path>& library)
     {
         Manifest manifest;
         manifest.key = job_.key;
@@ -87,6 +124,11 @@ private:
         std::string bytes = util::read_file(extension);
         fs::path relative = extension.lexically_relative(writer.folder());
         manifest.artifacts.push_back({relative.string(), "host", sha256_hex(bytes), bytes.size()});
+        if (library) {
+            std::string library_bytes = util::read_file(*library);
+            manifest.artifacts.push_back({library->lexically_relative(writer.folder()).string(), "host-library",
+                                          sha256_hex(library_bytes), library_bytes.size()});
+        }
         manifest.built_at = util::utc_now();
         manifest.seconds = elapsed();
         manifest.log = result_.log;
