@@ -43,6 +43,23 @@ std::string report_text(const BundleStatus& status, const Terminal& terminal)
 int run_status_bundle(const std::filesystem::path& bundle, const TreeOptions& tree, const TargetOptions& targets,
                       bool json, Terminal& terminal)
 {
+    // A bundle not made yet is one to make, as a stale one is: a job script's
+    // `status --bundle B || { build; bundle; }` covers the first run too.
+    std::error_code error;
+    if (!std::filesystem::exists(bundle, error) && !error) {
+        std::string failure = "there is no bundle at " + display_path(bundle) +
+                              ": run cunumpy-kernels build, then cunumpy-kernels bundle -o " + display_path(bundle);
+        if (json) {
+            nlohmann::json j = {{"bundle", display_path(bundle)},
+                                {"state", "missing"},
+                                {"current", false},
+                                {"ok", false},
+                                {"failed_gates", nlohmann::json::array({failure})}};
+            terminal.result(util::json_text(j, 2) + "\n");
+        }
+        terminal.note(terminal.red(failure), -1);
+        return 1;
+    }
     auto config_at = [&](const std::filesystem::path& start) {
         Config config = tree.resolve_at(start);
         targets.apply(config);

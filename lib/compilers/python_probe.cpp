@@ -38,8 +38,8 @@ struct Answer {
 std::optional<Answer> ask_python(const fs::path& python)
 {
     try {
-        auto result = util::run_process({python.string(), "-c", find_spec_script});
-        if (result.exit_code != 0) return std::nullopt;
+        auto result = util::run_process_within({python.string(), "-c", find_spec_script}, {}, python_probe_seconds);
+        if (result.exit_code != 0 || result.timed_out) return std::nullopt;
         Answer answer;
         std::size_t start = 0;
         for (std::size_t end; (end = result.output.find('\n', start)) != std::string::npos; start = end + 1) {
@@ -150,14 +150,15 @@ std::optional<std::string> find_cunumpy_version(const std::string& python)
     fs::path interpreter = util::find_in_path(python);
     if (interpreter.empty()) return std::nullopt;
     try {
-        auto result = util::run_process({interpreter.string(), "-c",
-                                         "import importlib.metadata as m\n"
-                                         "try:\n    print(m.version('cunumpy'))\n"
-                                         "except m.PackageNotFoundError:\n    pass\n"});
+        auto result = util::run_process_within({interpreter.string(), "-c",
+                                                "import importlib.metadata as m\n"
+                                                "try:\n    print(m.version('cunumpy'))\n"
+                                                "except m.PackageNotFoundError:\n    pass\n"},
+                                               {}, python_probe_seconds);
         std::string version = result.output;
         while (!version.empty() && (version.back() == '\n' || version.back() == '\r')) version.pop_back();
         bool plain = !version.empty() && version.size() < 64 && version.find_first_of(" \n\t") == std::string::npos;
-        if (result.exit_code != 0 || !plain) return std::nullopt;
+        if (result.exit_code != 0 || result.timed_out || !plain) return std::nullopt;
         return version;
     } catch (const ToolchainError&) {
         return std::nullopt;

@@ -12,6 +12,12 @@ namespace ck {
 
 class ToolProbe;
 
+/// How long a question to a Python interpreter may take. Its answers need
+/// only importlib and sysconfig, a second on a cold cluster file system; an
+/// interpreter that does not answer in two minutes (a wrapper waiting for
+/// something, a hung mount) is reported, not waited for forever.
+constexpr int python_probe_seconds = 120;
+
 /// A fingerprint of everything that changes what an interpreter finds
 /// without changing the interpreter file: each sys.path folder's
 /// modification time (pip install and uninstall touch site-packages), the C

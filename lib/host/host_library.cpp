@@ -98,7 +98,8 @@ std::vector<std::string> include_flags(const HostLibraryRequest& request)
     std::vector<std::string> flags;
     auto add = [&](const PyccelBuiltModule& module) {
         flags.insert(flags.end(), {"-I", module.pyccel_folder.string()});
-        for (const auto& folder : support_folders(module.pyccel_folder)) flags.insert(flags.end(), {"-I", folder.string()});
+        for (const auto& folder : support_folders(module.pyccel_folder))
+            flags.insert(flags.end(), {"-I", folder.string()});
     };
     add(request.module);
     for (const auto& imported : request.imported) add(imported);
@@ -178,8 +179,8 @@ HostLibraryBuild build_host_library(const HostLibraryRequest& request)
     std::set<std::string> support;
     add_objects(request.module, objects, support);
     for (const auto& imported : request.imported) add_objects(imported, objects, support);
-    std::vector<std::string> link = {"gcc", "-shared", "-o", request.output.string(), "-Wl,-z,defs",
-                                     "-Wl,--version-script=" + exports.string()};
+    std::vector<std::string> link = {
+        "gcc", "-shared", "-o", request.output.string(), "-Wl,-z,defs", "-Wl,--version-script=" + exports.string()};
     for (const auto& object : objects) link.push_back(object.string());
     link.insert(link.end(), {request.stc.library.string(), "-lm"});
     if (request.openmp) link.push_back("-fopenmp");

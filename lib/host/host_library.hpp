@@ -71,9 +71,9 @@ struct HostLibraryRequest {
 /// What build_host_library did.
 struct HostLibraryBuild {
     bool ok = false;
-    std::string problem;                ///< why it failed, with the compiler's or dlopen's message
-    std::vector<std::string> skipped;   ///< "kernel 'f': <reason>": functions without an entry
-    std::string description;            ///< the text the library embeds (host_library_description)
+    std::string problem;               ///< why it failed, with the compiler's or dlopen's message
+    std::vector<std::string> skipped;  ///< "kernel 'f': <reason>": functions without an entry
+    std::string description;           ///< the text the library embeds (host_library_description)
 };
 
 /// Reads the module's stub, writes the shim, compiles and links it with the

@@ -43,16 +43,26 @@ std::optional<ElementType> element_type_named(std::string_view name)
 std::string c_type(ElementType type)
 {
     switch (type) {
-    case ElementType::boolean: return "bool";
-    case ElementType::int8: return "int8_t";
-    case ElementType::int16: return "int16_t";
-    case ElementType::int32: return "int32_t";
-    case ElementType::int64: return "int64_t";
-    case ElementType::float32: return "float";
-    case ElementType::float64: return "double";
-    case ElementType::complex64: return "float complex";
-    case ElementType::complex128: return "double complex";
-    default: return "";
+        case ElementType::boolean:
+            return "bool";
+        case ElementType::int8:
+            return "int8_t";
+        case ElementType::int16:
+            return "int16_t";
+        case ElementType::int32:
+            return "int32_t";
+        case ElementType::int64:
+            return "int64_t";
+        case ElementType::float32:
+            return "float";
+        case ElementType::float64:
+            return "double";
+        case ElementType::complex64:
+            return "float complex";
+        case ElementType::complex128:
+            return "double complex";
+        default:
+            return "";
     }
 }
 
@@ -275,8 +285,8 @@ void write_function(std::string& out, const ShimFunction& function)
     out += "\nCK_EXPORT int ck_host__" + function.name +
            "(void* const* args, int64_t count, char* error, size_t error_size)\n{\n";
     std::string count = std::to_string(function.parameters.size());
-    out += "    if (count != " + count + ")\n        return ck_fail(error, error_size, \"" + function.name +
-           " takes " + count + " arguments, got %lld\", (long long)count);\n";
+    out += "    if (count != " + count + ")\n        return ck_fail(error, error_size, \"" + function.name + " takes " +
+           count + " arguments, got %lld\", (long long)count);\n";
     std::string call;
     for (std::size_t i = 0; i < function.parameters.size(); ++i) {
         const ShimParameter& p = function.parameters[i];
@@ -318,8 +328,8 @@ std::string host_library_description(const StubReading& reading)
 {
     std::string text;
     for (const auto& function : reading.functions) {
-        text += "function " + function.name + " " + function.symbol + " " +
-                std::to_string(function.parameters.size()) + "\n";
+        text += "function " + function.name + " " + function.symbol + " " + std::to_string(function.parameters.size()) +
+                "\n";
         for (const auto& p : function.parameters)
             text += "parameter " + p.name + " " + to_string(p.type) + " " + std::to_string(p.rank) + " " +
                     (p.rank > 1 ? std::string(1, p.order) : std::string("A")) + "\n";

@@ -40,9 +40,15 @@ std::optional<PythonFacts> ask_python(const fs::path& interpreter, std::string* 
 {
     util::ProcessResult result;
     try {
-        result = util::run_process({interpreter.string(), "-c", python_facts_script});
+        result = util::run_process_within({interpreter.string(), "-c", python_facts_script}, {}, python_probe_seconds);
     } catch (const ToolchainError& error) {
         *why = error.what();
+        return std::nullopt;
+    }
+    if (result.timed_out) {
+        *why = interpreter.string() + " did not answer within " + std::to_string(python_probe_seconds) +
+               " s (a wrapper that waits for something, or a file system that hangs?); pass an interpreter "
+               "that runs `python -c 'import sys'` at once with --python";
         return std::nullopt;
     }
     if (result.exit_code != 0) {

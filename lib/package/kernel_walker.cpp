@@ -8,6 +8,7 @@
 #include "util/file_util.hpp"
 #include "util/library_surface.hpp"
 #include "util/regular_files.hpp"
+#include "util/sha256.hpp"
 
 #include <sys/stat.h>
 
@@ -110,6 +111,18 @@ const char* const not_a_kernel_consequence =
     "cunumpy's Kernel.from_folder raises AttributeError there, and with it KernelCatalog.from_package of the parent "
     "package";
 
+// Where the warning about such folders points: the one host module, or the
+// folder that holds them all.
+fs::path not_kernels_location(const std::vector<KernelSource>& folders)
+{
+    if (folders.size() == 1) return folders.front().host.front().file;
+    fs::path common = folders.front().folder.parent_path();
+    for (const auto& folder : folders)
+        while (!common.empty() && folder.folder.lexically_relative(common).string().starts_with(".."))
+            common = common.parent_path();
+    return common;
+}
+
 // One warning for every folder of a walk whose host module binds no function
 // of the folder's name: a tree such as Struphy's has several, and one
 // paragraph each on every command told the user the same thing six times.
@@ -123,10 +136,7 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
                not_a_kernel_consequence + "); define " + first.name +
                "() in it, or rename the file if "
                "the folder is not meant as a kernel, or list it in the not-kernels key (cunumpy-kernels(5))";
-    fs::path common = first.folder.parent_path();
-    for (const auto& folder : folders)
-        while (!common.empty() && folder.folder.lexically_relative(common).string().starts_with(".."))
-            common = common.parent_path();
+    fs::path common = not_kernels_location(folders);
     std::string list;
     for (const auto& folder : folders)
         list += (list.empty() ? "" : ", ") +
@@ -137,6 +147,40 @@ std::string not_kernels_warning(const std::vector<KernelSource>& folders)
            not_a_kernel_consequence + "): " + list +
            "; define the function in each, or rename the files of folders not meant as kernels, or list them in "
            "the not-kernels key (cunumpy-kernels(5)) to say so once";
+}
+
+// The warning once a record has seen it named in full: a tree's not-kernel
+// folders do not change from one command to the next, and a paragraph the
+// user has read already, on every command, hides the warnings that are new.
+// The same leading path, so a CI annotation lands where the full one did.
+std::string not_kernels_reminder(const std::vector<KernelSource>& folders)
+{
+    std::string what = folders.size() == 1 ? "this folder is not a kernel"
+                                           : std::to_string(folders.size()) + " folders are not kernels";
+    return not_kernels_location(folders).string() + ": " + what +
+           ", as named in full on an earlier run (the list changes: named again); list them in the not-kernels "
+           "key (cunumpy-kernels(5)) to drop this line";
+}
+
+// The full warning the first time a record sees this set of folders, then the
+// reminder. Without a record (dry runs, the runtime) always the full one.
+std::string not_kernels_message(const std::vector<KernelSource>& folders, SourceRecord* record)
+{
+    std::string full = not_kernels_warning(folders);
+    if (!record) return full;
+    // Kept under a file of the set, as the record keeps only what its files' digests hold.
+    std::string digest;
+    try {
+        digest = record->digest(folders.front().host.front().file);
+    } catch (const SourceError&) {
+        return full;
+    }
+    bool named_before = true;
+    record->answer(digest, "not-kernels named 1 " + sha256_hex(full), [&] {
+        named_before = false;
+        return nlohmann::json(true);
+    });
+    return named_before ? not_kernels_reminder(folders) : full;
 }
 
 class Walker {
@@ -158,7 +202,7 @@ public:
 
     std::vector<KernelSource> take()
     {
-        if (!not_kernels_.empty() && warn_) warn_(not_kernels_warning(not_kernels_));
+        if (!not_kernels_.empty() && warn_) warn_(not_kernels_message(not_kernels_, record_));
         not_kernels_.clear();
         std::vector<KernelSource> kernels;
         for (auto& [module, kernel] : found_) kernels.push_back(std::move(kernel));

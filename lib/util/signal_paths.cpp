@@ -15,7 +15,9 @@ int SignalPaths::add(const std::filesystem::path& path, std::string_view token) 
         int expected_free = 0;
         if (!state_[slot].compare_exchange_strong(expected_free, 1)) continue;
         std::memcpy(path_[slot], path.c_str(), path.native().size() + 1);
-        std::memcpy(token_[slot], token.data(), token.size());
+        // An empty string_view may hold a null data(), which memcpy must
+        // never see, even for zero bytes.
+        if (!token.empty()) std::memcpy(token_[slot], token.data(), token.size());
         token_[slot][token.size()] = '\0';
         state_[slot].store(2);
         return slot;

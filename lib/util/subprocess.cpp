@@ -87,6 +87,7 @@ struct ChildSetup {
     const char* cwd;  ///< null: the parent's
     int output_fd;    ///< becomes stdout and stderr
     int error_fd;     ///< receives errno when the exec fails; close-on-exec
+    int guard_fd;     ///< receives the child's pid for its guard; close-on-exec
     pid_t parent;
     const sigset_t* mask;
 };
@@ -100,6 +101,8 @@ struct ChildSetup {
 [[noreturn]] void exec_child(const ChildSetup& setup)
 {
     ::setpgid(0, 0);
+    pid_t self = ::getpid();
+    if (::write(setup.guard_fd, &self, sizeof self) != sizeof self) ::_exit(127);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != setup.parent) ::_exit(127);  // the builder died before prctl
     for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) ::signal(signal_number, SIG_DFL);
@@ -112,6 +115,30 @@ struct ChildSetup {
     int error = errno;
     (void)!::write(setup.error_fd, &error, sizeof error);
     ::_exit(127);
+}
+
+// The guard, forked before the child and outside its group: PR_SET_PDEATHSIG
+// reaches only our direct child, so nvcc's own children (cicc, ptxas) would
+// outlive a builder ended with SIGKILL. The child sends the guard its pid,
+// its group's id, before it runs its program (so before it can start
+// children); the guard then waits for the end of the pipe, which comes when
+// the child has run its program (close-on-exec) and this process's end is
+// closed, as the kernel closes it however this process ends, and kills what
+// is left of the group. It keeps every signal blocked (the mask it was forked
+// with), so a Ctrl-C or a SIGTERM to the job does not remove it before the
+// builder is gone. Only async-signal-safe calls.
+[[noreturn]] void guard_group(int watched_fd)
+{
+    ::dup2(watched_fd, 0);
+    ::close_range(1, ~0U, 0);  // its own pipe's write end, other guards' pipes: no one kept waiting
+    pid_t group = 0;
+    ssize_t n = 0;
+    while ((n = ::read(0, &group, sizeof group)) < 0 && errno == EINTR) {}
+    if (n != sizeof group || group <= 0) ::_exit(0);  // no child was started
+    char byte = 0;
+    while (::read(0, &byte, 1) < 0 && errno == EINTR) {}
+    ::kill(-group, SIGKILL);
+    ::_exit(0);
 }
 
 // The errno a child sent before exiting, 0 when it ran its program.
@@ -251,11 +278,43 @@ fs::path find_in_path(const std::string& program)
 
 namespace {
 
-// A started child: its pid (and process group) and the read end of its output.
+// A started child: its pid (and process group), the read end of its output,
+// and its guard (guard_group) with the pipe that keeps the guard waiting.
 struct Spawned {
     pid_t pid = 0;
     UniqueFd output;
+    pid_t guard = 0;
+    UniqueFd guard_pipe;
 };
+
+// Waits for the child to exit and returns its status. The guard is released
+// while the child is still an unreaped zombie, whose pid keeps its group's
+// id from being reused by a stranger the guard would then kill.
+int finish(Spawned& child)
+{
+    siginfo_t info{};
+    while (::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {}
+    child.guard_pipe = UniqueFd();
+    wait_for(child.guard);
+    return wait_for(child.pid);
+}
+
+// Forks a guard (guard_group); the write end of its pipe stays here. Throws
+// ToolchainError, naming `program`, when it cannot.
+std::pair<pid_t, UniqueFd> start_guard(const std::string& program)
+{
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) throw ToolchainError("cannot create a pipe: " + errno_message(errno));
+    UniqueFd read_end(fds[0]);
+    UniqueFd write_end(fds[1]);
+    BlockedSignals blocked;
+    pid_t guard = ::fork();
+    if (guard == 0) guard_group(read_end.get());
+    if (guard < 0)
+        throw ToolchainError("cannot run " + program +
+                             ": cannot start the process that ends it with us: " + errno_message(errno));
+    return {guard, std::move(write_end)};
+}
 
 Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const EnvironmentOverrides& environment,
               const InheritedVariables& inherited)
@@ -285,23 +344,37 @@ Spawned spawn(const std::vector<std::string>& argv, const fs::path& cwd, const E
     UniqueFd error_read(error_fds[0]);
     UniqueFd error_write(error_fds[1]);
 
+    auto [guard, guard_pipe] = start_guard(argv[0]);
     pid_t pid = 0;
     {
         BlockedSignals blocked;
-        ChildSetup setup{program.c_str(), args.data(),       envp,       cwd.empty() ? nullptr : cwd.c_str(),
-                         write_end.get(), error_write.get(), ::getpid(), &blocked.saved()};
+        ChildSetup setup{program.c_str(),
+                         args.data(),
+                         envp,
+                         cwd.empty() ? nullptr : cwd.c_str(),
+                         write_end.get(),
+                         error_write.get(),
+                         guard_pipe.get(),
+                         ::getpid(),
+                         &blocked.saved()};
         pid = ::fork();
         if (pid == 0) exec_child(setup);
-        if (pid < 0) throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(errno));
+        if (pid < 0) {
+            int error = errno;
+            guard_pipe = UniqueFd();  // the guard, told of no child, exits
+            wait_for(guard);
+            throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
+        }
         ::setpgid(pid, pid);  // also here: terminate_children may signal the group before the child runs
     }
     write_end = UniqueFd();
     error_write = UniqueFd();
+    Spawned child{pid, std::move(read_end), guard, std::move(guard_pipe)};
     if (int error = exec_error(error_read.get())) {
-        wait_for(pid);
+        finish(child);
         throw ToolchainError("cannot run " + argv[0] + ": " + errno_message(error));
     }
-    return {pid, std::move(read_end)};
+    return child;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -338,7 +411,7 @@ ProcessResult run_process(const std::vector<std::string>& argv, const fs::path& 
     ChildRegistration registration(child.pid);
     ProcessResult result;
     result.output = read_all(child.output.get());
-    result.exit_code = wait_for(child.pid);
+    result.exit_code = finish(child);
     return result;
 }
 
@@ -371,7 +444,7 @@ ProcessResult run_process_within(const std::vector<std::string>& argv, const fs:
         }
     }
     ::kill(-child.pid, SIGKILL);
-    result.exit_code = wait_for(child.pid);
+    result.exit_code = finish(child);
     return result;
 }
 

@@ -27,10 +27,12 @@ using InheritedVariables = std::vector<std::string>;
 /// Runs argv[0] (searched in PATH) in `cwd` (empty: the current folder) with
 /// stdin from /dev/null, the parent's environment (only the `inherited`
 /// variables, when that is not empty) and `environment` set over it, in a
-/// process group of its own. The child dies with this process on every exit
-/// path, SIGKILL included (PR_SET_PDEATHSIG; its own children, cicc or
-/// ptxas under nvcc, are ended by terminate_children or end when their pipe
-/// closes). Throws ToolchainError when it cannot be started.
+/// process group of its own. The child and its own children (cicc and ptxas
+/// under nvcc) die with this process on every exit path, SIGKILL included:
+/// the child through PR_SET_PDEATHSIG, the rest of its group through a guard
+/// process that kills the group when this process's end of a pipe closes.
+/// What is left of the group when the child exits is killed too. Throws
+/// ToolchainError when it cannot be started.
 ProcessResult run_process(const std::vector<std::string>& argv, const std::filesystem::path& cwd = {},
                           const EnvironmentOverrides& environment = {}, const InheritedVariables& inherited = {});
 

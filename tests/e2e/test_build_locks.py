@@ -27,9 +27,11 @@ FAKE_LIBCUDA_DIR = os.environ.get("CUNUMPY_KERNELS_FAKE_LIBCUDA_DIR")
 PROCESSES = 16
 
 
-def counting_toolkit(tmp_path):
+def counting_toolkit(tmp_path, holding_child=False):
     """A toolkit whose nvcc logs each start, sleeps while tmp_path/hold exists, then runs the real one.
 
+    With `holding_child`, the sleeping is done by a child of nvcc, as cicc and
+    ptxas run under the real one, whose pid goes to tmp_path/nvcc-children.
     A file, not a variable: compilers run in an environment the tool builds,
     which a test's variable does not reach."""
     root = tmp_path / "toolkit"
@@ -37,12 +39,15 @@ def counting_toolkit(tmp_path):
     (root / "include").symlink_to(REAL_ROOT / "include")
     calls = tmp_path / "nvcc-calls"
     nvcc = root / "bin" / "nvcc"
+    hold_loop = f'while [ -e {tmp_path / "hold"} ]; do sleep 0.1; done'
+    if holding_child:
+        hold_loop = f'( {hold_loop} ) & echo $! >> {tmp_path / "nvcc-children"}; wait $!'
     nvcc.write_text(
         "#!/bin/sh\n"
         f'echo "$$ $@" >> {calls}\n'
         # Identity probes (--version) never wait: only compiles are held.
         'case " $* " in *" --version "*) ;; *)\n'
-        f'  while [ -e {tmp_path / "hold"} ]; do sleep 0.1; done ;;\n'
+        f'  {hold_loop} ;;\n'
         'esac\n'
         f'exec {REAL_ROOT}/bin/nvcc "$@"\n'
     )
@@ -50,10 +55,10 @@ def counting_toolkit(tmp_path):
     return root, calls
 
 
-def cold_cache(run, example, tmp_path):
+def cold_cache(run, example, tmp_path, holding_child=False):
     """A counting toolkit and an empty cache; each builder probes the compiler's identity itself (a dry run
     records nothing), and compiles() leaves those probes out."""
-    toolkit, calls = counting_toolkit(tmp_path)
+    toolkit, calls = counting_toolkit(tmp_path, holding_child)
     calls.write_text("")
     return toolkit, calls, tmp_path / "cache"
 
@@ -217,13 +222,21 @@ def alive(pid):
     return state not in ("Z", "X")
 
 
-def test_a_builder_killed_with_sigkill_takes_its_compiler_with_it(run, example, tmp_path):
-    toolkit, calls, cache = cold_cache(run, example, tmp_path)
+@pytest.mark.parametrize("holding_child", [False, True], ids=["nvcc", "nvcc's child"])
+def test_a_builder_killed_with_sigkill_takes_its_compiler_with_it(run, example, tmp_path, holding_child):
+    toolkit, calls, cache = cold_cache(run, example, tmp_path, holding_child)
     hold = tmp_path / "hold"
     hold.write_text("")
     builder = start(run, [*build_args(toolkit, cache, example), "--jobs", "2"])
     wait_for_compiles(calls, 2, builder)
     compilers = [int(line.split()[0]) for line in compiles(calls)]
+    if holding_child:
+        children = tmp_path / "nvcc-children"
+        deadline = time.monotonic() + 30
+        while len(children.read_text().split() if children.exists() else []) < 2:
+            assert time.monotonic() < deadline, "nvcc started no child"
+            time.sleep(0.05)
+        compilers += [int(pid) for pid in children.read_text().split()]
     assert all(alive(pid) for pid in compilers)
     os.kill(builder.pid, signal.SIGKILL)  # no handler runs: only the kernel can end the compilers
     builder.communicate(timeout=60)

@@ -121,6 +121,16 @@ def test_status_bundle_is_current_then_names_the_kernel_whose_source_changed(run
     assert status["removed"] == ["particles.kernels.sort"]
 
 
+def test_status_bundle_of_a_bundle_not_made_yet_says_to_make_it(run, example, built, tmp_path):
+    """A job script's `status --bundle B || { build; bundle; }` covers the first run: missing is 1, as stale."""
+    bundle = tmp_path / "not-yet" / "kernels.ckb"
+    result = run("status", "--bundle", bundle, *built, example, check=1)
+    assert f"there is no bundle at {bundle}: run cunumpy-kernels build, then cunumpy-kernels bundle -o" in result.stderr
+    status, _ = run.json("status", "--bundle", bundle, *built, example, check=1)
+    assert status["state"] == "missing" and not status["current"] and not status["ok"]
+    assert status["failed_gates"] and str(bundle) in status["failed_gates"][0]
+
+
 def test_status_bundle_refuses_flags_that_choose_other_targets(run, example, built, tmp_path):
     bundle = tmp_path / "kernels.ckb"
     run("bundle", "--output", bundle, *built, example, check=0)

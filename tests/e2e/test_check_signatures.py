@@ -4,6 +4,8 @@ import json
 import os
 import re
 import subprocess
+import time
+from pathlib import Path
 
 from conftest import PYTHON
 PUSH_CUDA = "particles/kernels/push/push_cuda.cu"
@@ -240,3 +242,31 @@ def test_a_module_found_in_two_trees_is_named_not_dropped_silently(run, tmp_path
     # Each tree alone is walked whole.
     assert "the host kernel takes (x, n), the CUDA kernel (n, x)" in run("check-signatures", "s2", cwd=tmp_path,
                                                                            check=1).stdout
+
+
+def test_folders_that_are_not_kernels_are_named_in_full_once_then_in_one_line(run, example):
+    """Struphy's tree has six such folders: the same paragraph on every command hid the warnings that were new."""
+    kernels = example / "particles" / "kernels"
+    for name in ("cuboid", "torus"):  # Struphy's geometry/domains have this form
+        (kernels / name).mkdir()
+        (kernels / name / f"{name}_kernels.py").write_text("def evaluate(x):\n    pass\n")
+    # The record of source digests remembers it: kept where a user's is (~/.cache exists), for files
+    # older than its 2 s change-time margin.
+    (Path(run.env["HOME"]) / ".cache").mkdir(exist_ok=True)
+    time.sleep(2.1)
+    first = run("check-signatures", example, check=0).stderr
+    assert "2 folders are not kernels" in first and "cuboid/cuboid_kernels.py (no 'cuboid')" in first
+    second = run("check-signatures", example, check=0).stderr
+    [line] = [line for line in second.splitlines() if "not kernels" in line]
+    assert line.endswith(f"{kernels}: 2 folders are not kernels, as named in full on an earlier run (the list "
+                         "changes: named again); list them in the not-kernels key (cunumpy-kernels(5)) to drop this "
+                         "line"), line
+    assert "cuboid" not in second
+    # Still a warning: --warnings-as-errors fails on it as it did on the full one.
+    assert "1 warning" in run("check-signatures", "--warnings-as-errors", example, check=1).stderr
+    # Another such folder: the list changed, named in full again.
+    (kernels / "slab").mkdir()
+    (kernels / "slab" / "slab_kernels.py").write_text("def evaluate(x):\n    pass\n")
+    time.sleep(2.1)
+    third = run("check-signatures", example, check=0).stderr
+    assert "3 folders are not kernels" in third and "slab/slab_kernels.py (no 'slab')" in third

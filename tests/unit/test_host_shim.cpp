@@ -177,13 +177,14 @@ public:
         tree_.write("pkg/__pyccel__/fake_kernels.pyi", example_stub);
         tree_.write("pkg/__pyccel__/fake_kernels.h", example_header);
         tree_.write("pkg/__pyccel__/fake_kernels.c", example_source);
-        auto compiled = util::run_process({"gcc", "-O2", "-fPIC", "-c", "-I", folder.string(), "-I",
-                                           stc->include_dir.string(), (folder / "fake_kernels.c").string(), "-o",
-                                           (folder / "fake_kernels.o").string()});
+        auto compiled =
+            util::run_process({"gcc", "-O2", "-fPIC", "-c", "-I", folder.string(), "-I", stc->include_dir.string(),
+                               (folder / "fake_kernels.c").string(), "-o", (folder / "fake_kernels.o").string()});
         REQUIRE_MESSAGE(compiled.exit_code == 0, compiled.output);
         fs::create_directories(tree_ / "scratch");
-        HostLibraryRequest request{{folder, "fake_kernels"}, {}, *stc, false,
-                                   tree_.root() / "pkg" / host_library_file("fake_kernels"), tree_ / "scratch"};
+        HostLibraryRequest request{
+            {folder, "fake_kernels"}, {}, *stc, false, tree_.root() / "pkg" / host_library_file("fake_kernels"),
+            tree_ / "scratch"};
         build_ = build_host_library(request);
         REQUIRE_MESSAGE(build_.ok, build_.problem);
         std::string error;
@@ -250,10 +251,11 @@ TEST_CASE("Functions the shim cannot call are named with the reason, methods are
 
 TEST_CASE("Types the shim does not handle are skips: optionals, strings, fixed dimensions, unsigned types")
 {
-    StubReading reading = read_pyccel_stub("@low_level('m__a')\ndef a(x : 'float64[:]|None') -> None:\n"
-                                           "@low_level('m__b')\ndef b(s : 'str') -> None:\n"
-                                           "@low_level('m__c')\ndef c(x : 'float64[3]') -> None:\n"
-                                           "@low_level('m__d')\ndef d(x : 'uint8[:]') -> None:\n");
+    StubReading reading = read_pyccel_stub(
+        "@low_level('m__a')\ndef a(x : 'float64[:]|None') -> None:\n"
+        "@low_level('m__b')\ndef b(s : 'str') -> None:\n"
+        "@low_level('m__c')\ndef c(x : 'float64[3]') -> None:\n"
+        "@low_level('m__d')\ndef d(x : 'uint8[:]') -> None:\n");
     CHECK(reading.functions.empty());
     REQUIRE(reading.skipped.size() == 4);
     CHECK(reading.skipped[0].reason.find("suffix |None") != std::string::npos);
@@ -306,7 +308,8 @@ TEST_CASE("A 3D array, negative strides and every scalar type pass as declared")
     std::vector<double> row = {1, 2, 3, 4};
     std::vector<double> reversed(4);
     std::vector<std::int64_t> one_row = {1, 4}, backwards = {4, -1}, four = {4};
-    HostArray r = {row.data() + 3, static_cast<std::int64_t>(ElementType::float64), 2, one_row.data(), backwards.data()};
+    HostArray r = {row.data() + 3, static_cast<std::int64_t>(ElementType::float64), 2, one_row.data(),
+                   backwards.data()};
     HostArray ro = array_of(reversed, four, unit);
     CHECK(library.call("ck_host__copy2", {&r, &ro}) == "");
     CHECK(reversed == std::vector<double>{4, 3, 2, 1});
