@@ -3,10 +3,13 @@
 // so the cached Pyccel versions run (test_host_library.py).
 //
 //   host-library-app SRC CACHE_DIR DATA_DIR
+//   host-library-app --open SRC PACKAGE CACHE_DIR
 //
 // Reads x, v, e, w (float64, raw) from DATA_DIR, writes push_x, push_v, rho,
 // order, counts there, and prints each kernel's implementations and the
-// errors of calls the library must refuse.
+// errors of calls the library must refuse. With --open it only opens the
+// catalog of PACKAGE (a folder of the tree SRC) and prints its warnings and
+// each kernel's implementations: what an application learns when it opens.
 #include <cunumpy_kernels/kernel_catalog.hpp>
 
 #include <cstdint>
@@ -65,12 +68,33 @@ std::string refusal(ck::Kernel& kernel, const A&... args)
     }
 }
 
+int open_only(const std::string& src, const std::string& package, const std::string& cache_dir)
+{
+    ck::Config config = ck::load_config(src);
+    config.cache_dir = cache_dir;
+    ck::CatalogOptions options;
+    options.load.config = config;
+    auto catalog = ck::KernelCatalog::from_package(package, options);
+    for (const auto& warning : catalog.warnings()) std::printf("warning: %s\n", warning.c_str());
+    for (const auto& name : catalog.names())
+        std::printf("%s: [%s]\n", name.c_str(), joined(catalog[name].implementations()).c_str());
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv)
 {
+    if (argc == 5 && std::string(argv[1]) == "--open") {
+        try {
+            return open_only(argv[2], argv[3], argv[4]);
+        } catch (const ck::Error& error) {
+            std::fprintf(stderr, "host-library-app: %s\n", error.what());
+            return 1;
+        }
+    }
     if (argc != 4) {
-        std::fprintf(stderr, "usage: host-library-app SRC CACHE_DIR DATA_DIR\n");
+        std::fprintf(stderr, "usage: host-library-app SRC CACHE_DIR DATA_DIR | --open SRC PACKAGE CACHE_DIR\n");
         return 2;
     }
     std::string data = argv[3];

@@ -86,9 +86,8 @@ def test_each_host_module_gets_a_python_free_library_in_its_entry(run, example, 
     assert verify.returncode == 0, verify.stdout + verify.stderr
 
 
-@needs_toolchain
-def test_a_kernel_taking_a_class_is_listed_not_failed(run, tmp_path):
-    root = tmp_path / "simcode"
+def class_tree(root):
+    """A tree with a kernel taking a Pyccel class (no C++ entry) and one taking an array (one)."""
     files = {
         "sim/__init__.py": "",
         "sim/util/__init__.py": "",
@@ -105,17 +104,62 @@ def test_a_kernel_taking_a_class_is_listed_not_failed(run, tmp_path):
             def scale(args: 'Args', out: 'float[:]'):
                 out[0] = args.scale
             """,
+        "sim/kernels/twice/twice_kernels.py": """
+            def twice(out: 'float[:]'):
+                out[0] = 2 * out[0]
+            """,
     }
     for name, text in files.items():
         path = root / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(text).lstrip())
-    report, result = run.json("build", "--only", "host", "-v", "--python", PYTHON, "--cache-dir", tmp_path / "cache", root)
+    return root
+
+
+SCALE_REASON = "parameter 'args': type 'Args' is not a NumPy scalar or array type"
+
+
+@needs_toolchain
+def test_a_kernel_taking_a_class_is_listed_not_failed_and_named_by_status(run, tmp_path):
+    root = class_tree(tmp_path / "simcode")
+    cache = tmp_path / "cache"
+    report, result = run.json("build", "--only", "host", "-v", "--python", PYTHON, "--cache-dir", cache, root)
     assert result.returncode == 0, result.stdout + result.stderr
     (scale,) = [job for job in report["jobs"] if job["kernel"] == "scale"]
     assert scale["state"] == "built"
     manifest = json.loads((Path(scale["entry"]) / "manifest.json").read_text())
-    assert "host library: not callable from C++: kernel 'scale': parameter 'args': type 'Args'" in manifest["log"]
+    assert "host library: not callable from C++: kernel 'scale': " + SCALE_REASON in manifest["log"]
+
+    status, result = run.json("status", "--only", "host", "--python", PYTHON, "--cache-dir", cache, root, check=0)
+    libraries = {k["name"]: k["host_library"] for k in status["kernels"]}
+    assert libraries["twice"] == {"callable": True, "reason": ""}, status
+    assert libraries["scale"]["callable"] is False
+    assert libraries["scale"]["reason"] == "its Pyccel version is not callable from C++: " + SCALE_REASON
+    text = run("status", "--only", "host", "--python", PYTHON, "--cache-dir", cache, root, check=0).stdout
+    lines = text.splitlines()
+    section = lines.index("host libraries (the Pyccel versions the runtime calls):")
+    assert lines[section + 1:] == ["  sim.kernels.scale: its Pyccel version is not callable from C++: " + SCALE_REASON]
+
+    # Edited, the kernel's entry is stale: no library to look at, nothing named.
+    kernel = root / "sim" / "kernels" / "scale" / "scale_kernels.py"
+    kernel.write_text(kernel.read_text() + "\n# edited\n")
+    status, _ = run.json("status", "--only", "host", "--python", PYTHON, "--cache-dir", cache, root, check=0)
+    assert {k["name"]: k["host_library"] for k in status["kernels"]}["scale"] is None
+
+
+@needs_toolchain
+@pytest.mark.skipif(not APP, reason="CUNUMPY_KERNELS_HOST_LIBRARY_APP is not set (run through meson)")
+def test_the_catalog_names_a_kernel_it_cannot_call_when_it_opens(run, tmp_path):
+    root = class_tree(tmp_path / "simcode")
+    cache = tmp_path / "cache"
+    build_host(run, root, cache)
+    result = subprocess.run([APP, "--open", root, root / "sim" / "kernels", cache],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    assert "warning: kernel 'scale': no cached Pyccel version: its Pyccel version is not callable from C++: " \
+           + SCALE_REASON in lines, lines
+    assert "scale: []" in lines and "twice: [pyccel]" in lines, lines
 
 
 @needs_toolchain
