@@ -10,32 +10,14 @@
 #include "util/temporary_dir.hpp"
 #include "util/utc_time.hpp"
 
-#include <optional>
-
 #include <chrono>
+#include <optional>
 
 namespace ck {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// Links the stub of every imported module where Pyccel looks for it,
-// relative to the output folder, into that module's own entry.
-void link_imported_stubs(const HostPlan& plan, const HostJob& job, const fs::path& staging, const EntryStore& store)
-{
-    for (std::size_t imported : job.closure) {
-        const HostModule& dependency = plan.modules[imported];
-        fs::path stub = fs::path(dependency.relative.parent_path()) / "__pyccel__" / (module_stem(dependency) + ".pyi");
-        fs::path target = store.entry_dir("host", plan.jobs[imported].key) / stub;
-        std::error_code error;
-        if (!fs::is_regular_file(target, error))
-            throw CacheError("the build of imported module " + dependency.name + " is missing: " + target.string());
-        fs::create_directories((staging / stub).parent_path(), error);
-        fs::create_symlink(target, staging / stub, error);
-        if (error) throw CacheError("cannot link " + (staging / stub).string() + ": " + error.message());
-    }
-}
 
 class HostJobRun {
 public:
@@ -68,48 +50,16 @@ private:
     {
         util::TemporaryDir workspace(workspace_path(store_.root()));
         EntryWriter writer(store_.root(), "host", job_.key);
-        link_imported_stubs(plan_, job_, writer.folder(), store_);
+        // Imports are built first, each into its own entry.
+        auto imported = [this](std::size_t i) {
+            return host_build_folder(store_, plan_.jobs[i].key, plan_.modules[i]);
+        };
         PyccelModuleBuild built = compile_host_module(plan_, index_, tools_, workspace.path(), writer.folder(),
-                                                      host_build_folder(store_, job_.key, module_));
+                                                      host_build_folder(store_, job_.key, module_), imported);
         result_.log = built.log;
         if (!built.ok) return fail(built.problem);
-        std::optional<fs::path> library;
-        if (!link_host_library(built.output, workspace.path() / "ck-host", library)) return;
         sync_tree(writer.folder());
-        publish(writer, built.extension, library);
-    }
-
-    // The C backend's host library beside the extension, in `library`;
-    // none for the Fortran backend. A library that does not link or load
-    // fails the job (false): the entry is published whole or not at all.
-    bool link_host_library(const fs::path& output, const fs::path& scratch, std::optional<fs::path>& library)
-    {
-        if (!tools_.stc) return true;
-        std::string why;
-        const auto& stc = tools_.stc->get(&why);
-        if (!stc) {
-            fail("host library of " + module_.name + ": " + why);
-            return false;
-        }
-        std::error_code error;
-        fs::create_directories(scratch, error);
-        HostLibraryRequest request{{output / "__pyccel__", module_stem(module_)},    {},     *stc, job_.openmp,
-                                   output / host_library_file(module_stem(module_)), scratch};
-        for (std::size_t imported : job_.closure) {
-            const HostModule& dependency = plan_.modules[imported];
-            fs::path folder = package_folder(store_.entry_dir("host", plan_.jobs[imported].key), dependency);
-            request.imported.push_back({folder / "__pyccel__", module_stem(dependency)});
-        }
-        HostLibraryBuild linked = build_host_library(request);
-        for (const auto& skipped : linked.skipped)
-            result_.log += (result_.log.empty() ? "" : "\n") + ("host library: not callable from C++: " + skipped);
-        if (!linked.ok) {
-            fail("host library of " + module_.name +
-                 (module_.kernel ? " (kernel '" + module_.kernel->name + "')" : "") + ": " + linked.problem);
-            return false;
-        }
-        library = request.output;
-        return true;
+        publish(writer, built.extension, built.library);
     }
 
     void publish(EntryWriter& writer, const fs::path& extension, const std::optional<fs::path>& library)
