@@ -155,6 +155,17 @@ std::string modules_lines(const StatusReport& report, const Terminal& terminal)
     return "\nother modules built in place: " + line + "\n" + details;
 }
 
+// Kernels whose cached Pyccel version the runtime cannot call (a parameter
+// the host library's shim does not handle): named with the catalog's reason.
+std::string host_library_lines(const StatusReport& report, const Terminal& terminal)
+{
+    std::string lines;
+    for (const auto& k : report.kernels)
+        if (k.host_library && !k.host_library->callable)
+            lines += "  " + k.kernel.module + ": " + terminal.yellow(indented(k.host_library->reason, "    ")) + "\n";
+    return lines.empty() ? "" : "\nhost libraries (the Pyccel versions the runtime calls):\n" + lines;
+}
+
 bool asks_cupy(const StatusFlags& flags) { return flags.cupy_cache || flags.cupy_cache_dir || flags.only == "cupy"; }
 
 int run_status(const StatusFlags& flags, Terminal& terminal)
@@ -186,8 +197,8 @@ int run_status(const StatusFlags& flags, Terminal& terminal)
             request.cuda ? "\nCUDA toolkit: " + toolkit.root.string() + " (found by " + toolkit.found_by + ")\n" : "";
         std::string headers;
         for (const auto& h : report.struct_headers) headers += "\n" + finding_text(h, display_path);
-        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) + cupy +
-                        cuda + headers);
+        terminal.result(report.summary() + "\n\n" + table(report, terminal) + modules_lines(report, terminal) +
+                        host_library_lines(report, terminal) + cupy + cuda + headers);
     }
     for (const auto& failure : failures) terminal.note(terminal.red(failure), -1);
     return failures.empty() ? 0 : 1;

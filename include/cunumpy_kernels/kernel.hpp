@@ -2,7 +2,9 @@
 // name; a call runs the one that the backend or the arguments select (the
 // cunumpy kernels guide's `Kernel`).
 //
-// Host kernels are C++ callables the application attaches by name. CUDA
+// Host kernels are C++ callables the application attaches by name, or, where
+// it attaches none, the kernel's Pyccel version from the host library
+// `cunumpy-kernels build` caches (doc/host-libraries.md). CUDA
 // kernels come from the cache that `cunumpy-kernels build` fills, are built
 // with NVRTC on a miss, and are loaded through the CUDA driver.
 //
@@ -191,7 +193,11 @@ public:
     explicit Kernel(std::string name, KernelOptions options = {});
 
     /// The kernel of one kernel folder (`<name>/<name>_kernels.py` and maybe
-    /// `<name>_cuda.cu`), found by the walking rules of the CLI. Throws
+    /// `<name>_cuda.cu`), found by the walking rules of the CLI. When `build`
+    /// cached a host library of its current Pyccel module (C backend), that
+    /// is its "pyccel" implementation until the application attaches a host
+    /// kernel; a library that cannot serve it (a parameter such as a Pyccel
+    /// class instance) is named in a warning. Throws
     /// UsageError when `folder` is not exactly one kernel, ConfigError for a
     /// bad pyproject.toml, SourceError when the CUDA source cannot be read.
     static Kernel from_folder(const std::filesystem::path& folder, KernelOptions options = {}, LoadOptions load = {});
@@ -222,8 +228,9 @@ public:
     /// UsageError for another name or when a plain host kernel is attached.
     void attach_host(const std::string& implementation, HostKernel host);
 
-    /// "host" or the attached implementation names in preference order, then
-    /// "cuda" when there is a CUDA kernel.
+    /// "host" or the attached implementation names in preference order, else
+    /// "pyccel" for the cached Pyccel version, then "cuda" when there is a
+    /// CUDA kernel.
     std::vector<std::string> implementations() const;
 
     /// The implementation a call runs now: for host arguments the selected
@@ -235,7 +242,11 @@ public:
     /// Calls the host or the CUDA kernel, as `dispatch` chooses.
     ///
     /// Host: the host kernel gets the arguments as they are; the launch
-    /// options are ignored. CUDA: the arguments are checked against the
+    /// options are ignored. The cached Pyccel version takes host arrays as
+    /// views (no copy) after checking each one's element type, rank, that it
+    /// is not empty, and for rank 2 and more its order, as Pyccel's Python
+    /// wrapper does, and converts scalars as convert_scalar does: an
+    /// ArgumentError names the argument. CUDA: the arguments are checked against the
     /// parsed `__global__` signature (count, array versus scalar, element
     /// type, integer range, struct size as the driver reports it), the launch
     /// against the device and kernel limits, then the kernel is launched

@@ -36,9 +36,12 @@ public:
     /// Every kernel under `path` (a kernel package, one kernel folder, or any
     /// tree holding kernel packages), found with the CLI's walking rules and
     /// the options of the nearest pyproject.toml unless `options.load.config`
-    /// is given. Nothing is compiled or loaded here; the CUDA sources are
-    /// read to learn their signatures. Walk warnings (long names) are kept in
-    /// warnings().
+    /// is given. Nothing is compiled here and no CUDA module is loaded; the
+    /// CUDA sources are read to learn their signatures. Each kernel whose
+    /// current Pyccel module `build` cached a host library of (C backend)
+    /// gets it as its "pyccel" implementation (Kernel::from_folder). Walk
+    /// warnings (long names) and the kernels a host library cannot serve,
+    /// with the reason, are kept in warnings().
     ///
     /// Throws UsageError for a bad path or two kernels of one name,
     /// ConfigError for a bad pyproject.toml, SourceError for unreadable files.

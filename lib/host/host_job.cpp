@@ -11,29 +11,13 @@
 #include "util/utc_time.hpp"
 
 #include <chrono>
+#include <optional>
 
 namespace ck {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-// Links the stub of every imported module where Pyccel looks for it,
-// relative to the output folder, into that module's own entry.
-void link_imported_stubs(const HostPlan& plan, const HostJob& job, const fs::path& staging, const EntryStore& store)
-{
-    for (std::size_t imported : job.closure) {
-        const HostModule& dependency = plan.modules[imported];
-        fs::path stub = fs::path(dependency.relative.parent_path()) / "__pyccel__" / (module_stem(dependency) + ".pyi");
-        fs::path target = store.entry_dir("host", plan.jobs[imported].key) / stub;
-        std::error_code error;
-        if (!fs::is_regular_file(target, error))
-            throw CacheError("the build of imported module " + dependency.name + " is missing: " + target.string());
-        fs::create_directories((staging / stub).parent_path(), error);
-        fs::create_symlink(target, staging / stub, error);
-        if (error) throw CacheError("cannot link " + (staging / stub).string() + ": " + error.message());
-    }
-}
 
 class HostJobRun {
 public:
@@ -66,16 +50,19 @@ private:
     {
         util::TemporaryDir workspace(workspace_path(store_.root()));
         EntryWriter writer(store_.root(), "host", job_.key);
-        link_imported_stubs(plan_, job_, writer.folder(), store_);
+        // Imports are built first, each into its own entry.
+        auto imported = [this](std::size_t i) {
+            return host_build_folder(store_, plan_.jobs[i].key, plan_.modules[i]);
+        };
         PyccelModuleBuild built = compile_host_module(plan_, index_, tools_, workspace.path(), writer.folder(),
-                                                      host_build_folder(store_, job_.key, module_));
+                                                      host_build_folder(store_, job_.key, module_), imported);
         result_.log = built.log;
         if (!built.ok) return fail(built.problem);
         sync_tree(writer.folder());
-        publish(writer, built.extension);
+        publish(writer, built.extension, built.library);
     }
 
-    void publish(EntryWriter& writer, const fs::path& extension)
+    void publish(EntryWriter& writer, const fs::path& extension, const std::optional<fs::path>& library)
     {
         Manifest manifest;
         manifest.key = job_.key;
@@ -87,6 +74,11 @@ private:
         std::string bytes = util::read_file(extension);
         fs::path relative = extension.lexically_relative(writer.folder());
         manifest.artifacts.push_back({relative.string(), "host", sha256_hex(bytes), bytes.size()});
+        if (library) {
+            std::string library_bytes = util::read_file(*library);
+            manifest.artifacts.push_back({library->lexically_relative(writer.folder()).string(), "host-library",
+                                          sha256_hex(library_bytes), library_bytes.size()});
+        }
         manifest.built_at = util::utc_now();
         manifest.seconds = elapsed();
         manifest.log = result_.log;

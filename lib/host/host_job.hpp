@@ -9,15 +9,19 @@
 // where importers copy it into their extensions (to import the classes a
 // function takes). The entry holds the module's `<stem><EXT_SUFFIX>` and
 // `__pyccel__/` at `<package path>/`, and links to the stubs of every module
-// it imports, directly or not, at theirs.
+// it imports, directly or not, at theirs. With the C backend it also holds
+// the module's host library, `<stem>.ck-host.so` beside the extension
+// (host_library.hpp), the entry's second artifact.
 #pragma once
 
+#include "host/host_library.hpp"
 #include "host/host_planner.hpp"
 #include "host/pyccel_compiler.hpp"
 #include "scheduler/job_result.hpp"
 #include "cache/cache.hpp"
 
 #include <filesystem>
+#include <memory>
 #include <string>
 
 namespace ck {
@@ -28,6 +32,9 @@ struct HostBuildTools {
     std::filesystem::path python;  ///< the interpreter that imports each build once before it is published
     std::string ext_suffix;        ///< its EXT_SUFFIX
     std::string language;          ///< "c" or "fortran"
+    /// Where the C backend's host libraries find STC; none: no host library
+    /// is linked (the Fortran backend, or tests that compile no C)
+    std::shared_ptr<const StcLocator> stc;
 };
 
 /// The folder inside entry `key` that holds the module's extension: the

@@ -3,6 +3,7 @@
 // folder cunumpy looks in (cunumpy/_pyccel_cache.py, cunumpy 0.7).
 #pragma once
 
+#include "source/python_text.hpp"
 #include "util/sha256.hpp"
 #include "host/python_environment.hpp"
 
@@ -20,12 +21,6 @@ inline constexpr const char* host_key_format = "cunumpy-kernels/host/1";
 
 /// The `_LAYOUT` tag in cunumpy's key (its `pyccel compile` entry layout).
 inline constexpr const char* cunumpy_layout = "pyccel-cli-1";
-
-/// The text `inspect.getsource(module)` gives for a module file's bytes (it
-/// reads through linecache): a UTF-8 byte order mark dropped, `\r\n` and `\r`
-/// read as `\n`, and a final newline added when missing. Files in another
-/// encoding than UTF-8 (a coding cookie) are taken as they are.
-std::string python_source_text(const std::string& bytes);
 
 /// Whether a module calls the OpenMP runtime (cunumpy's test: it names
 /// `pyccel.stdlib.internal.openmp`); such modules are built with OpenMP even

@@ -109,8 +109,10 @@ HostSetup prepare_host_setup(const Config& config, const std::string& cache_name
         return setup;
     }
     setup.toolchain.c_compiler = *compilers;
-    setup.tools =
-        HostBuildTools{setup.compiler.get(), util::find_in_path(config.python), facts->ext_suffix, config.language};
+    fs::path python = util::find_in_path(config.python);
+    setup.tools = HostBuildTools{setup.compiler.get(), python, facts->ext_suffix, config.language, nullptr};
+    if (config.language == "c")
+        setup.tools.stc = std::make_shared<StcLocator>(python, setup.compiler->settings().compiler_family);
     return setup;
 }
 

@@ -1,6 +1,7 @@
 #include "host/in_place_job.hpp"
 
 #include "host/host_compile.hpp"
+#include "host/host_library.hpp"
 #include "host/in_place_record.hpp"
 #include "host/pyccel_workspace.hpp"
 #include "util/temporary_name.hpp"
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 
 namespace ck {
@@ -26,36 +28,14 @@ namespace {
 
 const char* const record_suffix = ".cunumpy-kernels.json";
 
-fs::path stub_of(const HostModule& module)
-{
-    return module.file.parent_path() / "__pyccel__" / (module_stem(module) + ".pyi");
-}
-
-// Pyccel finds an imported module's stub at `<output root>/<its package
-// path>/__pyccel__/`; linking there the in-place stub makes it read that
-// module's in-place folder, whose path its wrapper holds.
-void link_in_place_stubs(const HostPlan& plan, const HostJob& job, const fs::path& output_root)
-{
-    for (std::size_t imported : job.closure) {
-        const HostModule& dependency = plan.modules[imported];
-        fs::path target = stub_of(dependency);
-        std::error_code error;
-        if (!fs::is_regular_file(target, error))
-            throw CacheError("the in-place build of imported module " + dependency.name +
-                             " is missing: " + target.string());
-        fs::path link = package_folder(output_root, dependency) / "__pyccel__" / target.filename();
-        fs::create_directories(link.parent_path(), error);
-        fs::create_symlink(target, link, error);
-        if (error) throw CacheError("cannot link " + link.string() + ": " + error.message());
-    }
-}
-
-// The files of one Pyccel run below `output`, relative to it: the extension
-// and every regular file in __pyccel__/ but the lock files and the links to
-// imported stubs.
-std::vector<std::string> built_files(const fs::path& output, const std::string& extension)
+// The files of one Pyccel run below `output`, relative to it: the extension,
+// the host library (C backend) and every regular file in __pyccel__/ but the
+// lock files and the links to imported stubs.
+std::vector<std::string> built_files(const fs::path& output, const std::string& extension,
+                                     const std::optional<fs::path>& library)
 {
     std::vector<std::string> files = {extension};
+    if (library) files.push_back(library->lexically_relative(output).string());
     std::error_code error;
     for (fs::recursive_directory_iterator it(output / "__pyccel__", error), end; !error && it != end;
          it.increment(error)) {
@@ -78,14 +58,16 @@ void install_file(const fs::path& from, const fs::path& to)
     file.commit();
 }
 
-// The module's own files among `files`: the extension, and in __pyccel__/
-// those named after the module (its stub, sources, objects, wrapper).
+// The module's own files among `files`: the extension, its host library, and
+// in __pyccel__/ those named after the module (its stub, sources, objects,
+// wrapper).
 std::vector<std::string> own_files(const std::vector<std::string>& files, const std::string& stem)
 {
     std::vector<std::string> own = {files.front()};
     for (const auto& file : files) {
         fs::path path(file);
         std::string name = path.filename().string();
+        if (path.parent_path().empty() && name == host_library_file(stem)) own.push_back(file);
         bool in_pyccel = path.parent_path() == "__pyccel__";
         if (in_pyccel && (name.rfind(stem + ".", 0) == 0 || name.rfind(stem + "_wrapper.", 0) == 0 ||
                           name.rfind("bind_c_" + stem + ".", 0) == 0))
@@ -163,11 +145,13 @@ private:
     {
         util::TemporaryDir workspace(workspace_path(scratch_.root()));
         fs::path output_root = workspace.path() / "out";
-        link_in_place_stubs(plan_, job_, output_root);
-        PyccelModuleBuild built = compile_host_module(plan_, index_, tools_, workspace.path(), output_root, folder());
+        // Imports are built first, each beside its source.
+        auto imported = [this](std::size_t i) { return plan_.modules[i].file.parent_path(); };
+        PyccelModuleBuild built =
+            compile_host_module(plan_, index_, tools_, workspace.path(), output_root, folder(), imported);
         result_.log = built.log;
         if (!built.ok) return fail(built.problem);
-        install(built.output, built_files(built.output, built.extension.filename().string()));
+        install(built.output, built_files(built.output, built.extension.filename().string(), built.library));
     }
 
     // The record is emptied first, so that an interruption between the

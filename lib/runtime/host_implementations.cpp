@@ -12,13 +12,25 @@ HostImplementations::HostImplementations(HostImplementations&& other) noexcept
     : kernel_(std::move(other.kernel_)),
       plain_(std::move(other.plain_)),
       named_(std::move(other.named_)),
+      cached_(std::move(other.cached_)),
       warned_python_(other.warned_python_.load())
 {
 }
 
+bool HostImplementations::attached_by_application() const
+{
+    return plain_ ||
+           std::any_of(named_.begin(), named_.end(), [](const HostKernel& h) { return static_cast<bool>(h); });
+}
+
+const std::array<HostKernel, 4>& HostImplementations::choices() const
+{
+    return attached_by_application() ? named_ : cached_;
+}
+
 void HostImplementations::attach_plain(HostKernel host)
 {
-    if (names().size() > 0 && !plain_)
+    if (attached_by_application() && !plain_)
         throw UsageError("kernel '" + kernel_ +
                          "' has named host implementations; attach the plain one by a name "
                          "(pyccel, numba, numpy or python)");
@@ -42,8 +54,9 @@ std::vector<std::string> HostImplementations::names() const
 {
     if (plain_) return {"host"};
     std::vector<std::string> names;
-    for (std::size_t i = 0; i < named_.size(); ++i)
-        if (named_[i]) names.emplace_back(host_implementation_names[i]);
+    const auto& named = choices();
+    for (std::size_t i = 0; i < named.size(); ++i)
+        if (named[i]) names.emplace_back(host_implementation_names[i]);
     return names;
 }
 
@@ -53,7 +66,8 @@ const HostKernel& HostImplementations::selected(const WarningSink& warn, std::st
         if (name) *name = "host";
         return plain_;
     }
-    bool any = std::any_of(named_.begin(), named_.end(), [](const HostKernel& h) { return static_cast<bool>(h); });
+    const auto& named = choices();
+    bool any = std::any_of(named.begin(), named.end(), [](const HostKernel& h) { return static_cast<bool>(h); });
     if (!any)
         throw MissingKernelError("kernel '" + kernel_ +
                                  "' has no host kernel attached; attach one with "
@@ -61,7 +75,7 @@ const HostKernel& HostImplementations::selected(const WarningSink& warn, std::st
                                  kernel_ + "\", ck::host_kernel(function))");
     int chosen = selected_host_implementation();
     if (chosen >= 0) {
-        const HostKernel& host = named_[static_cast<std::size_t>(chosen)];
+        const HostKernel& host = named[static_cast<std::size_t>(chosen)];
         std::string chosen_name(host_implementation_names[static_cast<std::size_t>(chosen)]);
         if (!host) {
             std::string list;
@@ -73,16 +87,16 @@ const HostKernel& HostImplementations::selected(const WarningSink& warn, std::st
         return host;
     }
     for (std::size_t i = 0; i < 3; ++i)
-        if (named_[i]) {
+        if (named[i]) {
             if (name) *name = std::string(host_implementation_names[i]);
-            return named_[i];
+            return named[i];
         }
     if (!warned_python_.exchange(true) && warn)
         warn("kernel '" + kernel_ +
              "': no compiled or NumPy implementation is attached; running the uncompiled "
              "Python version");
     if (name) *name = "python";
-    return named_[3];
+    return named[3];
 }
 
 }  // namespace ck

@@ -1,5 +1,6 @@
 // A kernel's host side: one plain host kernel (no choice applies), or named
-// implementations chosen as cunumpy's HostImplementations chooses them.
+// implementations chosen as cunumpy's HostImplementations chooses them, or,
+// when the application attaches none, the cached Pyccel version as "pyccel".
 #pragma once
 
 #include "cunumpy_kernels/kernel.hpp"
@@ -22,7 +23,13 @@ public:
     /// a plain host kernel is attached.
     void attach(const std::string& implementation, HostKernel host);
 
-    /// "host", or the attached names in preference order; empty when none.
+    /// The kernel's Pyccel version from the cache (cached_host.hpp): it is
+    /// "pyccel" while the application attaches no host kernel of its own,
+    /// and set aside as soon as it does (its kernel wins).
+    void attach_cached(HostKernel host) { cached_[0] = std::move(host); }
+
+    /// "host", or the attached names in preference order, else "pyccel" for
+    /// a cached version; empty when none.
     std::vector<std::string> names() const;
 
     /// The kernel a host call runs now and its name: the plain one; else the
@@ -32,9 +39,14 @@ public:
     const HostKernel& selected(const WarningSink& warn, std::string* name = nullptr) const;
 
 private:
+    bool attached_by_application() const;
+    /// named_, or cached_ when the application attached nothing.
+    const std::array<HostKernel, 4>& choices() const;
+
     std::string kernel_;
     HostKernel plain_;
-    std::array<HostKernel, 4> named_;  ///< indexed as host_implementation_names
+    std::array<HostKernel, 4> named_;   ///< indexed as host_implementation_names
+    std::array<HostKernel, 4> cached_;  ///< the cached pyccel version alone, at 0
     mutable std::atomic<bool> warned_python_{false};
 };
 

@@ -6,6 +6,7 @@
 #include "signatures/signatures.hpp"
 
 #include "runtime/artifact_cache.hpp"
+#include "runtime/cached_host.hpp"
 #include "runtime/cuda_kernel.hpp"
 #include "runtime/kernel_state.hpp"
 #include "runtime/selection_state.hpp"
@@ -125,7 +126,7 @@ Kernel& Kernel::operator=(Kernel&&) noexcept = default;
 Kernel::~Kernel() = default;
 
 Kernel make_kernel(const KernelSource& source, KernelOptions options, const Config& config,
-                   std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu)
+                   std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu, std::vector<std::string>* notes)
 {
     auto state = std::make_unique<Kernel::State>(source.name, std::move(options));
     state->gpu = gpu;
@@ -134,6 +135,16 @@ Kernel make_kernel(const KernelSource& source, KernelOptions options, const Conf
     state->config = config;
     if (source.cuda_file)
         state->cuda = std::make_shared<CudaKernel>(source, config, std::move(cache), std::move(gpu), state->warn);
+    std::string note;
+    if (auto cached = cached_host_kernel(source, config, &note)) {
+        state->host.attach_cached(std::move(*cached));
+    } else if (!note.empty()) {
+        note = "kernel '" + source.name + "': no cached Pyccel version: " + note;
+        if (notes)
+            notes->push_back(std::move(note));
+        else
+            state->warn(note);
+    }
     return KernelFactory::make(std::move(state));
 }
 

@@ -47,7 +47,8 @@ KernelCatalog KernelCatalog::from_package(const std::filesystem::path& path, Cat
                 throw UsageError("two kernels are named '" + source.name +
                                  "': " + catalog[source.name].cuda_path().parent_path().string() + " and " +
                                  source.folder.string() + "; open each package in its own catalog");
-            catalog.add(make_kernel(source, std::move(kernel_options), config, std::move(cache), gpu));
+            catalog.add(
+                make_kernel(source, std::move(kernel_options), config, std::move(cache), gpu, &catalog.warnings_));
         }
         return catalog;
     });

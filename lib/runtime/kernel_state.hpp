@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace ck {
 
@@ -36,14 +38,18 @@ struct [[gnu::visibility("hidden")]] Kernel::State
 };
 
 /// The kernel of `source`: CUDA side over `cache` when the folder has a CUDA
-/// source, host side empty until the application attaches one.
+/// source; host side the cached Pyccel version when `build` made its host
+/// library (cached_host.hpp), until the application attaches its own. Why a
+/// host library exists but cannot serve the kernel goes to `notes`, or, when
+/// null, to the kernel's warning sink.
 /// The library's way to build a Kernel over prepared state (a friend of Kernel).
 struct KernelFactory {
     static Kernel make(std::unique_ptr<Kernel::State> state) { return Kernel(std::move(state)); }
 };
 
 Kernel make_kernel(const KernelSource& source, KernelOptions options, const Config& config,
-                   std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu);
+                   std::shared_ptr<ArtifactCache> cache, std::shared_ptr<Gpu> gpu,
+                   std::vector<std::string>* notes = nullptr);
 
 /// The warning sink of `options`, or write_warning_line.
 WarningSink warning_sink(const KernelOptions& options);

@@ -125,3 +125,26 @@ PythonText::PythonText(std::string_view bytes) : text_(bytes)
 }
 
 }  // namespace ck::signatures
+
+namespace ck {
+
+std::string python_source_text(const std::string& bytes)
+{
+    bool plain = bytes.find('\r') == std::string::npos && bytes.compare(0, 3, "\xEF\xBB\xBF") != 0;
+    if (plain) return bytes.empty() || bytes.back() == '\n' ? bytes : bytes + '\n';
+    std::size_t start = bytes.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
+    std::string text;
+    text.reserve(bytes.size() + 1);
+    for (std::size_t i = start; i < bytes.size(); ++i) {
+        if (bytes[i] != '\r') {
+            text += bytes[i];
+            continue;
+        }
+        text += '\n';
+        if (i + 1 < bytes.size() && bytes[i + 1] == '\n') ++i;
+    }
+    if (!text.empty() && text.back() != '\n') text += '\n';
+    return text;
+}
+
+}  // namespace ck

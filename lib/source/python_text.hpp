@@ -41,3 +41,15 @@ private:
 std::string python_coding(std::string_view bytes);
 
 }  // namespace ck::signatures
+
+namespace ck {
+
+/// The text `inspect.getsource(module)` gives for a module file's bytes (it
+/// reads through linecache): a UTF-8 byte order mark dropped, `\r\n` and `\r`
+/// read as `\n`, and a final newline added when missing. Files in another
+/// encoding than UTF-8 (a coding cookie) are taken as they are. A host
+/// entry's source digest is of this text; the runtime compares a cached host
+/// library's with it.
+std::string python_source_text(const std::string& bytes);
+
+}  // namespace ck

@@ -6,7 +6,9 @@
 // BuildRequest::start_tools), so it runs where neither exists; except that
 // asking for CuPy's cache (StatusRequest::cupy) starts the Python with CuPy,
 // and configured struct headers (Config::struct_headers) start the tree's
-// Python when one changed or a module its writer imports did.
+// Python when one changed or a module its writer imports did. Host libraries
+// (doc/host-libraries.md) are loaded as the runtime loads them, which needs
+// no Python.
 #pragma once
 
 #include "builder/build.hpp"
@@ -64,10 +66,26 @@ struct ModuleStatus {
     ArtifactStatus artifact;
 };
 
+/// Whether the runtime can call a kernel's Pyccel version from the cache
+/// without Python, as KernelCatalog::from_package decides it when it opens
+/// (runtime/cached_host.hpp): the host library of the kernel's current host
+/// entry, loaded and read.
+struct HostLibraryStatus {
+    bool callable = false;
+    /// Not callable: why, as the catalog's warning says it (the parameter and
+    /// its type the shim does not handle, a library that does not load).
+    std::string reason;
+};
+
 struct KernelStatus {
     KernelSource kernel;
     KernelSignatures signatures;
     std::vector<ArtifactStatus> artifacts;  ///< by target, as build plans them
+    /// None when there is no host library to look at: the kernel has no
+    /// Pyccel module, its module has no current host entry with a library
+    /// (not built, stale, the Fortran backend), or host builds are not
+    /// reported (StatusRequest::host).
+    std::optional<HostLibraryStatus> host_library;
 };
 
 /// What `status` reads: the trees and the configuration `build` would use.
@@ -118,7 +136,8 @@ std::vector<std::string> failed_gates(const StatusReport& report, const StatusGa
 /// `status --json`: {"summary", "with_cuda", "without_cuda", "counts",
 /// "kernels": [{"module", "name", "folder", "host": [kinds], "cuda": file |
 /// null, "signatures": agreement, "findings": [messages], "artifacts":
-/// [{"kind", "target", "state", "reason", "key"}]}], "modules": [{"module",
+/// [{"kind", "target", "state", "reason", "key"}], "host_library": null |
+/// {"callable", "reason"}}], "modules": [{"module",
 /// "kind", "target", "state", "reason", "key"}] (in place), "warnings",
 /// "cupy" (StatusRequest::cupy only: CupyInstallation's JSON)}. Paths are
 /// written as `display` returns them.

@@ -6,6 +6,7 @@
 #include "cupy_cache/cupy_fill.hpp"
 #include "cupy_cache/cupy_cache.hpp"
 #include "package/porting_summary.hpp"
+#include "runtime/cached_host.hpp"
 #include "struct_headers/cubin_layout_checker.hpp"
 #include "util/file_util.hpp"
 #include "util/json_text.hpp"
@@ -129,6 +130,15 @@ void check_layout(CubinLayoutChecker& checker, const KernelSource& kernel, const
     status.layout_mismatch = true;
 }
 
+// The runtime's own lookup: status names what the catalog would warn about.
+std::optional<HostLibraryStatus> host_library_status(const KernelSource& kernel, const Config& config)
+{
+    std::string note;
+    if (cached_host_kernel(kernel, config, &note)) return HostLibraryStatus{true, ""};
+    if (note.empty()) return std::nullopt;
+    return HostLibraryStatus{false, note};
+}
+
 std::string kernel_list(const std::vector<std::string>& names, std::size_t max = 10)
 {
     std::string text;
@@ -248,7 +258,8 @@ StatusReport read_status(const StatusRequest& request)
     std::vector<KernelSignatures> checked = check_signatures(build.kernels, request.config, {}, &headers, record.get());
     for (std::size_t k = 0; k < build.kernels.size(); ++k) {
         const KernelSource& kernel = build.kernels[k];
-        KernelStatus status{kernel, std::move(checked[k]), {}};
+        KernelStatus status{kernel, std::move(checked[k]), {}, std::nullopt};
+        if (request.host) status.host_library = host_library_status(kernel, request.config);
         std::string cache_name = cache_name_of(request.config, kernel.top_package);
         if (first_cache_name.empty() && pyccel_can_build(kernel.name)) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);
@@ -356,7 +367,10 @@ nlohmann::json to_json(const StatusReport& report, const std::function<std::stri
                            {"cuda", k.kernel.cuda_file ? json(display(*k.kernel.cuda_file)) : json(nullptr)},
                            {"signatures", to_string(k.signatures.agreement())},
                            {"findings", findings},
-                           {"artifacts", artifacts}});
+                           {"artifacts", artifacts},
+                           {"host_library", k.host_library ? json{{"callable", k.host_library->callable},
+                                                                  {"reason", k.host_library->reason}}
+                                                           : json(nullptr)}});
     }
     json modules = json::array();
     for (const auto& m : report.modules) {

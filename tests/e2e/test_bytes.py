@@ -190,7 +190,9 @@ def test_the_example_app_runs_from_a_latin1_tree_and_cache(run, latin1):
         env=env, capture_output=True, text=True, timeout=120,
     )
     assert result.returncode == 0, result.stderr
-    assert "host: 500 markers pushed, deposited and sorted" in result.stdout.splitlines()
+    # Host builds cannot use a cache whose path is not UTF-8 (below): the app names the kernels it cannot run.
+    assert "host: no host version of deposit, push, sort in the cache (`cunumpy-kernels build --only host` " \
+           "builds them)" in result.stdout.splitlines(), result.stdout
 
 
 @pytest.mark.skipif(not BUNDLE_APP or not FAKE_LIBCUDA_DIR, reason="run through meson (the app and the fake driver)")

@@ -108,7 +108,11 @@ def test_every_module_is_built_beside_its_source_and_python_imports_it(run, tree
         # What importers, check-signatures and Pyccel's own later runs read.
         for part in (".pyi", ".o", "_wrapper.h"):
             assert (folder / "__pyccel__" / (stem + part)).is_file(), stem + part
-        assert (folder / "__pyccel__" / (stem + ".cunumpy-kernels.json")).is_file()
+        header, body = (folder / "__pyccel__" / (stem + ".cunumpy-kernels.json")).read_text().splitlines()
+        # The host library (doc/host-libraries.md) beside the extension, the record's as the rest.
+        assert (folder / (stem + ".ck-host.so")).is_file(), stem
+        library = stem + ".ck-host.so"
+        assert library in json.loads(header)["own"] and library in json.loads(body)["files"], (header, body)
     assert not list((tree / "sim/util/tests").glob("*" + ext_suffix()))
     # The class argument's module is imported through its in-place folder, where it stays.
     assert str(tree / "sim/util") in (tree / "sim/util/__pyccel__/args_kernels_wrapper.h").read_text()
@@ -220,6 +224,7 @@ def test_foreign_builds_are_kept_unless_older_than_their_sources_or_asked_and_cl
     # The sources are all there, and no folder of ours is left behind.
     assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*.py")) == sorted([*SIM_FILES, *EXTRA_FILES])
     assert not (tree / "sim/kernels/scale/__pyccel__").exists()
+    assert [p.name for p in tree.rglob("*.ck-host.so")] == ["extra_kernels.ck-host.so"]  # the one Pyccel kept
 
 
 def test_a_module_outside_any_package_builds_in_place(run, tmp_path):

@@ -29,7 +29,7 @@ if [ -n "$wheel" ]; then
   cp -r share/examples/particles_app "$out/particles_app"
   # The GPU tests, built there against the wheel's library (public headers only).
   mkdir -p "$out/gpu_tests/doctest"
-  cp tests/gpu/test_gpu_runtime.cpp tests/unit/temp_tree.hpp "$out/gpu_tests/"
+  cp tests/gpu/test_gpu_runtime.cpp tests/unit/temp_tree.hpp tests/particles_host.hpp "$out/gpu_tests/"
   cp "$(echo '#include <doctest/doctest.h>' | c++ -M -x c++ - | grep -o '/[^ ]*doctest/doctest.h')" "$out/gpu_tests/doctest/"
   cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
   cp tests/gpu/wheel_check.sh "$out/"

@@ -78,7 +78,7 @@ cmake_minimum_required(VERSION 3.16)
 project(gpu_tests CXX)
 find_package(cunumpy-kernels REQUIRED)
 add_executable(test_gpu_runtime test_gpu_runtime.cpp)
-target_include_directories(test_gpu_runtime PRIVATE "$here/gpu_tests" "$here/particles_app")
+target_include_directories(test_gpu_runtime PRIVATE "$here/gpu_tests")
 target_link_libraries(test_gpu_runtime PRIVATE cunumpy-kernels::cunumpy-kernels)
 CMAKE
   cmake -S "$here/gpu_tests" -B "$work/gpu-tests-build" \

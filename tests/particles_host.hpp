@@ -1,6 +1,8 @@
 // The particle kernels' host versions in C++, line for line the Pyccel host
-// kernels of share/examples/particles/src/particles/kernels/*/*_kernels.py,
-// as an application attaches them to the catalog.
+// kernels of share/examples/particles/src/particles/kernels/*/*_kernels.py:
+// the tests' reference, attached to catalogs that read no host library (the
+// GPU tests, a bundle). The example application runs the cached Pyccel
+// versions instead (doc/host-libraries.md).
 #pragma once
 
 #include <cmath>

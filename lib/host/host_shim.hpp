@@ -1,0 +1,71 @@
+// The C shim of a host library (doc/host-libraries.md): from the stub Pyccel
+// writes for a module (`__pyccel__/<stem>.pyi`, canonical types and the
+// compiled symbol of every function), one C entry per function with a fixed
+// ABI that the runtime calls without Python. Reading the stub and writing the
+// shim are pure text functions; compiling and linking it is host_library's.
+#pragma once
+
+#include "cunumpy_kernels/arguments.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ck {
+
+/// One parameter of a function the shim can call.
+struct ShimParameter {
+    std::string name;
+    ElementType type = ElementType::float64;  ///< the element type of an array, the type of a scalar
+    int rank = 0;                             ///< 0 for a scalar, else the array's dimensions (1 to 8)
+    char order = 'C';                         ///< 'C' or 'F'; checked as Pyccel's wrapper does, for rank 2 and more
+};
+
+/// A function of the module the shim gives an entry.
+struct ShimFunction {
+    std::string name;    ///< the Python name (the kernel's)
+    std::string symbol;  ///< Pyccel's C function, from the stub's `@low_level('...')`
+    std::vector<ShimParameter> parameters;
+};
+
+/// A function the shim cannot call, and why (a class instance, a type it
+/// does not handle, a return value).
+struct ShimSkip {
+    std::string name;
+    std::string reason;
+};
+
+/// What a stub offers the shim.
+struct StubReading {
+    std::vector<ShimFunction> functions;
+    std::vector<ShimSkip> skipped;
+};
+
+/// Reads the top-level functions of a Pyccel 2.x stub: `@low_level('sym')`
+/// then `def name(a : 'float64[:]', n : 'int') -> None:` on one line, as
+/// Pyccel 2.1 to 2.2.3 print them. Parameters typed with NumPy's fixed-size
+/// types (bool, int8 to int64, float32, float64, complex64, complex128, and
+/// Python's int, float, complex meaning int64, float64, complex128) as
+/// scalars or arrays of 1 to 8 dimensions are callable; anything else (a
+/// class, a string, an optional or a union, a return value, a function with
+/// no compiled symbol) is a ShimSkip naming the parameter and its type.
+/// Methods of classes are not read. Never throws.
+StubReading read_pyccel_stub(std::string_view stub);
+
+/// The C shim's source for the functions of module `stem`: it includes
+/// Pyccel's `<stem>.h`, defines `ck_host_abi_version`, the library's
+/// description (ck_host_description, parsed by the runtime) and for each
+/// function `int ck_host__<name>(void* const* args, int64_t count, char*
+/// error, size_t error_size)`: it checks each array's element type, rank,
+/// emptiness, layout and index range, builds Pyccel's STC views of the
+/// caller's memory (no copies) and calls the function; 0 on success, else 1
+/// with a message naming the argument in `error`.
+std::string generate_host_shim(const std::string& stem, const StubReading& reading);
+
+/// The library's description text (one line per function and per skip), as
+/// generate_host_shim embeds it and the runtime reads it:
+/// `function <name> <symbol> <count>`, then one `parameter <name> <type> <rank> <order>`
+/// line per parameter; `skipped <name> <reason>`.
+std::string host_library_description(const StubReading& reading);
+
+}  // namespace ck

@@ -1,0 +1,207 @@
+#include "runtime/cached_host.hpp"
+
+#include "cache/cache.hpp"
+#include "cunumpy_kernels/error.hpp"
+#include "source/python_text.hpp"
+#include "util/dynamic_library.hpp"
+#include "util/file_util.hpp"
+#include "util/sha256.hpp"
+
+#include <complex>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+
+namespace ck {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The shim's array (doc/host-libraries.md, ABI version 1).
+struct HostArray {
+    void* data;
+    std::int64_t element_type;
+    std::int64_t ndim;
+    const std::int64_t* shape;
+    const std::int64_t* strides;
+};
+
+constexpr std::int64_t abi_version = 1;
+
+using Entry = int (*)(void* const*, std::int64_t, char*, std::size_t);
+
+ElementType element_type_named(const std::string& name, const std::string& where)
+{
+    for (int type = 0; type <= static_cast<int>(ElementType::complex128); ++type)
+        if (name == to_string(static_cast<ElementType>(type))) return static_cast<ElementType>(type);
+    throw CacheError(where + ": unknown element type '" + name + "'");
+}
+
+// One call: arrays as views of the caller's memory, scalars converted to the
+// declared types into slots that live as long as the call.
+class HostLibraryCall {
+public:
+    HostLibraryCall(const HostLibraryFunction& function, std::span<const Argument> args)
+    {
+        std::size_t count = function.parameters.size();
+        if (args.size() != count)
+            throw ArgumentError("the kernel takes " + std::to_string(count) + " arguments, got " +
+                                std::to_string(args.size()));
+        arrays_.resize(count);
+        scalars_.resize(count);
+        pointers_.resize(count);
+        for (std::size_t i = 0; i < count; ++i) pointers_[i] = prepare(function.parameters[i], args[i], i);
+    }
+
+    void run(Entry entry) const
+    {
+        char error[512] = "";
+        if (entry(pointers_.data(), static_cast<std::int64_t>(pointers_.size()), error, sizeof error) != 0)
+            throw ArgumentError(error[0] ? error : "the host library refused the call");
+    }
+
+private:
+    void* prepare(const HostLibraryParameter& parameter, const Argument& argument, std::size_t index)
+    {
+        if (parameter.rank == 0) {
+            convert_scalar(argument, parameter.type, &scalars_[index],
+                           "argument " + parameter.name + " (" + to_string(parameter.type) + ")");
+            return &scalars_[index];
+        }
+        if (!argument.is_array())
+            throw ArgumentError("argument " + parameter.name + ": expected a " + std::to_string(parameter.rank) + "D " +
+                                to_string(parameter.type) + " array, got " + argument.describe());
+        const ArrayView& view = argument.array();
+        if (view.memory != Memory::host)
+            throw ArgumentError("argument " + parameter.name + " must be a host array, got " + argument.describe() +
+                                "; host kernels take host arrays (missing_cuda = fallback copies device arrays)");
+        arrays_[index] = {view.data, static_cast<std::int64_t>(view.type), view.ndim, view.shape, view.strides};
+        return &arrays_[index];
+    }
+
+    std::vector<HostArray> arrays_;
+    std::vector<std::complex<double>> scalars_;  // 16 bytes, aligned for every scalar type
+    std::vector<void*> pointers_;
+};
+
+std::optional<Artifact> library_artifact(const Manifest& manifest)
+{
+    for (const auto& artifact : manifest.artifacts)
+        if (artifact.target == "host-library") return artifact;
+    return std::nullopt;
+}
+
+// The latest entry of the kernel's module whose source is the file's now.
+std::optional<Manifest> current_entry(const KernelSource& source, const EntryStore& store)
+{
+    auto manifest = store.latest("host", source.module, "host");
+    if (!manifest) return std::nullopt;
+    const nlohmann::json& recorded = manifest->inputs;
+    if (!recorded.is_object() || !recorded.contains("source") || !recorded["source"].is_object()) return std::nullopt;
+    const auto& digest = recorded["source"].value("sha256", std::string());
+    if (digest != sha256_hex(python_source_text(util::read_file(source.host.front().file)))) return std::nullopt;
+    return manifest;
+}
+
+}  // namespace
+
+std::vector<HostLibraryFunction> parse_host_library_description(const std::string& text, const std::string& where)
+{
+    std::vector<HostLibraryFunction> functions;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+        std::istringstream words(line);
+        std::string kind, name;
+        words >> kind >> name;
+        if (kind == "function") {
+            functions.push_back({name, {}, ""});
+        } else if (kind == "parameter" && !functions.empty()) {
+            std::string type;
+            HostLibraryParameter parameter{name, ElementType::float64, 0, 'A'};
+            words >> type >> parameter.rank >> parameter.order;
+            if (!words) throw CacheError(where + ": cannot read '" + line + "'");
+            parameter.type = element_type_named(type, where);
+            functions.back().parameters.push_back(parameter);
+        } else if (kind == "skipped") {
+            std::string reason;
+            std::getline(words >> std::ws, reason);
+            functions.push_back({name, {}, reason});
+        } else {
+            throw CacheError(where + ": cannot read '" + line + "'");
+        }
+    }
+    return functions;
+}
+
+namespace {
+
+std::optional<HostKernel> load_cached_host_kernel(const KernelSource& source, const fs::path& root, std::string* note)
+{
+    EntryStore store(root);
+    auto manifest = current_entry(source, store);
+    if (!manifest) return std::nullopt;
+    auto artifact = library_artifact(*manifest);
+    if (!artifact) return std::nullopt;
+    fs::path file = store.entry_dir("host", manifest->key) / artifact->file;
+    if (sha256_hex(util::read_file(file)) != artifact->sha256) {
+        if (note) *note = file.string() + " differs from its manifest; run `cunumpy-kernels cache verify --fix`";
+        return std::nullopt;
+    }
+    std::string error;
+    auto library = std::make_shared<util::DynamicLibrary>(util::DynamicLibrary::open_first({file.string()}, &error));
+    if (!library->loaded()) {
+        if (note) *note = "its host library does not load: " + error;
+        return std::nullopt;
+    }
+    auto version = static_cast<const std::int64_t*>(library->symbol("ck_host_abi_version"));
+    auto description = static_cast<const char*>(library->symbol("ck_host_description"));
+    if (!version || *version != abi_version || !description) {
+        if (note) *note = file.string() + " was built for another version of the runtime; run `cunumpy-kernels build`";
+        return std::nullopt;
+    }
+    for (auto& function : parse_host_library_description(description, file.string())) {
+        if (function.name != source.name) continue;
+        if (!function.skip_reason.empty()) {
+            if (note) *note = "its Pyccel version is not callable from C++: " + function.skip_reason;
+            return std::nullopt;
+        }
+        auto entry = reinterpret_cast<Entry>(library->symbol(("ck_host__" + source.name).c_str()));
+        if (!entry) return std::nullopt;
+        auto shared = std::make_shared<const HostLibraryFunction>(std::move(function));
+        int arity = static_cast<int>(shared->parameters.size());
+        return HostKernel(
+            [library, shared, entry](std::span<const Argument> args) { HostLibraryCall(*shared, args).run(entry); },
+            arity);
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const fs::path& root, std::string* note)
+{
+    if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
+    try {
+        return load_cached_host_kernel(source, root, note);
+    } catch (const Error& error) {
+        // An entry removed or rewritten while it was read: the kernel keeps
+        // what the application attaches.
+        if (note) *note = "its cached host library cannot be read: " + std::string(error.what());
+        return std::nullopt;
+    }
+}
+
+std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note)
+{
+    if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
+    try {
+        CacheLocation location = planned_cache_location(cache_name_of(config, source.top_package), config.cache_dir);
+        return cached_host_kernel(source, location.root, note);
+    } catch (const Error& error) {
+        if (note) *note = "no cache to look in: " + std::string(error.what());
+        return std::nullopt;
+    }
+}
+
+}  // namespace ck
