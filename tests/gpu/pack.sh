@@ -8,6 +8,7 @@
 #   tests/gpu/pack.sh [FOLDER]                  binaries of build-gpu/ and copied system libraries
 #   tests/gpu/pack.sh --wheel WHEEL [FOLDER]    the wheel instead (scripts/wheel): no binary, no
 #                                               library; run <folder>/wheel_check.sh there
+#                                               (the host cache is built with $CLI, default build/'s)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${BUILD:-build-gpu}
@@ -18,6 +19,15 @@ if [ "${1:-}" = "--wheel" ]; then
 fi
 out=${1:-.ck-gpu}
 rm -rf "$out"
+
+# The example's host modules built here, where Pyccel and Python's headers
+# are, into a cache the GPU run starts from: the GPU machine has neither, and
+# its application then runs these Python-free host libraries (a login node
+# builds, a compute node runs). The runtime finds them by the module's source.
+pack_host_cache() {
+  "$1" build --only host --python "$PWD/.venv/bin/python" --cache-dir "$out/host-cache" \
+    share/examples/particles/src | tail -1
+}
 
 # The wheel's check needs only what a user of the wheel has: the wheel, the
 # example package and application sources, and cunumpy's CUDA headers (the
@@ -33,6 +43,7 @@ if [ -n "$wheel" ]; then
   cp "$(echo '#include <doctest/doctest.h>' | c++ -M -x c++ - | grep -o '/[^ ]*doctest/doctest.h')" "$out/gpu_tests/doctest/"
   cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
   cp tests/gpu/wheel_check.sh "$out/"
+  pack_host_cache "${CLI:-build/tools/cunumpy-kernels}"
   du -sh "$out"
   exit 0
 fi
@@ -52,6 +63,7 @@ for b in "$out"/bin/* "$out/lib/$soname"; do ldd "$b"; done | awk '$3 ~ /^\// {p
   while read -r lib; do cp -L "$lib" "$out/lib/"; done
 cp -r share/examples/particles "$out/src-root/share/examples/"
 cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
+pack_host_cache "$build/tools/cunumpy-kernels"
 cp bench/cupy_rawkernel_launch.py bench/rank_start.sh tests/gpu/run.sh tests/gpu/cupy_cache_proof.py tests/gpu/cupy_cache_proof.sh \
   tests/gpu/cupy_cache_gpu.py "$out/"
 

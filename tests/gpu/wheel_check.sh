@@ -42,8 +42,10 @@ nothing_missing() {
   library=$(ls "$("$work/venv/bin/python" -m cunumpy_kernels --libdir)"/libcunumpy-kernels.so.*)
   ldd "$work/venv/bin/cunumpy-kernels" "$library" && ! ldd "$work/venv/bin/cunumpy-kernels" "$library" | grep -q "not found"
 }
+# The host side comes built (pack.sh: this machine has no Pyccel).
 build_example() {
-  "$work/venv/bin/cunumpy-kernels" build --only cuda --cache-dir "$cache" --cunumpy-include-dir "$include" "$src"
+  cp -r "$here/host-cache" "$cache" &&
+    "$work/venv/bin/cunumpy-kernels" build --only cuda --cache-dir "$cache" --cunumpy-include-dir "$include" "$src"
 }
 status_example() {
   "$work/venv/bin/cunumpy-kernels" status --cache-dir "$cache" --cunumpy-include-dir "$include" "$src"
@@ -62,11 +64,11 @@ CMAKE
   cmake -S "$work/app" -B "$work/app-build" -Dcunumpy-kernels_DIR="$("$work/venv/bin/python" -m cunumpy_kernels --cmakedir)" &&
     cmake --build "$work/app-build"
 }
-# On the GPU: the CUDA kernels from the cache `build` filled, host and GPU in parity.
+# On the GPU: the CUDA kernels from the cache `build` filled against the cached Pyccel host versions, in parity.
 run_app() {
   local log="$work/app.log"
   "$work/app-build/particles-app" --src "$src" --cache-dir "$cache" --cunumpy-include-dir "$include" --markers 1000000 |
-    tee "$log" && grep -q "^gpu: " "$log" && ! grep -q DIFFERENT "$log"
+    tee "$log" && grep -q "^gpu: " "$log" && ! grep -q -e DIFFERENT -e "not compared" "$log"
 }
 
 # The GPU tests (tests/gpu/test_gpu_runtime.cpp: public headers only, caches
