@@ -160,6 +160,7 @@ KernelParameter type_kernel_parameter(const std::string& name, const std::vector
     KernelParameter parameter;
     parameter.name = name;
     parameter.ctype = normalize_complex(spell_type(tokens, 0, tokens.size(), &type));
+    if (parameter.ctype.rfind("::", 0) == 0) parameter.ctype.erase(0, 2);  // `::ns::Args` is `ns::Args`
     std::string text = parameter.ctype + std::string(static_cast<std::size_t>(type.pointers), '*') + " " + name;
     auto unsupported = [&](const std::string& why) {
         return SourceError(where + ": cannot check the kernel parameter '" + text + "': " + why);

@@ -307,7 +307,12 @@ void run_pending(const Config& config, SourceRecord& record, const std::vector<P
             finding.problem = *problem;
         } else {
             auto inputs = passed_inputs(record, std::get<nlohmann::json>(answer));
-            if (item.key && inputs) record.answer(item.key->first, item.key->second, [&] { return *inputs; });
+            // Replaces a pass remembered from older inputs (its check found them
+            // changed), or every later check would run the writer again.
+            auto replaced = [](const nlohmann::json&) { return false; };
+            if (item.key && inputs)
+                record.answer(
+                    item.key->first, item.key->second, [&] { return *inputs; }, replaced);
             continue;
         }
         findings.push_back(std::move(finding));

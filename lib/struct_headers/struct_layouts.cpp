@@ -14,7 +14,12 @@ namespace {
 StructLayouts layouts_of(const StructReading& reading)
 {
     StructLayouts layouts;
-    for (const auto& read : reading.structs) layouts[read.name] = read.layout;
+    // Kernels name a struct as their code sees it: plain after a `using
+    // namespace`, qualified otherwise (`ns::Args`).
+    for (const auto& read : reading.structs) {
+        layouts[read.name] = read.layout;
+        layouts[read.qualified] = read.layout;
+    }
     return layouts;
 }
 

@@ -154,3 +154,41 @@ def test_a_header_change_is_checked_against_the_kernels_that_include_it(tmp_path
     output = refused.stdout + refused.stderr
     assert refused.returncode != 0, output
     assert "kernel 'scale': the host kernel takes (x, a, n), the CUDA kernel (x, b, n)" in output
+
+
+DATA_WRITER = '''
+import json, os
+from cunumpy.arguments import CudaStruct, write_cuda_header
+
+
+def write_args_header(path):
+    with open(os.path.join(os.path.dirname(__file__), "fields.json")) as f:
+        fields = [tuple(field) for field in json.load(f)]
+    write_cuda_header(path, [CudaStruct("Args", fields)], guard="SIM_ARGS_CUH")
+'''
+
+
+def test_a_commit_of_any_file_a_struct_header_writer_reads_is_checked(tmp_path, env, hook_repository):
+    # A writer may read any file (data, the config): the hook runs on every commit, whatever it
+    # touches, and the struct headers are checked (warm: only when a file their writers read changed).
+    from test_struct_abi import KERNEL_WITH_HEADER, struct_tree, write_header
+    project = tmp_path / "project"
+    tree = struct_tree(project, KERNEL_WITH_HEADER)
+    (tree / "sim" / "cuda_arguments.py").write_text(DATA_WRITER)
+    fields = tree / "sim" / "fields.json"
+    fields.write_text('[["x", "double*"], ["n", "long long"], ["scale", "float"]]')
+    write_header(project)
+    first = commit_with_hook(project, env, hook_repository, "a package with a struct header")
+    assert first.returncode == 0, first.stdout + first.stderr
+
+    fields.write_text('[["x", "double*"], ["n", "int"], ["scale", "float"]]')
+    git(project, "add", fields, env=env)
+    refused = git(project, "commit", "-m", "n becomes an int", env=env, check=False)
+    output = refused.stdout + refused.stderr
+    assert refused.returncode != 0, output
+    assert "differs from what sim.cuda_arguments:write_args_header writes" in output, output
+
+    write_header(project)  # the fix: the header regenerated
+    git(project, "add", ".", env=env)
+    fixed = git(project, "commit", "-m", "n becomes an int, header regenerated", env=env, check=False)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr

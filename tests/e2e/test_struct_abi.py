@@ -7,6 +7,8 @@ import textwrap
 import time
 from pathlib import Path
 
+import pytest
+
 from conftest import PYTHON, jobs_by_state
 
 WRITER = '''
@@ -21,6 +23,11 @@ def write_args_header(path):
 
 def broken_writer(path):
     raise ValueError("field 'y' has no C type")
+
+
+def write_namespaced_header(path):
+    with open(path, "w") as header:
+        header.write("#pragma once\\nnamespace sim { struct Args { double* x; long long n; float scale; }; }\\n")
 '''
 
 KERNEL_WITH_HEADER = '''#include "../../args.cuh"
@@ -166,6 +173,8 @@ def test_a_warm_check_starts_no_python_until_a_module_the_writer_imports_changes
     module.write_text(WRITER + "\n# a comment\n")
     assert check_signatures(run, tree).returncode == 0
     assert runs() == first + 1
+    assert check_signatures(run, tree).returncode == 0
+    assert runs() == first + 1  # warm again: the pass is remembered with the edited module
     module.write_text(WRITER.replace('"float"', '"double"'))
     assert check_signatures(run, tree).returncode == 1
     assert runs() == first + 2
@@ -190,6 +199,21 @@ def test_a_cubin_whose_struct_differs_from_the_configured_header_fails_build_nam
     assert "check 'parameter layout' failed: kernel 'push': argument 0 (Args a): the cubin has offset 0, 32 bytes, " \
            "the runtime packs offset 0, 24 bytes" in job["log"], job["log"]
     assert not list((tmp_path / "cache").glob("cuda/*/*/*.cubin"))  # nothing published
+
+
+@pytest.mark.parametrize("spelling", ["sim::Args", "::sim::Args"])
+def test_a_namespaced_struct_is_checked_by_its_qualified_name(run, tmp_path, spelling):
+    kernel = ("namespace sim { struct Args { double* x; long long n; float scale; double extra; }; }\n"
+              f'extern "C" __global__ void push({spelling} a, double dt)\n'
+              "{ if (threadIdx.x < a.n) a.x[threadIdx.x] += dt * a.scale + a.extra; }\n")
+    tree = struct_tree(tmp_path, kernel, writer="sim.cuda_arguments:write_namespaced_header")
+    subprocess.run([PYTHON, "-c", "from sim.cuda_arguments import write_namespaced_header as w; w('sim/args.cuh')"],
+                   cwd=tree, check=True)
+    assert check_signatures(run, tree).returncode == 0
+    report, result = run.json("build", "--only", "cuda", "--cache-dir", tmp_path / "cache", tree)
+    assert result.returncode == 1
+    [job] = report["jobs"]
+    assert "the cubin has offset 0, 32 bytes, the runtime packs offset 0, 24 bytes" in job["log"], job["log"]
 
 
 def test_status_fails_a_cached_cubin_once_the_header_it_was_not_built_from_changes(run, tmp_path):
