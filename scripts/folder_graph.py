@@ -16,7 +16,20 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "lib"
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([A-Za-z0-9_]+)/[^"]+"', re.MULTILINE)
+# Every spelling the compiler accepts: "folder/x.hpp", <folder/x.hpp> (lib/ is on the include
+# path) and "../folder/x.hpp" (relative to the including file).
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^">]+)[">]', re.MULTILINE)
+
+
+def included_folder(source, include):
+    """The lib/ folder an #include of `source` names, or None (a system or public header)."""
+    if include.startswith("."):
+        try:
+            parts = (source.parent / include).resolve().relative_to(LIB.resolve()).parts
+        except ValueError:
+            return None
+        return parts[0] if len(parts) > 1 else None
+    return include.split("/")[0] if "/" in include else None
 SOURCE_SUFFIXES = {".cpp", ".hpp", ".h", ".cc", ".in"}
 
 
@@ -34,7 +47,8 @@ def include_graph(folders):
         for path in sorted((LIB / folder).rglob("*")):
             if path.suffix not in SOURCE_SUFFIXES or not path.is_file():
                 continue
-            for target in INCLUDE.findall(path.read_text(errors="replace")):
+            for include in INCLUDE.findall(path.read_text(errors="replace")):
+                target = included_folder(path, include)
                 if target in edges and target != folder:
                     edges[folder][target].append(path.name)
     return edges

@@ -394,9 +394,12 @@ void SourceRecord::save() noexcept
         std::vector<std::uint8_t> body = json::to_msgpack(json{{"code", code_}, {"files", files}, {"facts", facts}});
         std::string_view body_bytes(reinterpret_cast<const char*>(body.data()), body.size());
         std::string record = util::checksummed(record_format, body_bytes);
-        // The record's own folder only: a cache folder that does not exist yet
-        // is created by a build, never by status.
-        if (!fs::is_directory(file_->parent_path().parent_path())) return;
+        // A record in a cache root (`<root>/.records/`, with --cache-dir) waits
+        // for the root: a cache folder that does not exist yet is created by a
+        // build, never by status. The home folder's record makes its folders,
+        // ~/.cache included, as XDG means it (a CI job's HOME often lacks one).
+        fs::path folder = file_->parent_path();
+        if (folder.filename() == ".records" && !fs::is_directory(folder.parent_path())) return;
         fs::create_directories(file_->parent_path());
         util::replace_file_atomically(*file_, record);
         changed_ = false;

@@ -250,9 +250,9 @@ def test_folders_that_are_not_kernels_are_named_in_full_once_then_in_one_line(ru
     for name in ("cuboid", "torus"):  # Struphy's geometry/domains have this form
         (kernels / name).mkdir()
         (kernels / name / f"{name}_kernels.py").write_text("def evaluate(x):\n    pass\n")
-    # The record of source digests remembers it: kept where a user's is (~/.cache exists), for files
-    # older than its 2 s change-time margin.
-    (Path(run.env["HOME"]) / ".cache").mkdir(exist_ok=True)
+    # The record of source digests remembers it, for files older than its 2 s change-time margin; in
+    # ~/.cache, made when missing (a CI job's fresh HOME has none).
+    assert not (Path(run.env["HOME"]) / ".cache").exists()
     time.sleep(2.1)
     first = run("check-signatures", example, check=0).stderr
     assert "2 folders are not kernels" in first and "cuboid/cuboid_kernels.py (no 'cuboid')" in first

@@ -152,9 +152,8 @@ def test_a_warm_check_starts_no_python_until_a_module_the_writer_imports_changes
     wrapper.write_text(f'#!/bin/sh\necho "$@" >> {log}\nexec {PYTHON} "$@"\n')
     wrapper.chmod(0o755)
     tree = struct_tree(tmp_path / "t", KERNEL_WITH_HEADER, python=wrapper)
-    # The records of source digests live where a build has been: check-signatures' in the home
-    # folder's cache, status's in its cache root. Neither command creates them.
-    (run.home / ".cache" / "cunumpy-kernels").mkdir(parents=True)
+    # The records of source digests: check-signatures' in the home folder's cache (made when
+    # missing), status's in its cache root, which only a build creates.
     (tree.parent / "cache").mkdir()
     def runs():  # the writers' runs; the Python may also be asked cunumpy's version
         return sum("request.json" in line for line in log.read_text().splitlines()) if log.exists() else 0
