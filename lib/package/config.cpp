@@ -115,6 +115,21 @@ bool valid_template_argument(const std::string& arg)
     return angle == 0 && paren == 0;
 }
 
+// What a struct-headers path must be besides inside the tree: a file, or
+// none yet (the check reports it missing), and no link out of the tree.
+void check_struct_header_file(const KeyContext& entry, const std::string& key, const fs::path& path,
+                              const fs::path& tree)
+{
+    std::error_code error;
+    if (fs::is_directory(path, error)) entry.fail(key + ": is a folder; name the header file its writer writes");
+    if (!fs::is_symlink(fs::symlink_status(path, error))) return;
+    fs::path target = fs::weakly_canonical(path, error);
+    fs::path inside = target.lexically_relative(fs::weakly_canonical(tree, error));
+    if (error || inside.empty() || *inside.begin() == "..")
+        entry.fail(key + ": a symbolic link to " + target.string() +
+                   ", outside the tree; commit the header itself in the tree");
+}
+
 using KeyHandler = std::function<void(Config&, const KeyContext&)>;
 
 const std::map<std::string, KeyHandler>& key_handlers()
@@ -246,6 +261,7 @@ const std::map<std::string, KeyHandler>& key_handlers()
                                 k.file.parent_path().string() +
                                 "), where the check and the kernels that include it cannot rely on it; commit it in "
                                 "the tree and name it relative to pyproject.toml");
+                 check_struct_header_file(entry, std::string(header.str()), path, k.file.parent_path());
                  c.struct_headers[path] = callable;
              }
          }},

@@ -5,6 +5,7 @@ read, the check's own errors are told apart from the writer's, and a writer may 
 (The layout reader's families: test_struct_header_layouts.py.)"""
 
 import json
+import tempfile
 import time
 from pathlib import Path
 
@@ -189,6 +190,17 @@ def test_the_checks_own_errors_name_what_to_fix_not_the_writer(run, tmp_path):
     assert outside.returncode != 0
     assert f"{tmp_path}/pyproject.toml:" in outside.stderr and "../outside.cuh: the header is outside the tree" \
         in outside.stderr, outside.stderr
+    # Nor a folder (the key "" included), nor a link that leads out of the tree: each is the configuration's error.
+    elsewhere = Path(tempfile.mkdtemp()) / "elsewhere.cuh"
+    elsewhere.write_text("// not in the tree\n")
+    (tree / "sim" / "linked.cuh").symlink_to(elsewhere)
+    for header, says in [("src/sim", "src/sim: is a folder; name the header file its writer writes"),
+                         ("", ": is a folder"),
+                         ("src/sim/linked.cuh", f"src/sim/linked.cuh: a symbolic link to {elsewhere}, outside the tree")]:
+        configure(tmp_path, {header: "sim.plain:write"})
+        refused = run("check-signatures", tree)
+        assert refused.returncode == 2 and f"{tmp_path}/pyproject.toml:" in refused.stderr, refused.stderr
+        assert says in refused.stderr, refused.stderr
 
 
 # 7: a writer that changes folder writes where asked; the JSON summary counts the headers.
