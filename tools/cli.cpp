@@ -97,8 +97,9 @@ constexpr int exit_failure = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_temporary_failure = 75;  // EX_TEMPFAIL of sysexits.h: try again later
 
-// SIGINT/SIGTERM: stop the compilers we started, then die of the signal as
-// the caller expects (a shell reports 130 for SIGINT).
+// SIGINT, SIGTERM, SIGHUP (a login session that ends) and SIGQUIT: stop the
+// compilers we started and remove our locks, then die of the signal as the
+// caller expects (a shell reports 130 for SIGINT).
 extern "C" void on_interrupt(int signal_number)
 {
     stop_compiler_processes();
@@ -111,8 +112,7 @@ void install_interrupt_handlers()
     struct sigaction action {};
     action.sa_handler = on_interrupt;
     sigemptyset(&action.sa_mask);
-    sigaction(SIGINT, &action, nullptr);
-    sigaction(SIGTERM, &action, nullptr);
+    for (int signal_number : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) sigaction(signal_number, &action, nullptr);
 }
 
 }  // namespace

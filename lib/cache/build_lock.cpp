@@ -4,6 +4,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 #include "util/signal_paths.hpp"
+#include "util/stale_retry.hpp"
 #include "util/temporary_name.hpp"
 #include "util/utc_time.hpp"
 
@@ -35,6 +36,7 @@ namespace {
 
 struct Holder {
     std::string host;
+    std::string scope;  ///< process_scope() of the holder; empty from earlier versions
     long pid = 0;
     std::string started;
     std::string token;
@@ -48,10 +50,26 @@ struct Sighting {
 
 enum class Creation { created, exists, unavailable };
 
+struct CreateResult {
+    Creation creation;
+    int error = 0;  ///< errno, when unavailable
+};
+
+// When this builder process started (its first lock): the same in all its
+// locks, so that a holder found gone at one lock is known at its others.
+const std::string& process_started()
+{
+    static const std::string started = util::utc_now();
+    return started;
+}
+
 std::string holder_json(const std::string& token)
 {
-    nlohmann::json holder = {
-        {"host", host_name()}, {"pid", static_cast<long>(::getpid())}, {"started", util::utc_now()}, {"token", token}};
+    nlohmann::json holder = {{"host", host_name()},
+                             {"scope", process_scope()},
+                             {"pid", static_cast<long>(::getpid())},
+                             {"started", process_started()},
+                             {"token", token}};
     return util::json_text(holder) + "\n";
 }
 
@@ -60,8 +78,9 @@ std::optional<Holder> parse_holder(const std::string& content)
 {
     try {
         auto json = util::parse_json(content);
-        return Holder{json.at("host").get<std::string>(), json.at("pid").get<long>(),
-                      json.at("started").get<std::string>(), json.at("token").get<std::string>()};
+        return Holder{json.at("host").get<std::string>(), json.value("scope", std::string()),
+                      json.at("pid").get<long>(), json.at("started").get<std::string>(),
+                      json.at("token").get<std::string>()};
     } catch (const nlohmann::json::exception&) {
         return std::nullopt;
     }
@@ -85,28 +104,44 @@ bool same(const Sighting& a, const Sighting& b)
     return a.content == b.content && a.modified.tv_sec == b.modified.tv_sec && a.modified.tv_nsec == b.modified.tv_nsec;
 }
 
-Creation try_create(const fs::path& file, const std::string& token)
+// Creates the lock file. A create that fails with ESTALE (the shard folder
+// replaced on another node) is tried again by name, as reads are.
+CreateResult try_create(const fs::path& file, const std::string& token)
 {
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    const util::StaleRetry retry;
+    auto pause = retry.first_pause;
+    for (int attempt = 0; attempt < retry.tries; ++attempt) {
         int fd = ::open(file.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
         if (fd >= 0) {
             try {
                 util::write_all(fd, holder_json(token), file);
                 ::close(fd);
-                return Creation::created;
+                return {Creation::created};
             } catch (const CacheError&) {
+                int error = errno;
                 ::close(fd);
                 ::unlink(file.c_str());
-                return Creation::unavailable;
+                return {Creation::unavailable, error};
             }
         }
-        if (errno == EEXIST) return Creation::exists;
-        if (errno != ENOENT) return Creation::unavailable;
-        std::error_code ignored;
-        fs::create_directories(file.parent_path(), ignored);  // the entry's shard does not exist yet
+        int error = errno;
+        if (error == EEXIST) return {Creation::exists};
+        if (error == ENOENT) {
+            std::error_code ignored;
+            fs::create_directories(file.parent_path(), ignored);  // the entry's shard does not exist yet
+        } else if (error == ESTALE) {
+            std::this_thread::sleep_for(pause);
+            pause *= 2;
+        } else {
+            return {Creation::unavailable, error};
+        }
     }
-    return Creation::unavailable;
+    return {Creation::unavailable, ESTALE};
 }
+
+// Whether a lock that could not be created is worth a warning: a read-only
+// cache is the build's own error already.
+bool worth_a_warning(int error) { return error != EROFS && error != EACCES && error != EPERM; }
 
 // Listing a folder asks the server for its names (READDIRPLUS on FUSE and
 // NFS clients), which replaces names cached as missing; an open by name is
@@ -122,33 +157,32 @@ void list_folder(const fs::path& folder)
 
 bool process_gone(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
 
+enum class Break { broken, changed, not_our_turn };
+
+fs::path turn_of(const fs::path& file)
+{
+    fs::path turn = file;
+    turn += ".breaking";
+    return turn;
+}
+
 // Breakers of one lock take turns through a second one, `<lock>.breaking`:
 // under it the lock is looked at again and removed only if it still is the
 // stale one, so a lock another waiter has just taken is never touched.
 // (Moving the lock aside to compare it, and linking a fresh one back, left a
 // gap in which a third waiter's create won: two holders, one key compiled
-// twice; tests/netfs/run.sh, issue 45.) False when another breaker has the
-// turn or the lock changed: the caller looks again.
-bool break_lock(const fs::path& file, const std::string& stale_content, Clock::duration stale_after)
+// twice; tests/netfs/run.sh, issue 45.)
+Break break_lock(const fs::path& file, const std::string& stale_content)
 {
-    fs::path turn = file;
-    turn += ".breaking";
+    fs::path turn = turn_of(file);
     int fd = ::open(turn.c_str(), O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        // A turn outlives its breaker only if that one died within these few
-        // calls; one older than a stale lock is cleared for the next try.
-        struct stat info {};
-        if (errno == EEXIST && ::stat(turn.c_str(), &info) == 0 &&
-            std::chrono::system_clock::now() - std::chrono::system_clock::from_time_t(info.st_mtime) > stale_after)
-            ::unlink(turn.c_str());
-        return false;
-    }
+    if (fd < 0) return Break::not_our_turn;
     ::close(fd);
     auto now = look_at(file);
     bool stale = now && now->content == stale_content;
     if (stale) ::unlink(file.c_str());
     ::unlink(turn.c_str());
-    return stale;
+    return stale ? Break::broken : Break::changed;
 }
 
 std::string describe(const Sighting& sighting)
@@ -169,7 +203,8 @@ std::string seconds_text(std::chrono::milliseconds duration)
 // One builder process: its locks share host, pid and start time.
 std::string identity_of(const Holder& holder)
 {
-    return holder.host + ":" + std::to_string(holder.pid) + "@" + holder.started;
+    return (holder.scope.empty() ? holder.host : holder.scope) + ":" + std::to_string(holder.pid) + "@" +
+           holder.started;
 }
 
 std::string what_of(const fs::path& file, const LockEvents& events)
@@ -269,12 +304,18 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
     std::optional<Sighting> seen;
     auto seen_since = begin;
     bool told = false;
+    // Since when another breaker's turn has stood: a turn its breaker left
+    // behind (killed within those few calls) is cleared after a timeout, as
+    // seen on this waiter's clock (a file time would trust other nodes' clocks).
+    bool turn_standing = false;
+    auto turn_seen_since = begin;
     for (;;) {
         if (published()) return nullptr;
         std::string token = unique_temporary_name();
-        switch (try_create(file, token)) {
+        CreateResult created = try_create(file, token);
+        switch (created.creation) {
             case Creation::created: {
-                auto lock = std::unique_ptr<BuildLock>(new BuildLock(file, token, timing));
+                auto lock = std::unique_ptr<BuildLock>(new BuildLock(file, token, timing, events));
                 // The holder before may have published and let go between the
                 // look above and the create; look once more, past cached names.
                 list_folder(file.parent_path());
@@ -282,6 +323,10 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
                 return lock;
             }
             case Creation::unavailable:
+                if (events.broken && worth_a_warning(created.error))
+                    events.broken("cannot create the build lock " + file.string() + ": " +
+                                  util::errno_message(created.error) + "; building " + what_of(file, events) +
+                                  " without it, so another builder may compile it too");
                 return std::unique_ptr<BuildLock>(new BuildLock());
             case Creation::exists:
                 break;
@@ -294,20 +339,33 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
             seen_since = now;
         }
         auto holder = parse_holder(sighting->content);
-        bool gone = holder && holder->host == host_name() && process_gone(holder->pid);
+        // Only a holder of this scope can be found gone by its id: another
+        // PID namespace or machine may give the same name (process_scope).
+        bool gone = holder && holder->scope == process_scope() && process_gone(holder->pid);
         bool known_gone = holder && events.gone && events.gone->contains(identity_of(*holder));
         if (gone || known_gone || now - seen_since >= timing.stale_after) {
             std::string why = gone         ? "its process is gone"
                               : known_gone ? "it was found gone at another lock"
                                            : "untouched for " + seconds_text(timing.stale_after) + " s";
             if (holder && events.gone) events.gone->add(identity_of(*holder));
-            if (break_lock(file, sighting->content, timing.stale_after)) {
+            Break outcome = break_lock(file, sighting->content);
+            if (outcome == Break::broken) {
                 if (events.broken)
                     events.broken("broke the build lock " + file.string() + " of " + describe(*sighting) + ": " + why);
                 seen.reset();
+                turn_standing = false;
                 continue;
             }
             // Another waiter's turn to break it, or the lock changed: look again after the pause.
+            if (outcome == Break::changed) {
+                turn_standing = false;
+            } else if (!turn_standing) {
+                turn_standing = true;
+                turn_seen_since = now;
+            } else if (now - turn_seen_since >= timing.stale_after) {
+                ::unlink(turn_of(file).c_str());
+                turn_standing = false;
+            }
         }
         if (now - begin >= timing.longest_wait()) {
             if (events.broken)
@@ -326,9 +384,11 @@ std::unique_ptr<BuildLock> BuildLock::acquire(const fs::path& file, const std::f
 
 BuildLock::BuildLock() = default;
 
-BuildLock::BuildLock(fs::path file, std::string token, const LockTiming& timing)
+BuildLock::BuildLock(fs::path file, std::string token, const LockTiming& timing, const LockEvents& events)
     : file_(std::move(file)),
       token_(std::move(token)),
+      what_(what_of(file_, events)),
+      lost_(events.broken),
       refresher_(std::make_unique<Refresher>(
           file_, std::max<Clock::duration>(timing.refresh(), std::chrono::milliseconds(1)))),
       signal_slot_(held_locks.add(file_, "\"" + token_ + "\""))
@@ -342,7 +402,16 @@ BuildLock::~BuildLock()
     // A lock broken while this process stalled belongs to another builder now.
     auto sighting = look_at(file_);
     auto holder = sighting ? parse_holder(sighting->content) : std::nullopt;
-    if (holder && holder->token == token_) ::unlink(file_.c_str());
+    if (holder && holder->token == token_)
+        ::unlink(file_.c_str());
+    else if (lost_)
+        try {
+            lost_("this builder's lock " + file_.string() + " was broken while it stalled" +
+                  (sighting ? " (" + describe(*sighting) + " holds it now)" : std::string()) + ": " + what_ +
+                  " may have been compiled twice");
+        } catch (...) {
+            // A warning that cannot be given loses nothing.
+        }
     held_locks.remove(signal_slot_);
 }
 

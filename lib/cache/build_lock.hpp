@@ -8,7 +8,8 @@
 // compiler runs, a thread touches the file's modification time. A waiter
 // polls until the entry is published (then uses it), the lock disappears
 // (then takes it), or the holder is gone, and then breaks the lock:
-//  - same host: the holder's process no longer exists;
+//  - same process scope (host, boot and PID namespace; process_scope()):
+//    the holder's process no longer exists;
 //  - any host: the file's modification time has not changed for the timeout,
 //    as seen by the waiter's own monotonic clock (so clock skew between
 //    nodes does not matter).
@@ -79,7 +80,8 @@ bool is_lock_file(const std::filesystem::path& path);
 void remove_held_build_locks() noexcept;
 
 /// A held lock; destroying it stops the refresh and removes the file, unless
-/// another builder broke it meanwhile.
+/// another builder broke it meanwhile (then `events.broken` is told: the key
+/// may have been compiled twice).
 class BuildLock {
 public:
     /// The lock file of entry folder `entry` (`<entry>.lock`).
@@ -88,7 +90,8 @@ public:
     /// Takes the lock `file`, waiting while another live builder holds it.
     /// Returns nullptr when `published()` became true first (use the entry),
     /// else a lock, held or, when the file could not be created or the wait
-    /// passed timing.longest_wait(), not held (build anyway). `published` is
+    /// passed timing.longest_wait(), not held (build anyway; `events.broken`
+    /// is told, except for a cache that cannot be written at all). `published` is
     /// asked before every attempt, so a hit never creates a file.
     static std::unique_ptr<BuildLock> acquire(const std::filesystem::path& file, const std::function<bool()>& published,
                                               const LockTiming& timing, const LockEvents& events = {});
@@ -102,11 +105,13 @@ public:
 
 private:
     struct Refresher;
-    BuildLock(std::filesystem::path file, std::string token, const LockTiming& timing);
+    BuildLock(std::filesystem::path file, std::string token, const LockTiming& timing, const LockEvents& events);
     BuildLock();
 
     std::filesystem::path file_;
     std::string token_;
+    std::string what_;                              ///< for the warning when the lock was lost
+    std::function<void(const std::string&)> lost_;  ///< events.broken: told at release when another broke it
     std::unique_ptr<Refresher> refresher_;
     int signal_slot_ = -1;
 };

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import zipfile
@@ -128,3 +129,12 @@ def status_rows(stdout):
             break
         rows[line.split()[0]] = re.sub(r"see (\[\d+\])", lambda m: notes[m.group(1)], line)
     return rows
+
+
+def process_scope() -> str:
+    """What the tool names this machine and PID namespace in lock files and temporary names
+    (process_scope in lib/util/temporary_name.hpp): host name, boot id, PID namespace."""
+    with open("/proc/sys/kernel/random/boot_id") as boot:
+        boot_id = boot.readline().strip()[:8]
+    namespace = "".join(c for c in os.readlink("/proc/self/ns/pid") if c.isdigit())
+    return f"{socket.gethostname()}~{boot_id}~{namespace}"

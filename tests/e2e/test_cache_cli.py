@@ -5,7 +5,6 @@ import json
 import os
 import pwd
 import signal
-import socket
 import subprocess
 import tarfile
 import time
@@ -13,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CLI, PYTHON, jobs_by_state
+from conftest import CLI, PYTHON, jobs_by_state, process_scope
 
 
 def test_info_list_verify_prune(run, example, tmp_path):
@@ -167,7 +166,7 @@ def test_an_interrupted_nvcc_build_leaves_0_temporary_folders_and_0_tmpxft_files
     tmp = run.home / "tmp"
     dead = subprocess.Popen(["true"])
     dead.wait()
-    stale = tmp / f"cunumpy-kernels-nvcc.{socket.gethostname()}.{dead.pid}.0.1"
+    stale = tmp / f"cunumpy-kernels-nvcc.{process_scope()}.{dead.pid}.0.1"
     (stale / "tmp").mkdir(parents=True)
     (stale / "tmp" / "tmpxft_00000001.cpp").write_text("left by a killed build")
     process = subprocess.Popen([CLI, "build", "--only", "cuda", "--compiler", "nvcc", "--cache-dir", tmp_path / "cache",

@@ -89,3 +89,10 @@ def test_a_stale_best_effort_record_is_a_miss_of_that_record_not_exit_75(run, ex
     report, result = run.json("build", *warm, example, env=stale(**record), check=0)
     assert {job["state"] for job in report["jobs"]} == {"hit"}, result.stderr
     run("status", *warm, example, env=stale(**record), check=0)
+
+
+def test_a_lock_create_that_fails_with_estale_is_tried_again_and_the_build_keeps_its_lock(run, example, tmp_path):
+    flags = ["--only", "cuda", "--arch", "sm_90", "--no-ptx", "--cache-dir", tmp_path / "cache"]
+    report, result = run.json("build", *flags, example, env=stale(".lock", 2), check=0)
+    assert {job["state"] for job in report["jobs"]} == {"built"}, result.stderr
+    assert not any("cannot create the build lock" in warning for warning in report["warnings"]), report["warnings"]

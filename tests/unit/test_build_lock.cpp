@@ -39,10 +39,15 @@ LockTiming timing_of(std::chrono::milliseconds stale_after)
 
 auto never = [] { return false; };
 
-// A lock file as another process would have left it.
+// A lock file as another process would have left it: of this scope
+// (process_scope) when `host` is this host's name.
 void write_holder(const fs::path& file, const std::string& host, long pid)
 {
-    nlohmann::json holder = {{"host", host}, {"pid", pid}, {"started", "2026-12-01T00:00:00Z"}, {"token", "theirs"}};
+    nlohmann::json holder = {{"host", host},
+                             {"scope", host == host_name() ? process_scope() : host + "~0~0"},
+                             {"pid", pid},
+                             {"started", "2026-12-01T00:00:00Z"},
+                             {"token", "theirs"}};
     fs::create_directories(file.parent_path());
     util::replace_file_atomically(file, holder.dump());
 }
@@ -219,15 +224,71 @@ TEST_CASE("a lock that cannot be created builds without one")
     CHECK(!lock->held());
 }
 
-TEST_CASE("a holder whose lock was broken and taken leaves the new holder's file")
+TEST_CASE("a holder whose lock was broken and taken leaves the new holder's file, and says so")
 {
     test::TempTree tree;
     fs::path file = tree / "x.lock";
-    auto lock = BuildLock::acquire(file, never, timing_of(60s));
+    std::vector<std::string> told;
+    LockEvents events;
+    events.what = "kernel push for sm_90";
+    events.broken = [&](const std::string& message) { told.push_back(message); };
+    auto lock = BuildLock::acquire(file, never, timing_of(60s), events);
     write_holder(file, "other-node.cluster", 4242);
     lock.reset();
     REQUIRE(fs::exists(file));
     CHECK(nlohmann::json::parse(util::read_file(file)).at("token") == "theirs");
+    REQUIRE(told.size() == 1);
+    CHECK(told[0].find("was broken while it stalled (other-node.cluster:4242") != std::string::npos);
+    CHECK(told[0].find("kernel push for sm_90 may have been compiled twice") != std::string::npos);
+}
+
+TEST_CASE("a dead process id of another scope with this host's name is not found gone by its id")
+{
+    // A container sharing the host's name but not its process ids: only the timeout tells.
+    test::TempTree tree;
+    fs::path file = tree / "x.lock";
+    nlohmann::json holder = {{"host", host_name()},
+                             {"scope", host_name() + "~other~1"},
+                             {"pid", dead_pid()},
+                             {"started", "2026-12-01T00:00:00Z"},
+                             {"token", "theirs"}};
+    tree.write("x.lock", holder.dump());
+    std::vector<std::string> broken;
+    LockEvents events;
+    events.broken = [&](const std::string& message) { broken.push_back(message); };
+    auto lock = BuildLock::acquire(file, never, timing_of(300ms), events);
+    REQUIRE(lock);
+    REQUIRE(broken.size() == 1);
+    CHECK(broken[0].find("untouched for 0.3 s") != std::string::npos);
+    CHECK(broken[0].find("its process is gone") == std::string::npos);
+}
+
+TEST_CASE("a builder's locks name the same start, so that found gone at one it is known at the others")
+{
+    test::TempTree tree;
+    auto first = BuildLock::acquire(tree / "a.lock", never, timing_of(60s));
+    std::this_thread::sleep_for(1100ms);  // another second of the clock
+    auto second = BuildLock::acquire(tree / "b.lock", never, timing_of(60s));
+    auto a = nlohmann::json::parse(util::read_file(tree / "a.lock"));
+    auto b = nlohmann::json::parse(util::read_file(tree / "b.lock"));
+    CHECK(a.at("started") == b.at("started"));
+    CHECK(a.at("scope") == process_scope());
+}
+
+TEST_CASE("a lock that cannot be created for another reason than a read-only cache is built without, and said")
+{
+    test::TempTree tree;
+    tree.write("shard", "a file where the shard folder would be");
+    std::vector<std::string> broken;
+    LockEvents events;
+    events.what = "kernel push for sm_90";
+    events.broken = [&](const std::string& message) { broken.push_back(message); };
+    auto lock = BuildLock::acquire(tree / "shard" / "x.lock", never, timing_of(60s), events);
+    REQUIRE(lock);
+    CHECK_FALSE(lock->held());
+    REQUIRE(broken.size() == 1);
+    CHECK(broken[0].find("cannot create the build lock " + (tree / "shard" / "x.lock").string()) == 0);
+    CHECK(broken[0].find("building kernel push for sm_90 without it") != std::string::npos);
 }
 
 TEST_CASE("once a holder is found gone, its other locks are broken at once")
@@ -301,14 +362,16 @@ TEST_CASE("an entry published between the last look and the lock's create is use
     CHECK(!fs::exists(file));
 }
 
-TEST_CASE("a breaker's turn that its breaker left behind is cleared once older than the timeout")
+TEST_CASE("a breaker's turn that its breaker left behind is cleared once it stood for the timeout")
 {
+    // Seen on the waiter's own clock: a turn dated in the future (another
+    // node's clock) is cleared as well.
     test::TempTree tree;
     write_holder(tree / "x.lock", host_name(), dead_pid());
     tree.write("x.lock.breaking", "");
-    timespec hour_ago[2] = {{::time(nullptr) - 3600, 0}, {::time(nullptr) - 3600, 0}};
-    REQUIRE(::utimensat(AT_FDCWD, (tree / "x.lock.breaking").c_str(), hour_ago, 0) == 0);
-    auto lock = BuildLock::acquire(tree / "x.lock", never, timing_of(60s));
+    timespec hour_ahead[2] = {{::time(nullptr) + 3600, 0}, {::time(nullptr) + 3600, 0}};
+    REQUIRE(::utimensat(AT_FDCWD, (tree / "x.lock.breaking").c_str(), hour_ahead, 0) == 0);
+    auto lock = BuildLock::acquire(tree / "x.lock", never, timing_of(300ms));
     REQUIRE(lock);
     CHECK(lock->held());
     CHECK(!fs::exists(tree / "x.lock.breaking"));

@@ -92,8 +92,8 @@ TEST_CASE("a later build removes 1 scratch folder of a dead process and keeps 1 
 {
     test::TempTree tree;
     std::string prefix = compiler_scratch_prefix;
-    tree.write(prefix + host_name() + "." + std::to_string(dead_pid()) + ".0.1/tmp/tmpxft_0003.cpp", "x");
-    tree.write(prefix + host_name() + "." + std::to_string(::getpid()) + ".0.2/tmp/tmpxft_0004.cpp", "x");
+    tree.write(prefix + process_scope() + "." + std::to_string(dead_pid()) + ".0.1/tmp/tmpxft_0003.cpp", "x");
+    tree.write(prefix + process_scope() + "." + std::to_string(::getpid()) + ".0.2/tmp/tmpxft_0004.cpp", "x");
     tree.write("unrelated.1.0.3/keep", "x");
     CHECK(remove_stale_compiler_scratch(tree.root()) == 1);
     CHECK(scratch_folders_in(tree.root()) == 1);

@@ -301,12 +301,12 @@ TEST_CASE("latest keys: a hit makes its key current again, and an unchanged reco
     CHECK(store.latest_keys("host").empty());
 }
 
-TEST_CASE("temporary names carry host and pid")
+TEST_CASE("temporary names carry the process scope and pid")
 {
     auto owner = owner_of_temporary(unique_temporary_name());
     REQUIRE(owner);
     CHECK(owner->pid == ::getpid());
-    CHECK(owner->host == host_name());
+    CHECK(owner->host == process_scope());
     owner = owner_of_temporary("node1.cluster.org.77.3.9");
     REQUIRE(owner);
     CHECK(owner->host == "node1.cluster.org");

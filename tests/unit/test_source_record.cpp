@@ -354,10 +354,12 @@ TEST_CASE("a save removes the temporaries of writers that died before their rena
     if (child == 0) ::_exit(0);
     REQUIRE(child > 0);
     REQUIRE(::waitpid(child, nullptr, 0) == child);
-    fs::path dead = tree.write("record/.sources." + host_name() + "." + std::to_string(child) + ".0.abcdef", "half");
+    fs::path dead =
+        tree.write("record/.sources." + process_scope() + "." + std::to_string(child) + ".0.abcdef", "half");
     fs::path live =
-        tree.write("record/.sources." + host_name() + "." + std::to_string(::getpid()) + ".7.abcdef", "half");
-    fs::path other = tree.write("record/.other." + host_name() + "." + std::to_string(child) + ".0.abcdef", "not ours");
+        tree.write("record/.sources." + process_scope() + "." + std::to_string(::getpid()) + ".7.abcdef", "half");
+    fs::path other =
+        tree.write("record/.other." + process_scope() + "." + std::to_string(child) + ".0.abcdef", "not ours");
     SourceRecord record(stored, trusting);
     record.digest(file);
     record.save();
