@@ -8,6 +8,7 @@
 #include "compilers/cuda_compiler.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "util/elapsed.hpp"
+#include "util/subprocess.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -109,6 +110,9 @@ public:
                                terminal_.interactive() ? 1 : 0);
                 break;
             case JobState::failed:
+                // Its compiler died of this build's own stop (SIGTERM, Ctrl-C):
+                // nothing failed, and the signal ends the process next.
+                if (util::stop_requested()) break;
                 terminal_.note(fmt::format("{}  {}\n{}", terminal_.red("failed"), label(job), job.log), -1);
                 break;
             case JobState::would_build:

@@ -231,6 +231,10 @@ int run_prune(const CacheFlags& flags, Terminal& terminal)
     EntryStore store(locate(flags, !flags.dry_run).root);
     std::size_t before = list_entries(store).size();
     auto removed = prune_entries(store, options);
+    if (!flags.dry_run) {
+        int leftovers = remove_lock_leftovers(store);
+        if (leftovers) terminal.note(fmt::format("removed {} lock files left by stopped builders", leftovers), 1);
+    }
     std::uint64_t bytes = 0;
     std::string out;
     const char* verb = flags.dry_run ? "would remove" : "removed";
@@ -351,6 +355,8 @@ int run_clean(const CacheFlags& flags, Terminal& terminal)
                                           human_bytes(summary.bytes), location.root.string()));
         return 0;
     }
+    if (summary.lock_leftovers)
+        terminal.note(fmt::format("removed {} lock files left by stopped builders", summary.lock_leftovers), 1);
     terminal.result(fmt::format("removed {} entries ({}) and {} records from {}{}\n", summary.entries,
                                 human_bytes(summary.bytes), summary.records, location.root.string(),
                                 flags.tree_given ? " built from " + flags.tree : ""));

@@ -12,6 +12,8 @@
 #include "package/kernel_walker.hpp"
 #include "status/signature_report.hpp"
 #include "struct_headers/header_check.hpp"
+#include "struct_headers/struct_layouts.hpp"
+#include "struct_headers/unchecked_structs.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -248,6 +250,12 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
             results.push_back(std::move(checked));
         StructHeaderCheck checked = check_struct_headers(config, record);
         configured_headers += checked.headers;
+        try {
+            for (auto& warning : unchecked_struct_warnings(kernels, config, configured_struct_layouts(config)))
+                walk_warnings.push_back(std::move(warning));
+        } catch (const Error&) {
+            // A header that cannot be laid out: the header check reports it.
+        }
         for (auto& finding : checked.findings) header_findings.push_back(std::move(finding));
         record.save();
     }
@@ -286,7 +294,8 @@ int run_check(const CheckFlags& flags, Terminal& terminal)
         std::string annotations;
         for (const auto& h : headers)
             annotations +=
-                "::error file=" + github_escape(report_path(h.header, true), true) + "::" +
+                "::error file=" + github_escape(report_path(h.header, true), true) +
+                (h.line > 0 ? ",line=" + std::to_string(h.line) : "") + "::" +
                 github_escape(
                     h.problem + "\n" + h.diff + (h.regenerate.empty() ? "" : "regenerate it: " + h.regenerate), false) +
                 "\n";

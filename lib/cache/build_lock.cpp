@@ -271,6 +271,12 @@ bool is_lock_file(const fs::path& path)
                                name.find(".lock.broken.") != std::string::npos);
 }
 
+bool is_lock_leftover(const fs::path& path)
+{
+    std::string name = path.filename().string();
+    return is_lock_file(path) && !name.ends_with(".lock");
+}
+
 LockTiming LockTiming::from_environment()
 {
     LockTiming timing;
@@ -280,11 +286,14 @@ LockTiming LockTiming::from_environment()
     double seconds = 0;
     std::string_view value(text);
     auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), seconds, std::chars_format::fixed);
-    if (error != std::errc() || end != value.data() + value.size() || !(seconds > 0) || seconds > week)
+    // Under a second, holders would touch their locks every few milliseconds
+    // and waiters break locks whose holder merely paused: no file system's
+    // timestamps and attribute caches keep up with that.
+    if (error != std::errc() || end != value.data() + value.size() || !(seconds >= 1) || seconds > week)
         throw UsageError(std::string("CUNUMPY_KERNELS_LOCK_TIMEOUT=") + text +
-                         ": give the seconds after which an untouched build lock is broken, a decimal number above 0"
-                         " and at most 604800 (a week)");
-    timing.stale_after = std::chrono::milliseconds(std::max<long long>(1, std::llround(seconds * 1000)));
+                         ": give the seconds after which an untouched build lock is broken, a decimal number from 1"
+                         " to 604800 (a week)");
+    timing.stale_after = std::chrono::milliseconds(std::llround(seconds * 1000));
     return timing;
 }
 

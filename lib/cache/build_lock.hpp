@@ -31,7 +31,7 @@ namespace ck {
 /// How long builders wait for each other.
 struct LockTiming {
     /// A lock whose file has not been touched for this long is broken
-    /// (`CUNUMPY_KERNELS_LOCK_TIMEOUT`, seconds, at most a week; default 120).
+    /// (`CUNUMPY_KERNELS_LOCK_TIMEOUT`, seconds, 1 to a week; default 120).
     std::chrono::milliseconds stale_after{120'000};
     /// How often the holder touches its file: a sixth of stale_after.
     std::chrono::milliseconds refresh() const { return stale_after / 6; }
@@ -40,7 +40,7 @@ struct LockTiming {
 
     /// The timing of the environment. Throws UsageError naming
     /// CUNUMPY_KERNELS_LOCK_TIMEOUT when it is not a decimal number of
-    /// seconds above 0 and at most 604800 (a week).
+    /// seconds from 1 to 604800 (a week).
     static LockTiming from_environment();
 };
 
@@ -70,6 +70,11 @@ struct LockEvents {
 /// `<key>.lock.breaking`, and older versions' `<key>.lock.broken.*`), which
 /// sit among the entries but are none.
 bool is_lock_file(const std::filesystem::path& path);
+
+/// Whether `path` names a breaker's turn or a lock moved aside by an earlier
+/// version: lock files that only `cache clean` and `cache prune` remove
+/// (EntryStore::remove_lock_leftovers), never a build lock itself.
+bool is_lock_leftover(const std::filesystem::path& path);
 
 /// Removes every lock file this process holds, with system calls only: for
 /// the handler of SIGINT and SIGTERM (build's stop_compiler_processes), so that

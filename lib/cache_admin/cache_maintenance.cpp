@@ -6,6 +6,7 @@
 
 #include "host/cunumpy_entry.hpp"
 #include "cache_admin/entry_check.hpp"
+#include "cache/build_lock.hpp"
 #include "cache/entry_removal.hpp"
 #include "compilers/artifact_check.hpp"
 #include "cuda_job/cuda_job.hpp"
@@ -181,6 +182,30 @@ std::string entry_problem(const EntryInfo& entry)
     return "";
 }
 
+int remove_lock_leftovers(const EntryStore& store, double max_age_seconds)
+{
+    int removed = 0;
+    auto now = fs::file_time_type::clock::now();
+    for (const auto& kind : entry_kinds) {
+        std::error_code error;
+        for (fs::directory_iterator shard(store.root() / kind, error), end; !error && shard != end;
+             shard.increment(error)) {
+            std::vector<fs::path> leftovers;
+            std::error_code inner;
+            for (fs::directory_iterator file(shard->path(), inner); !inner && file != end; file.increment(inner)) {
+                std::error_code stat_error;
+                auto written = is_lock_leftover(file->path()) ? fs::last_write_time(file->path(), stat_error)
+                                                              : fs::file_time_type::max();
+                if (!stat_error && written <= now &&
+                    std::chrono::duration<double>(now - written).count() > max_age_seconds)
+                    leftovers.push_back(file->path());
+            }
+            for (const auto& leftover : leftovers) removed += fs::remove(leftover, inner) ? 1 : 0;
+        }
+    }
+    return removed;
+}
+
 std::vector<EntryInfo> list_entries(const EntryStore& store)
 {
     std::vector<EntryInfo> entries;
@@ -284,6 +309,7 @@ CleanSummary clean_entries(const EntryStore& store, const std::set<std::string>&
     }
     if (dry_run) return summary;
     summary.records = remove_records(store.root(), modules);
+    summary.lock_leftovers = remove_lock_leftovers(store);
     if (!failed.empty())
         throw CacheError("cache clean: could not remove " + util::counted(failed.size(), "entry", "entries") +
                          ", first " + failed.front() + ": check the permissions of the cache folder");

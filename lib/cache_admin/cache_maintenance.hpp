@@ -94,11 +94,20 @@ struct PruneOptions {
 /// entries removed (or that would be), in that order.
 std::vector<EntryInfo> prune_entries(const EntryStore& store, const PruneOptions& options);
 
+/// Removes lock files nobody will use again, last written more than
+/// `max_age_seconds` ago: breakers' turns (`<key>.lock.breaking`) that a
+/// killed breaker left, and locks earlier versions moved aside
+/// (`<key>.lock.broken.*`). A live turn stands for milliseconds; build locks
+/// (`<key>.lock`) are left to the waiters that break them. `cache clean` and
+/// `cache prune` call it. Returns how many were removed.
+int remove_lock_leftovers(const EntryStore& store, double max_age_seconds = 3600);
+
 /// What `cache clean` removed.
 struct CleanSummary {
     std::size_t entries = 0;                     ///< entries removed
     std::uint64_t bytes = 0;                     ///< their size
     std::size_t records = 0;                     ///< latest-build and failure records removed
+    int lock_leftovers = 0;                      ///< see remove_lock_leftovers
     std::vector<std::filesystem::path> removed;  ///< the entry folders removed (or, dry run, that would be)
 };
 
@@ -106,7 +115,8 @@ struct CleanSummary {
 /// modules and the modules they import), every entry when `modules` is
 /// empty, with the `<kind>-last/` and `<kind>-failed/` records of those
 /// modules and the cunumpy names pointing at removed host entries. The tool
-/// records (`.probes/`) and anything the tool did not write stay. Each entry
+/// records (`.probes/`) and anything the tool did not write stay; lock
+/// leftovers go (remove_lock_leftovers). Each entry
 /// is renamed out of place before it is deleted, as prune does. With
 /// `dry_run`, removes nothing and reports what would go (records: 0). Throws
 /// CacheError when an entry cannot be removed (the others are still tried).

@@ -14,6 +14,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <regex>
@@ -302,14 +303,29 @@ const toml::table* find_tool_table(const toml::table& document, const fs::path& 
     return node.as_table();
 }
 
+// Line `number` (from 1) of `file`, spaces around it trimmed; "" past the end.
+std::string line_of(const fs::path& file, std::size_t number)
+{
+    std::ifstream in(file);
+    std::string line;
+    for (std::size_t i = 0; i < number && std::getline(in, line); ++i) {}
+    std::size_t first = line.find_first_not_of(" \t"), last = line.find_last_not_of(" \t\r");
+    return first == std::string::npos ? "" : line.substr(first, last - first + 1);
+}
+
 toml::table parse_toml(const fs::path& file)
 {
     try {
         return toml::parse_file(file.string());
     } catch (const toml::parse_error& error) {
         const auto& where = error.source().begin;
+        std::string description(error.description());
+        // toml++ 3.3 garbles the key it names here ('"srsrc/a.cuh" '): say it in our words.
+        if (description.find("cannot redefine existing") != std::string::npos)
+            description = "'" + line_of(file, where.line) +
+                          "' defines again a key or table defined above; TOML allows each once: keep one";
         throw ConfigError(file.string() + ":" + std::to_string(where.line) + ":" + std::to_string(where.column) +
-                          ": invalid TOML: " + std::string(error.description()));
+                          ": invalid TOML: " + description);
     }
 }
 

@@ -13,9 +13,11 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <optional>
+#include <sstream>
 #include <utility>
 #include <variant>
 
@@ -211,6 +213,11 @@ std::optional<std::string> problem_of(const Config& config, const Pending& item,
                                       const fs::path& scratch, std::string& diff)
 {
     if (auto unreachable = unreachable_writer(config, item, result)) return unreachable;
+    if (result.contains("wrote_committed"))
+        return "its writer " + item.writer + " tried to change the committed header itself (" +
+               result.at("wrote_committed").get<std::string>() + ") instead of writing the path it was given (" +
+               (scratch / "out" / item.header.filename()).string() +
+               "); the check refused it, so the header is as committed: make the writer write to its argument";
     if (result.contains("error"))
         return "its writer " + item.writer + " raised " + result.at("error").get<std::string>();
     if (result.value("wrote_nothing", false))
@@ -263,6 +270,33 @@ void require_python(const Config& config)
                          where + ", or pass --python");
 }
 
+// The committed header's first line a unified diff changes (a line it
+// removes, or where it inserts); 0 without a hunk.
+int first_changed_line(const std::string& diff)
+{
+    std::istringstream lines(diff);
+    int line = 0;
+    for (std::string text; std::getline(lines, text);) {
+        if (text.rfind("@@ -", 0) == 0) {
+            line = std::atoi(text.c_str() + 4);
+            if (text.find(",0 ") != std::string::npos) ++line;  // an empty range names the line before
+        } else if (line > 0 && !text.empty() && (text[0] == '-' || text[0] == '+')) {
+            return std::max(line, 1);
+        } else if (line > 0 && !text.empty() && text[0] == ' ') {
+            ++line;
+        }
+    }
+    return 0;
+}
+
+// The line of "<header>:<line>: ..." at the start of a reader's message; 0 without one.
+int line_of_message(const fs::path& header, const std::string& message)
+{
+    std::string prefix = header.string() + ":";
+    if (message.rfind(prefix, 0) != 0) return 0;
+    return std::atoi(message.c_str() + prefix.size());
+}
+
 // Each struct that two configured headers define: the runtime could pack
 // either layout, and no writer's output shows it. A header that cannot be
 // read is its own finding already.
@@ -271,7 +305,8 @@ void add_duplicate_structs(const Config& config, std::vector<StructHeaderFinding
     try {
         ConfiguredStructs structs = read_configured_structs(config);
         for (const auto& [header, message] : structs.unreadable)
-            findings.push_back({header, config.struct_headers.at(header), message, "", ""});
+            findings.push_back(
+                {header, config.struct_headers.at(header), message, "", "", line_of_message(header, message)});
         for (const auto& duplicate : structs.duplicates)
             findings.push_back(
                 {duplicate.second, config.struct_headers.at(duplicate.second), duplicate.message(), "", ""});
@@ -315,6 +350,7 @@ void run_pending(const Config& config, SourceRecord& record, const std::vector<P
                     item.key->first, item.key->second, [&] { return *inputs; }, replaced);
             continue;
         }
+        finding.line = first_changed_line(finding.diff);
         findings.push_back(std::move(finding));
     }
 }
@@ -354,6 +390,7 @@ nlohmann::json to_json(const std::vector<StructHeaderFinding>& findings,
         list.push_back({{"header", display(f.header)},
                         {"writer", f.writer},
                         {"problem", f.problem},
+                        {"line", f.line},
                         {"diff", f.diff},
                         {"regenerate", f.regenerate}});
     return list;

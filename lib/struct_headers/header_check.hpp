@@ -38,6 +38,9 @@ struct StructHeaderFinding {
                           ///< lines, and where)
     std::string diff;     ///< unified diff from the committed header to the written one; "" when none was written
     std::string regenerate;  ///< the command that writes the header; "" when none fixes it (a struct defined twice)
+    /// The committed header's line the finding points at (the first that
+    /// differs, or the construct that cannot be laid out); 0: the file.
+    int line = 0;
 };
 
 struct StructHeaderCheck {
@@ -77,7 +80,7 @@ StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& recor
 std::string finding_text(const StructHeaderFinding& finding,
                          const std::function<std::string(const std::filesystem::path&)>& display);
 
-/// `{"header", "writer", "problem", "diff", "regenerate"}` of each finding;
+/// `{"header", "writer", "problem", "line", "diff", "regenerate"}` of each finding;
 /// paths as `display` writes them.
 nlohmann::json to_json(const std::vector<StructHeaderFinding>& findings,
                        const std::function<std::string(const std::filesystem::path&)>& display);

@@ -386,7 +386,12 @@ private:
         bool is_union = word(i, "union");
         std::size_t alignment = 1;
         std::size_t j = i + 1;
-        std::string said = "struct: ";
+        // Named in errors about the attributes before its name too
+        // (`struct __attribute__((packed)) Args`).
+        std::size_t name_at = j;
+        while (alignment_word(name_at)) name_at = after_closer(name_at + 1);
+        std::string named = identifier(name_at) && !word(name_at, "final") ? t_[name_at].text : "(anonymous)";
+        std::string said = t_[i].text + " " + named + ": ";
         while (alignment_word(j))
             if (!alignment_specifier(j, alignment, said)) break;
         if (identifier(j) && !word(j, "final")) result.name = t_[j++].text;

@@ -9,7 +9,9 @@
 // it failed: {"no_module"} (the writer's module is not found), {"no_function"}
 // (the module has no such callable), {"import_error"} (the module raised
 // while imported), {"error"} (the writer raised), {"wrote_nothing"},
-// {"not_utf8": "committed"|"written", "offset"}; with "files" (what the
+// {"not_utf8": "committed"|"written", "offset"}, {"wrote_committed": event}
+// (the writer tried to change the committed header itself: refused by the
+// audit hook before it happened); with "files" (what the
 // writer's process read outside the standard library: every file it opened
 // and every Python source it imported), "absent" (files it tried to open that
 // did not exist, and where each import that failed would have found its
@@ -59,7 +61,28 @@ def note_digest(path):
     finally:
         hashing.pop()
 
+committed_header = os.path.realpath(request["header"])
+wrote_committed = []
+writing_flags = os.O_WRONLY | os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_TRUNC
+
+def changes_committed(event, args):
+    """An open for writing, a rename, link or removal that would change the committed header."""
+    if event == "open" and isinstance(args[0], (str, bytes)):
+        mode, flags = args[1], args[2] if len(args) > 2 else 0
+        writing = any(c in mode for c in "wax+") if isinstance(mode, str) else bool((flags or 0) & writing_flags)
+        return writing and os.path.realpath(os.fsdecode(args[0])) == committed_header
+    targets = {"os.rename": 1, "os.replace": 1, "os.link": 1, "os.symlink": 1, "os.remove": 0, "os.truncate": 0,
+               "shutil.copyfile": 1, "shutil.move": 1}
+    if event in targets and len(args) > targets[event] and isinstance(args[targets[event]], (str, bytes)):
+        return os.path.realpath(os.fsdecode(args[targets[event]])) == committed_header
+    return False
+
 def audit(event, args):
+    if changes_committed(event, args):
+        # Refused before it happens: the check must never change the file it checks.
+        wrote_committed.append(event)
+        raise PermissionError("the check gave the writer the path " + request["scratch"] + ", but it would change "
+                              "the committed header " + request["header"] + " (" + event + ")")
     if event == "open" and isinstance(args[0], (str, bytes)):
         path = os.path.abspath(os.fsdecode(args[0]))
         opened.add(path)
@@ -152,8 +175,10 @@ if writer is not None:
         writer(request["scratch"])
     except BaseException as error:
         result["error"] = error_text(error)
+    if wrote_committed:
+        result = {"wrote_committed": wrote_committed[0]}
     os.chdir(start_folder)  # a writer may change folder; the paths below are absolute all the same
-    if "error" not in result:
+    if "error" not in result and not wrote_committed:
         if not os.path.isfile(request["scratch"]):
             result["wrote_nothing"] = True
         else:

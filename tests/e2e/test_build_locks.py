@@ -165,9 +165,11 @@ def test_a_build_stopped_by_a_signal_leaves_no_lock(run, example, tmp_path, stop
         time.sleep(0.1)
     assert lock_files(cache)
     builder.send_signal(stop)  # as Ctrl-C, scancel or a time limit: to the tool, which stops its compilers
-    builder.communicate(timeout=60)
+    _, stderr = builder.communicate(timeout=60)
     assert builder.returncode == -stop
     assert lock_files(cache) == [], "a builder on another node would wait the timeout out"
+    # Its compilers died of the stop: no job "failed" with an empty reason.
+    assert "failed" not in stderr, stderr
 
 
 def wait_for_compiles(calls, count, *processes, seconds=120):

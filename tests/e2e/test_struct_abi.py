@@ -25,6 +25,17 @@ def broken_writer(path):
     raise ValueError("field 'y' has no C type")
 
 
+def writes_the_committed_header(path):
+    write_cuda_header("sim/args.cuh", [CudaStruct("Args", FIELDS + [("extra", "int")])], guard="SIM_ARGS_CUH")
+
+
+def replaces_the_committed_header(path):
+    import os
+    with open(path + ".new", "w") as new:
+        new.write("struct Args { int changed; };\\n")
+    os.replace(path + ".new", os.path.join(os.path.dirname(__file__), "args.cuh"))
+
+
 def write_namespaced_header(path):
     with open(path, "w") as header:
         header.write("#pragma once\\nnamespace sim { struct Args { double* x; long long n; float scale; }; }\\n")
@@ -92,12 +103,12 @@ def test_a_cuda_struct_edited_in_python_fails_with_a_diff_and_the_command_that_r
     tree = struct_tree(tmp_path, KERNEL_WITH_HEADER)
     module = tree / "sim" / "cuda_arguments.py"
     edits = {
-        "a field's type": ('("n", "long long")', '("n", "int")', ["-    long long n;", "+    int n;"]),
+        "a field's type": ('("n", "long long")', '("n", "int")', ["-    long long n;", "+    int n;"], 7),
         "the order": ('("x", "double*"), ("n", "long long")', '("n", "long long"), ("x", "double*")',
-                      ["-    long long n;", "+    long long n;"]),  # difflib keeps x and moves n
-        "a new field": ('("scale", "float")]', '("scale", "float"), ("count", "int")]', ["+    int count;"]),
+                      ["-    long long n;", "+    long long n;"], 6),  # difflib keeps x and moves n
+        "a new field": ('("scale", "float")]', '("scale", "float"), ("count", "int")]', ["+    int count;"], 9),
     }
-    for what, (old, new, lines) in edits.items():
+    for what, (old, new, lines, first_changed) in edits.items():
         module.write_text(WRITER.replace(old, new))
         result = check_signatures(run, tree)
         assert result.returncode == 1, (what, result.stdout, result.stderr)
@@ -109,6 +120,9 @@ def test_a_cuda_struct_edited_in_python_fails_with_a_diff_and_the_command_that_r
         assert "from sim.cuda_arguments import write_args_header; write_args_header(\"sim/args.cuh\")" in result.stdout
         findings = header_findings(run, tree)
         assert [f["problem"] for f in findings] == ["differs from what sim.cuda_arguments:write_args_header writes"]
+        assert findings[0]["line"] == first_changed, (what, findings[0]["diff"])
+        github = run("check-signatures", "--format", "github", tree).stdout
+        assert f"args.cuh,line={first_changed}::" in github, (what, github)
     status = run("status", "--only", "cuda", "--check-signatures", "--cache-dir", tmp_path / "cache", tree)
     assert status.returncode == 1
     assert "1 struct header is not what their writers write" in status.stderr + status.stdout
@@ -262,3 +276,48 @@ def test_every_command_that_reads_a_cached_cubin_fails_it_once_the_struct_header
             assert status.returncode == 1, (what, gates, status.stdout)
             assert "parameter layout: 1 cubin lays out the parameters otherwise than the runtime packs them" \
                    in status.stderr, status.stderr
+
+
+# A struct passed by value that no configured header defines is checked by nothing: check-signatures
+# says so, once per struct, naming the kernels, and --warnings-as-errors fails on it.
+KERNEL_WITH_UNLISTED_STRUCTS = '''#include "../../args.cuh"
+struct Grid { double* cells; int n; };
+namespace sim { struct Field { float* values; }; }
+extern "C" __global__ void push(Args a, Grid g, sim::Field f, Grid again, double dt)
+{ if (threadIdx.x < a.n) a.x[threadIdx.x] += dt * a.scale + g.cells[0] + f.values[0] + again.n; }
+'''
+
+
+def test_a_struct_no_configured_header_defines_is_named_by_check_signatures(run, tmp_path):
+    tree = struct_tree(tmp_path, KERNEL_WITH_UNLISTED_STRUCTS)
+    (tree / "sim" / "kernels" / "push" / "push_kernels.py").write_text(
+        "def push(a: 'Args', g: 'Grid', f: 'Field', again: 'Grid', dt: float):\n    pass\n")
+    result = run("check-signatures", tree)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = [line for line in result.stderr.splitlines() if "no header in struct-headers defines it" in line]
+    assert len(lines) == 2, result.stderr  # Grid once, though taken twice; Field; never Args
+    grid, field = sorted(lines)
+    assert "push_cuda.cu: struct Grid is passed by value to 1 kernel (sim.kernels.push)" in grid, grid
+    assert "struct sim::Field" in field, field
+    assert "add the header that defines it, with its writer, to struct-headers" in grid
+    assert not any("struct Args" in line for line in lines)
+    strict = run("check-signatures", "--warnings-as-errors", tree)
+    assert strict.returncode == 1, strict.stdout + strict.stderr
+    github = run("check-signatures", "--format", "github", tree)
+    assert "::warning file=" in github.stdout and "struct Grid" in github.stdout, github.stdout
+
+
+# A writer that ignores its argument and writes the committed header itself, by a relative path or
+# by renaming over it, is refused before the header changes, and named.
+@pytest.mark.parametrize("writer", ["writes_the_committed_header", "replaces_the_committed_header"])
+def test_a_writer_that_would_change_the_committed_header_is_refused_and_named(run, tmp_path, writer):
+    tree = struct_tree(tmp_path, KERNEL_WITH_HEADER, writer=f"sim.cuda_arguments:{writer}")
+    header = tree / "sim" / "args.cuh"
+    before = header.read_bytes()
+    result = run("check-signatures", tree)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"its writer sim.cuda_arguments:{writer} tried to change the committed header itself" in result.stdout
+    assert "make the writer write to its argument" in result.stdout
+    assert header.read_bytes() == before
+    status = run("status", "--only", "cuda", "--check-signatures", "--cache-dir", tmp_path / "cache", tree)
+    assert status.returncode == 1 and header.read_bytes() == before, status.stdout + status.stderr

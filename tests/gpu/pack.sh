@@ -48,7 +48,7 @@ if [ -n "$wheel" ]; then
   exit 0
 fi
 mkdir -p "$out/bin" "$out/lib" "$out/src-root/share/examples"
-binaries=(tests/test_gpu_runtime bench/bench_runtime_launch bench/bench_runtime_overhead bench/launch-pairs bench/rank-start share/particles-app
+binaries=(tests/test_gpu_runtime tests/cubin_param_info bench/bench_runtime_launch bench/bench_runtime_overhead bench/launch-pairs bench/rank-start share/particles-app
   tools/cunumpy-kernels)
 ninja -C "$build" "${binaries[@]}"  # scripts/setup builds only the tool and the library (tool-and-library)
 for b in "${binaries[@]}"; do
@@ -64,6 +64,12 @@ for b in "$out"/bin/* "$out/lib/$soname"; do ldd "$b"; done | awk '$3 ~ /^\// {p
 cp -r share/examples/particles "$out/src-root/share/examples/"
 cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
 pack_host_cache "$build/tools/cunumpy-kernels"
+# Over-aligned struct parameters: cubins no build publishes (build refuses
+# the layout it cannot confirm), compared with the driver there.
+mkdir -p "$out/aligned"
+for arch in sm_80 sm_90 sm_90a; do
+  "${NVCC:-/usr/local/cuda/bin/nvcc}" -cubin -arch=$arch -o "$out/aligned/aligned_params.$arch.cubin" tests/gpu/aligned_params.cu
+done
 cp bench/cupy_rawkernel_launch.py bench/rank_start.sh tests/gpu/run.sh tests/gpu/cupy_cache_proof.py tests/gpu/cupy_cache_proof.sh \
   tests/gpu/cupy_cache_gpu.py "$out/"
 

@@ -26,6 +26,12 @@ src="$CK_SOURCE_ROOT/share/examples/particles/src"
   echo "== GPU tests"
   CK_GPU_CLI_CACHE="$cache" "$here/bin/test_gpu_runtime"
   echo "test_gpu_runtime exit status: $?"
+  echo "== parameter layouts: the cubin's reading against cuFuncGetParamInfo (issue 43)"
+  "$here/bin/cubin_param_info" "$cache"
+  for cubin in "$here"/aligned/*.cubin; do
+    "$here/bin/cubin_param_info" --cubin "$cubin" pointer_a16 pointer_a32 pointer_a64 char_a32_int pointer_a64_a32 \
+      int_small_small three_pointers_a64
+  done
   echo "== example application"
   "$here/bin/particles-app" --src "$src" --cache-dir "$cache" --cunumpy-include-dir "$CK_CUNUMPY_INCLUDE_DIR" --markers 1000000
   echo "particles-app exit status: $?"

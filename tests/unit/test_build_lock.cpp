@@ -438,14 +438,17 @@ TEST_CASE("the timeout comes from CUNUMPY_KERNELS_LOCK_TIMEOUT")
         CHECK(LockTiming::from_environment().longest_wait() == 1200s);
     }
     {
-        test::ScopedEnv half("CUNUMPY_KERNELS_LOCK_TIMEOUT", "0.5");
-        CHECK(LockTiming::from_environment().stale_after == 500ms);
+        test::ScopedEnv shortest("CUNUMPY_KERNELS_LOCK_TIMEOUT", "1");
+        CHECK(LockTiming::from_environment().stale_after == 1000ms);
+        test::ScopedEnv fraction("CUNUMPY_KERNELS_LOCK_TIMEOUT", "2.25");
+        CHECK(LockTiming::from_environment().stale_after == 2250ms);
     }
     {
         test::ScopedEnv week("CUNUMPY_KERNELS_LOCK_TIMEOUT", "604800");
         CHECK(LockTiming::from_environment().stale_after == 604800s);
     }
-    for (const char* bad : {"abc", "0", "-3", "5s", "nan", "inf", "1e17", "604801", " 7", "7 ", "0x10"}) {
+    for (const char* bad :
+         {"abc", "0", "0.001", "0.999", "-3", "5s", "nan", "inf", "1e17", "604801", " 7", "7 ", "0x10"}) {
         test::ScopedEnv set("CUNUMPY_KERNELS_LOCK_TIMEOUT", std::string(bad));
         std::string expected = "CUNUMPY_KERNELS_LOCK_TIMEOUT=" + std::string(bad);
         CHECK_THROWS_WITH_AS(LockTiming::from_environment(), doctest::Contains(expected.c_str()), UsageError);

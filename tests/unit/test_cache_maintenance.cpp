@@ -272,6 +272,36 @@ TEST_CASE(
     CHECK_FALSE(fs::exists(fs::symlink_status(tree.root() / "push-00000000000000000000")));
 }
 
+TEST_CASE(
+    "lock leftovers: clean removes 2 turns and moved-aside locks over an hour old, keeps a fresh turn and a build lock")
+{
+    test::TempTree tree;
+    EntryStore store(tree.root());
+    std::string key = publish(tree.root(), "sim.kernels.push", "push");
+    fs::path shard = store.entry_dir("cuda", key).parent_path();
+    auto write_aged = [&](const std::string& name, std::chrono::hours age) {
+        util::write_file(shard / name, "node-1:42");
+        fs::last_write_time(shard / name, fs::file_time_type::clock::now() - age);
+    };
+    write_aged("aaaa.lock.breaking", std::chrono::hours(2));
+    write_aged("bbbb.lock.broken.node-1.42", std::chrono::hours(30));
+    write_aged("cccc.lock.breaking", std::chrono::hours(0));  // a breaker's live turn
+    write_aged("dddd.lock", std::chrono::hours(5));           // a build lock: the waiters' to break
+
+    CHECK(remove_lock_leftovers(store) == 2);
+    CHECK_FALSE(fs::exists(shard / "aaaa.lock.breaking"));
+    CHECK_FALSE(fs::exists(shard / "bbbb.lock.broken.node-1.42"));
+    CHECK(fs::exists(shard / "cccc.lock.breaking"));
+    CHECK(fs::exists(shard / "dddd.lock"));
+
+    write_aged("eeee.lock.breaking", std::chrono::hours(3));
+    CleanSummary summary = clean_entries(store, {});
+    CHECK(summary.entries == 1);
+    CHECK(summary.lock_leftovers == 1);
+    CHECK_FALSE(fs::exists(shard / "eeee.lock.breaking"));
+    CHECK(fs::exists(shard / "dddd.lock"));
+}
+
 TEST_CASE("ages and sizes")
 {
     CHECK(parse_age("90") == 90);

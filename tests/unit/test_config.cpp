@@ -220,6 +220,18 @@ TEST_CASE("bad values and bad TOML are errors")
     CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("unknown compiler 'clang'"), UsageError);
     tree.write("pyproject.toml", "[tool.cunumpy-kernels\nptx = true\n");
     CHECK_THROWS_WITH_AS(load_config(tree.root()), doctest::Contains("invalid TOML"), ConfigError);
+    // A key given twice is named as written, at its second line.
+    tree.write("pyproject.toml",
+               "[tool.cunumpy-kernels.struct-headers]\n\"src/a.cuh\" = \"m:w\"\n  \"src/a.cuh\" = \"m:v\"\n");
+    try {
+        load_config(tree.root());
+        FAIL("a key given twice was accepted");
+    } catch (const ConfigError& error) {
+        std::string message = error.what();
+        CHECK(message.find("pyproject.toml:3:") != std::string::npos);
+        CHECK(message.find("invalid TOML: '\"src/a.cuh\" = \"m:v\"' defines again") != std::string::npos);
+        CHECK(message.find("srsrc") == std::string::npos);
+    }
 }
 
 TEST_CASE("architecture names")
