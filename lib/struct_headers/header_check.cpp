@@ -201,6 +201,10 @@ std::optional<std::string> unreachable_writer(const Config& config, const Pendin
     if (result.contains("no_function"))
         return "module " + module + " has no " + result.at("no_function").get<std::string>() + ", the callable that " +
                entry_of(config, item) + " names: fix the name there";
+    if (result.contains("not_callable"))
+        return item.writer + " is " + result.at("not_callable").get<std::string>() +
+               ", not a function: " + entry_of(config, item) +
+               " must name the function that writes the header (it is called with the path to write)";
     if (result.contains("import_error"))
         return "module " + module + " of its writer " + item.writer + " cannot be imported; it raised " +
                result.at("import_error").get<std::string>() + "\n  fix the module, or its name in " +

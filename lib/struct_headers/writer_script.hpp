@@ -7,7 +7,8 @@
 // header's own file name, so a guard derived from the name is the header's),
 // "header" (absolute), "shown"}. Answer: {"same", "missing", "diff"}, or how
 // it failed: {"no_module"} (the writer's module is not found), {"no_function"}
-// (the module has no such callable), {"import_error"} (the module raised
+// (the module has no such callable), {"not_callable": "a list"} (it names
+// something else), {"import_error"} (the module raised
 // while imported), {"error"} (the writer raised), {"wrote_nothing"},
 // {"not_utf8": "committed"|"written", "offset"}, {"wrote_committed": event}
 // (the writer tried to change the committed header itself: refused by the
@@ -155,6 +156,9 @@ def import_writer():
             result["no_function"] = part
             return None
         target = getattr(target, part)
+    if not callable(target):
+        result["not_callable"] = "a " + type(target).__name__
+        return None
     return target
 
 def loaded_sources():

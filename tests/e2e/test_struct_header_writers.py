@@ -250,6 +250,7 @@ def hangs(path):
     time.sleep(600)
 def blocks_in_c(path):
     os.read(os.pipe()[0], 1)
+not_a_function = ["Args", "x"]
 '''
 
 
@@ -263,7 +264,7 @@ def failing_tree(root: Path, writers: list, extra="") -> Path:
 
 
 def test_a_failing_writer_is_reported_by_how_it_failed_and_the_others_are_still_checked(run, tmp_path):
-    writers = ["multiline", "forgets", "hard_exit", "exits_3", "system_exit"]
+    writers = ["multiline", "forgets", "hard_exit", "exits_3", "system_exit", "not_a_function"]
     tree = failing_tree(tmp_path, writers)
     (tree / "sim" / "args.cuh").write_text("// edited by hand\n")
     result = run("check-signatures", tree)
@@ -276,9 +277,11 @@ def test_a_failing_writer_is_reported_by_how_it_failed_and_the_others_are_still_
     assert "its writer sim.failing:hard_exit ended its Python process (exit 0" in out
     assert "its writer sim.failing:exits_3 ended its Python process (exit 3" in out
     assert "its writer sim.failing:system_exit raised SystemExit: no layout for you" in out
+    assert "sim.failing:not_a_function is a list, not a function: the struct-headers entry" in out, out
+    assert "must name the function that writes the header" in out and "<string>" not in out
     assert "args.cuh: error: differs from what sim.cuda_arguments:write_args_header writes" in out  # still checked
     # The summary says what the exit status says.
-    assert "signatures agree; 6 of 6 struct headers fail" in result.stderr and "all agree" not in result.stderr, \
+    assert "signatures agree; 7 of 7 struct headers fail" in result.stderr and "all agree" not in result.stderr, \
         result.stderr
 
 
