@@ -1,6 +1,7 @@
 #include "runtime/parameter_layout.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace ck {
 
@@ -49,7 +50,18 @@ std::optional<StructLayout> struct_layout(const std::vector<KernelParameter>& fi
     return layout;
 }
 
-std::vector<PackedParameter> packed_layout(const std::vector<KernelParameter>& parameters, const StructLayouts& structs)
+std::size_t parameter_bank_offset(const std::string& target)
+{
+    if (target.rfind("sm_", 0) != 0) return 0;
+    int major_minor = std::atoi(target.c_str() + 3);
+    if (major_minor <= 0) return 0;
+    if (major_minor < 90) return 0x160;
+    if (major_minor < 100) return 0x210;
+    return 0x380;
+}
+
+std::vector<PackedParameter> packed_layout(const std::vector<KernelParameter>& parameters, const StructLayouts& structs,
+                                           std::size_t bank_offset)
 {
     std::vector<PackedParameter> packed;
     std::optional<std::size_t> end = 0;
@@ -58,7 +70,7 @@ std::vector<PackedParameter> packed_layout(const std::vector<KernelParameter>& p
         PackedParameter p;
         if (layout) {
             p.size = layout->size;
-            if (end) p.offset = aligned(*end, layout->alignment);
+            if (end) p.offset = aligned(bank_offset + *end, layout->alignment) - bank_offset;
         }
         end = p.offset && p.size ? std::optional<std::size_t>(*p.offset + *p.size) : std::nullopt;
         packed.push_back(p);

@@ -42,11 +42,23 @@ struct PackedParameter {
     std::optional<std::size_t> size;
 };
 
-/// The layout of `parameters` as a C compiler lays out a parameter list:
-/// scalars aligned to their size, pointers and array views to 8, structs
-/// to theirs (`structs`).
+/// Where a kernel's parameters start in constant bank 0 on `target`
+/// ("sm_90", "sm_90a", "sm_120"), in bytes: 0x160 up to sm_89, 0x210 on
+/// sm_90, 0x380 from sm_100 (the `c[0x0][...]` of the first parameter in the
+/// SASS nvcc 13.0 writes, and the offsets every KPARAM_INFO of
+/// tests/unit/cubins/aligned_params.*.cubin records). ptxas aligns a parameter's
+/// address in the bank, not its offset: a struct aligned to 32 or 64 after
+/// a pointer lands at offset 16 or 48 on sm_90, 32 on sm_80. All three are
+/// multiples of 16, so no parameter aligned to 16 or less moves. 0 for a
+/// `compute_*` target or a name it does not know.
+std::size_t parameter_bank_offset(const std::string& target);
+
+/// The layout of `parameters` as ptxas lays out a parameter list: scalars
+/// aligned to their size, pointers and array views to 8, structs to theirs
+/// (`structs`), each aligned at its address in the parameter bank, which
+/// starts `bank_offset` bytes in (parameter_bank_offset).
 std::vector<PackedParameter> packed_layout(const std::vector<KernelParameter>& parameters,
-                                           const StructLayouts& structs = {});
+                                           const StructLayouts& structs = {}, std::size_t bank_offset = 0);
 
 /// "" when `cubin` has the parameters of `packed`, each at its offset and of
 /// its size, where known; else a message naming `kernel`, the parameter and

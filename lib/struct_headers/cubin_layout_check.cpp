@@ -8,9 +8,7 @@ namespace ck {
 
 KernelLayout runtime_layout(const KernelSource& kernel, const Config& config, const StructLayouts& structs)
 {
-    KernelLayout layout{kernel.name, read_cuda_kernel_facts(kernel, config).parameters, {}};
-    if (layout.parameters) layout.packed = packed_layout(*layout.parameters, structs);
-    return layout;
+    return {kernel.name, read_cuda_kernel_facts(kernel, config).parameters, structs};
 }
 
 void check_cubin_layout(const std::string& cubin, const std::string& target, const std::string& entry_symbol,
@@ -24,7 +22,8 @@ void check_cubin_layout(const std::string& cubin, const std::string& target, con
     auto found = read_cubin_parameters(cubin, entry_symbol, what);
     if (!found && !require_records) return;
     if (!found) fail("no section .nv.info." + entry_symbol + " describes the entry's parameters");
-    std::string mismatch = layout_mismatch(expected.kernel, *expected.parameters, expected.packed, *found);
+    auto packed = packed_layout(*expected.parameters, expected.structs, parameter_bank_offset(target));
+    std::string mismatch = layout_mismatch(expected.kernel, *expected.parameters, packed, *found);
     if (!mismatch.empty()) fail(mismatch);
 }
 

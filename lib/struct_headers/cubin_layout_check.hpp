@@ -20,7 +20,7 @@ struct KernelLayout {
     /// nullopt: the runtime cannot read the declaration (check-signatures and
     /// the first call report it); no layout to compare.
     std::optional<std::vector<KernelParameter>> parameters;
-    std::vector<PackedParameter> packed;
+    StructLayouts structs;  ///< the configured layouts its struct parameters take
 };
 
 /// The layout the runtime packs for `kernel` (its CUDA declaration read as

@@ -38,7 +38,8 @@ std::string CubinLayoutChecker::question(const std::string& key, const std::stri
 {
     nlohmann::json structs = nlohmann::json::object();
     for (const auto& [name, layout] : *structs_) structs[name] = {layout.size, layout.alignment};
-    return util::json_text(nlohmann::json::array({"cubin-layout/1", key, target, structs}));
+    // /2: offsets in the target's parameter bank (parameter_bank_offset).
+    return util::json_text(nlohmann::json::array({"cubin-layout/2", key, target, structs}));
 }
 
 std::string CubinLayoutChecker::cubin_problem(const KernelSource& kernel, const JobResult& job)

@@ -64,11 +64,12 @@ for b in "$out"/bin/* "$out/lib/$soname"; do ldd "$b"; done | awk '$3 ~ /^\// {p
 cp -r share/examples/particles "$out/src-root/share/examples/"
 cp -r .venv/lib/python3*/site-packages/cunumpy/cuda/include "$out/cunumpy-include"
 pack_host_cache "$build/tools/cunumpy-kernels"
-# Over-aligned struct parameters: cubins no build publishes (build refuses
-# the layout it cannot confirm), compared with the driver there.
+# Structs aligned past 16 bytes: the layouts the unit tests pin
+# (parameter_bank_offset), compared with the driver's there.
 mkdir -p "$out/aligned"
 for arch in sm_80 sm_90 sm_90a; do
-  "${NVCC:-/usr/local/cuda/bin/nvcc}" -cubin -arch=$arch -o "$out/aligned/aligned_params.$arch.cubin" tests/gpu/aligned_params.cu
+  "${NVCC:-/usr/local/cuda/bin/nvcc}" -cubin -arch=$arch -o "$out/aligned/aligned_params.$arch.cubin" \
+    tests/unit/cubins/aligned_params.cu
 done
 cp bench/cupy_rawkernel_launch.py bench/rank_start.sh tests/gpu/run.sh tests/gpu/cupy_cache_proof.py tests/gpu/cupy_cache_proof.sh \
   tests/gpu/cupy_cache_gpu.py "$out/"

@@ -19,6 +19,7 @@
 #include <elf.h>
 
 #include <cstdlib>
+#include <map>
 #include <cstring>
 
 using namespace ck;
@@ -192,6 +193,49 @@ TEST_SUITE("cubin_parameters")
                 CHECK(layout_mismatch(name, parameters, packed_layout(parameters, structs), *found) == "");
             }
         }
+    }
+
+    TEST_CASE(
+        "structs aligned past 16 bytes sit where each target's parameter bank puts them: sm_80, sm_90, sm_100, "
+        "sm_120")
+    {
+        StructLayouts structs =
+            read_struct_layouts(util::read_file(cubin_dir() / "aligned_structs.cuh"), "aligned_structs.cuh");
+        std::string source = util::read_file(cubin_dir() / "aligned_params.cu");
+        auto declared_aligned = [&](const std::string& name) {
+            return read_global_signature(source, name, cubin_dir() / "aligned_params.cu").parameters;
+        };
+        // What the cubins record (offset, size): the pointer's 8 bytes, then
+        // a 32- or 64-aligned struct placed by its address in the bank.
+        const std::map<std::string, std::map<std::string, Layout>> recorded = {
+            {"sm_80", {{"pointer_a32", {{0, 8}, {32, 32}}}, {"pointer_a64", {{0, 8}, {32, 64}}}}},
+            {"sm_90", {{"pointer_a32", {{0, 8}, {16, 32}}}, {"pointer_a64", {{0, 8}, {48, 64}}}}},
+            {"sm_100", {{"pointer_a32", {{0, 8}, {32, 32}}}, {"pointer_a64", {{0, 8}, {64, 64}}}}},
+            {"sm_120", {{"pointer_a32", {{0, 8}, {32, 32}}}, {"pointer_a64", {{0, 8}, {64, 64}}}}},
+        };
+        for (const auto& [target, layouts] : recorded) {
+            CAPTURE(target);
+            std::string bytes = util::read_file(cubin_dir() / ("aligned_params." + target + ".cubin"));
+            for (const auto& [name, layout] : layouts) CHECK(read(bytes, name) == layout);
+            for (std::string name : {"pointer_a16", "pointer_a32", "pointer_a64", "char_a32_int", "pointer_a64_a32",
+                                     "int_small_small", "three_pointers_a64"}) {
+                CAPTURE(name);
+                auto parameters = declared_aligned(name);
+                auto found = read_cubin_parameters(bytes, name, "aligned_params.cubin");
+                REQUIRE(found);
+                auto packed = packed_layout(parameters, structs, parameter_bank_offset(target));
+                CHECK(layout_mismatch(name, parameters, packed, *found) == "");
+            }
+        }
+        // The bank of sm_90 moves them; a bank-blind C layout would call the cubin wrong.
+        std::string sm_90 = util::read_file(cubin_dir() / "aligned_params.sm_90.cubin");
+        auto parameters = declared_aligned("pointer_a32");
+        CHECK(layout_mismatch("pointer_a32", parameters, packed_layout(parameters, structs),
+                              *read_cubin_parameters(sm_90, "pointer_a32", "aligned_params.cubin")) != "");
+        CHECK(parameter_bank_offset("sm_75") == 0x160);
+        CHECK(parameter_bank_offset("sm_90a") == 0x210);
+        CHECK(parameter_bank_offset("sm_100f") == 0x380);
+        CHECK(parameter_bank_offset("compute_90") == 0);
     }
 
     TEST_CASE("a struct laid out otherwise, a parameter of another type and another count are named with both layouts")

@@ -1,19 +1,11 @@
-// Structs aligned past 16 bytes passed by value (issue 43): the cubin's
-// parameter offsets (EIATTR_KPARAM_INFO) against the driver's
-// cuFuncGetParamInfo. pack.sh compiles it for sm_90 and sm_90a; run.sh
-// compares with `cubin_param_info --cubin`.
-struct __align__(16) A16 {
-    double v[2];
-};
-struct __align__(32) A32 {
-    double v[4];
-};
-struct __align__(64) A64 {
-    double v[8];
-};
-struct __align__(32) A32Small {
-    double v;
-};
+// Structs aligned past 16 bytes passed by value: ptxas aligns each
+// parameter's address in constant bank 0, whose parameters start at another
+// offset per architecture (parameter_bank_offset), so their offsets differ
+// between sm_80, sm_90 and sm_100. Regenerate the cubins beside it with
+//   for a in sm_80 sm_90 sm_100 sm_120; do nvcc -cubin -arch=$a -o aligned_params.$a.cubin aligned_params.cu; done
+// (CUDA 13.0 wrote the committed ones). The GPU run (tests/gpu/run.sh)
+// compares them with cuFuncGetParamInfo.
+#include "aligned_structs.cuh"
 
 extern "C" __global__ void pointer_a16(double* x, A16 s) { x[0] = s.v[1]; }
 extern "C" __global__ void pointer_a32(double* x, A32 s) { x[0] = s.v[1]; }
