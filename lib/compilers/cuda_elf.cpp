@@ -11,14 +11,14 @@ namespace ck {
 namespace {
 
 template <typename T>
-bool read_at(const std::string& bytes, std::size_t offset, T& value)
+bool read_at(std::string_view bytes, std::size_t offset, T& value)
 {
     if (offset > bytes.size() || bytes.size() - offset < sizeof(T)) return false;
     std::memcpy(&value, bytes.data() + offset, sizeof(T));
     return true;
 }
 
-std::optional<Elf64_Ehdr> elf64_header(const std::string& elf)
+std::optional<Elf64_Ehdr> elf64_header(std::string_view elf)
 {
     Elf64_Ehdr header{};
     if (!read_at(elf, 0, header) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
@@ -29,12 +29,12 @@ std::optional<Elf64_Ehdr> elf64_header(const std::string& elf)
 
 // The NUL-terminated name at `offset` of string table `strtab`, or "" when it
 // lies outside the table or the file.
-std::string name_at(const std::string& elf, const Elf64_Shdr& strtab, std::size_t offset)
+std::string name_at(std::string_view elf, const Elf64_Shdr& strtab, std::size_t offset)
 {
     if (offset >= strtab.sh_size || strtab.sh_offset >= elf.size() || offset >= elf.size() - strtab.sh_offset)
         return {};
     std::size_t start = strtab.sh_offset + offset;
-    return std::string(elf.c_str() + start, strnlen(elf.c_str() + start, elf.size() - start));
+    return std::string(elf.data() + start, strnlen(elf.data() + start, elf.size() - start));
 }
 
 }  // namespace
@@ -67,6 +67,38 @@ std::vector<ElfSymbol> read_elf_symbols(const std::string& elf)
         }
     }
     return symbols;
+}
+
+std::optional<std::string> read_elf_object(std::string_view elf, const std::string& name)
+{
+    auto header = elf64_header(elf);
+    if (!header) return std::nullopt;
+    auto section_at = [&](std::size_t index, Elf64_Shdr& section) {
+        return index < header->e_shnum && read_at(elf, header->e_shoff + index * header->e_shentsize, section);
+    };
+    for (unsigned i = 0; i < header->e_shnum; ++i) {
+        Elf64_Shdr table{}, strtab{};
+        if (!section_at(i, table)) return std::nullopt;
+        if ((table.sh_type != SHT_SYMTAB && table.sh_type != SHT_DYNSYM) || table.sh_entsize == 0) continue;
+        if (!section_at(table.sh_link, strtab)) continue;
+        for (std::size_t s = 0; s < table.sh_size / table.sh_entsize; ++s) {
+            Elf64_Sym symbol{};
+            if (!read_at(elf, table.sh_offset + s * table.sh_entsize, symbol)) break;
+            if (ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx == SHN_UNDEF ||
+                name_at(elf, strtab, symbol.st_name) != name)
+                continue;
+            Elf64_Shdr holder{};
+            if (!section_at(symbol.st_shndx, holder) || holder.sh_type == SHT_NOBITS ||
+                symbol.st_value < holder.sh_addr)
+                return std::nullopt;
+            std::uint64_t within = symbol.st_value - holder.sh_addr;
+            if (within > holder.sh_size || symbol.st_size > holder.sh_size - within) return std::nullopt;
+            std::uint64_t offset = holder.sh_offset + within;
+            if (offset > elf.size() || symbol.st_size > elf.size() - offset) return std::nullopt;
+            return std::string(elf.substr(offset, symbol.st_size));
+        }
+    }
+    return std::nullopt;
 }
 
 std::uint64_t elf_extent(const std::string& elf)

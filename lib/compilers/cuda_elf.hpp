@@ -1,12 +1,14 @@
 // Reading a cubin's ELF header, symbol table and sections by name: what the
 // artifact checks, the entry-symbol search and the parameter layout
-// (cubin_parameters.hpp) need, and nothing else (no relocations). Bytes are
+// (cubin_parameters.hpp) need, and a host library's exported data
+// (read_elf_object); nothing else (no relocations). Bytes are
 // untrusted: every offset is bounds-checked.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ck {
@@ -33,6 +35,13 @@ std::optional<CudaElfHeader> read_elf_header(const std::string& elf);
 /// Every symbol of every SHT_SYMTAB section, in order. Empty when the bytes
 /// are not ELF64; a table that runs past the end is read up to there.
 std::vector<ElfSymbol> read_elf_symbols(const std::string& elf);
+
+/// The file bytes of the defined data symbol `name` (STT_OBJECT, found in
+/// the symbol table or, in a stripped shared library, the dynamic one),
+/// through the section that holds it; nothing when the bytes are not ELF64,
+/// no such symbol is defined or it lies outside the file. For reading what
+/// a library exports (the host library's description) without loading it.
+std::optional<std::string> read_elf_object(std::string_view elf, const std::string& name);
 
 /// How many bytes the ELF's own headers say it spans: the end of its
 /// section header table, of its program header table and of every section

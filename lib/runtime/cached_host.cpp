@@ -1,14 +1,22 @@
 #include "runtime/cached_host.hpp"
 
 #include "cache/cache.hpp"
+#include "compilers/cuda_elf.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "source/python_text.hpp"
 #include "util/dynamic_library.hpp"
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
 
+#include <algorithm>
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <complex>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -201,6 +209,68 @@ std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const C
     } catch (const Error& error) {
         if (note) *note = "no cache to look in: " + std::string(error.what());
         return std::nullopt;
+    }
+}
+
+namespace {
+
+// A file's bytes mapped read-only: the pages a reader touches are read, not
+// the whole file.
+class MappedFile {
+public:
+    explicit MappedFile(const fs::path& file)
+    {
+        util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat facts {};
+        if (!fd.valid() || ::fstat(fd.get(), &facts) != 0)
+            throw CacheError("cannot read " + file.string() + ": " + std::strerror(errno));
+        size_ = static_cast<std::size_t>(facts.st_size);
+        if (size_ == 0) return;
+        void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+        if (mapped == MAP_FAILED) throw CacheError("cannot map " + file.string() + ": " + std::strerror(errno));
+        data_ = static_cast<const char*>(mapped);
+    }
+    ~MappedFile()
+    {
+        if (data_) ::munmap(const_cast<char*>(data_), size_);
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    std::string_view bytes() const { return {data_ ? data_ : "", data_ ? size_ : 0}; }
+
+private:
+    const char* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+}  // namespace
+
+std::optional<std::string> host_library_note(const KernelSource& source, const fs::path& extension)
+{
+    std::string name = extension.filename().string();
+    fs::path library = extension.parent_path() / (name.substr(0, name.find('.')) + std::string(host_library_suffix));
+    std::error_code absent;
+    if (!fs::is_regular_file(library, absent)) return std::nullopt;  // a Fortran build, an older entry
+    try {
+        MappedFile mapped(library);
+        auto version = read_elf_object(mapped.bytes(), "ck_host_abi_version");
+        auto description = read_elf_object(mapped.bytes(), "ck_host_description");
+        std::int64_t found = 0;
+        if (version && version->size() == sizeof found) std::memcpy(&found, version->data(), sizeof found);
+        if (found != abi_version || !description)
+            return library.string() +
+                   " is no host library of this version of the runtime; run `cunumpy-kernels build`, or "
+                   "`cunumpy-kernels cache verify --fix` if it was damaged";
+        std::string text = description->substr(0, description->find('\0'));
+        for (const auto& function : parse_host_library_description(text, library.string()))
+            if (function.name == source.name)
+                return function.skip_reason.empty()
+                           ? ""
+                           : "its Pyccel version is not callable from C++: " + function.skip_reason;
+        return std::nullopt;
+    } catch (const Error& error) {
+        return "its cached host library cannot be read: " + std::string(error.what());
     }
 }
 

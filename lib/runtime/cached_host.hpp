@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ck {
@@ -53,5 +54,20 @@ std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const s
 /// package or `cache-name`, where `build` writes it); nothing when the cache
 /// location cannot be worked out.
 std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note);
+
+/// The end of a host library's file name, `<stem>.ck-host.so`, beside the
+/// module's extension in its host entry.
+inline constexpr std::string_view host_library_suffix = ".ck-host.so";
+
+/// What cached_host_kernel would say of the host library beside the module's
+/// Python extension `extension` (`<stem>.ck-host.so` in the host entry
+/// `status` found current for the kernel's module), read from the library's
+/// exported description in place: not loaded, its SHA-256 not checked
+/// (`cache verify` does), only the pages read that hold the description. For
+/// `status`, which asks for every kernel of a tree: loading and hashing
+/// Struphy's 126 libraries tripled a warm status. Nothing when there is no
+/// library or it has no function of the kernel's name; "" when the kernel's
+/// function has an entry point; else why not, in cached_host_kernel's words.
+std::optional<std::string> host_library_note(const KernelSource& source, const std::filesystem::path& extension);
 
 }  // namespace ck

@@ -130,13 +130,14 @@ void check_layout(CubinLayoutChecker& checker, const KernelSource& kernel, const
     status.layout_mismatch = true;
 }
 
-// The runtime's own lookup: status names what the catalog would warn about.
-std::optional<HostLibraryStatus> host_library_status(const KernelSource& kernel, const Config& config)
+// What the catalog would warn about, read from the library of the module's
+// current host entry without loading it.
+std::optional<HostLibraryStatus> host_library_status(const KernelSource& kernel, const JobResult& host_job)
 {
-    std::string note;
-    if (cached_host_kernel(kernel, config, &note)) return HostLibraryStatus{true, ""};
-    if (note.empty()) return std::nullopt;
-    return HostLibraryStatus{false, note};
+    if (host_job.state != JobState::hit || host_job.artifacts.empty()) return std::nullopt;
+    auto note = host_library_note(kernel, host_job.artifacts.front());
+    if (!note) return std::nullopt;
+    return HostLibraryStatus{note->empty(), *note};
 }
 
 std::string kernel_list(const std::vector<std::string>& names, std::size_t max = 10)
@@ -259,11 +260,14 @@ StatusReport read_status(const StatusRequest& request)
     for (std::size_t k = 0; k < build.kernels.size(); ++k) {
         const KernelSource& kernel = build.kernels[k];
         KernelStatus status{kernel, std::move(checked[k]), {}, std::nullopt};
-        if (request.host) status.host_library = host_library_status(kernel, request.config);
         std::string cache_name = cache_name_of(request.config, kernel.top_package);
         if (first_cache_name.empty() && pyccel_can_build(kernel.name)) first_cache_name = cache_name;
         auto [begin, end] = jobs.equal_range(kernel.module);
         for (auto it = begin; it != end; ++it) {
+            // The kernel's own Pyccel module: jobs of modules it imports are under their own names.
+            bool pyccel = !kernel.host.empty() && kernel.host.front().kind == "pyccel";
+            if (request.host && pyccel && it->second->kind == "host")
+                status.host_library = host_library_status(kernel, *it->second);
             status.artifacts.push_back(cache.artifact(cache_name, *it->second));
             check_layout(layouts, kernel, *it->second, status.artifacts.back());
         }
