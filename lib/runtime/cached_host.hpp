@@ -39,7 +39,7 @@ std::vector<HostLibraryFunction> parse_host_library_description(const std::strin
 /// recorded source digest is the module's current one, its library's checksum
 /// verified, loaded (dlopen, RTLD_NOW) and its `ck_host__<name>` entry found.
 /// Nothing when the kernel has no Pyccel module, no current entry or no
-/// library (a Fortran build, an entry made before libraries). When the
+/// library (an entry made before libraries). When the
 /// library exists but cannot serve the kernel (a parameter the shim does not
 /// handle, a library that does not load), nothing and `note` says why.
 /// Edits of modules it imports are not seen here: `build` makes a new entry.

@@ -1,6 +1,7 @@
-"""Host libraries (doc/host-libraries.md): `build` links each C-backend host module
-into a Python-free shared library, and a C++ program that attaches no host kernel
-runs the cached Pyccel versions with the Python extension's results, bit for bit.
+"""Host libraries (doc/host-libraries.md): `build` links each host module, from
+Pyccel's C or Fortran backend, into a Python-free shared library, and a C++
+program that attaches no host kernel runs the cached Pyccel versions with the
+Python extension's results, bit for bit.
 """
 
 import json
@@ -26,8 +27,12 @@ def has_pyccel():
 
 
 needs_toolchain = pytest.mark.skipif(
-    not has_pyccel() or shutil.which("gcc") is None, reason="Pyccel or gcc is not installed"
+    not has_pyccel() or shutil.which("gcc") is None or shutil.which("gfortran") is None,
+    reason="Pyccel, gcc or gfortran is not installed"
 )
+
+# Both of Pyccel's backends: the library's entries have one ABI.
+languages = pytest.mark.parametrize("language", ["c", "fortran"])
 
 
 def build_host(run, example, cache, *extra):
@@ -66,8 +71,9 @@ def python_results(example, cache_entries, data):
 
 
 @needs_toolchain
-def test_each_host_module_gets_a_python_free_library_in_its_entry(run, example, tmp_path):
-    jobs = build_host(run, example, tmp_path / "cache")
+@languages
+def test_each_host_module_gets_a_python_free_library_in_its_entry(run, example, tmp_path, language):
+    jobs = build_host(run, example, tmp_path / "cache", "--language", language)
     assert len(jobs) == 3
     for job in jobs:
         manifest = json.loads((Path(job["entry"]) / "manifest.json").read_text())
@@ -78,6 +84,8 @@ def test_each_host_module_gets_a_python_free_library_in_its_entry(run, example, 
         assert library.name == stem + ".ck-host.so"
         needed = subprocess.run(["readelf", "-d", library], capture_output=True, text=True).stdout
         assert "libpython" not in needed
+        local = subprocess.run(["nm", library], capture_output=True, text=True).stdout
+        assert (f" bind_c_{job['kernel']}\n" in local) == (language == "fortran"), local  # Pyccel's bind_c wrapper
         symbols = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True, text=True).stdout
         exported = sorted(line.split()[-1] for line in symbols.splitlines() if line.strip())
         kernel = job["kernel"]
@@ -163,10 +171,11 @@ def test_the_catalog_names_a_kernel_it_cannot_call_when_it_opens(run, tmp_path):
 
 
 @needs_toolchain
+@languages
 @pytest.mark.skipif(not APP, reason="CUNUMPY_KERNELS_HOST_LIBRARY_APP is not set (run through meson)")
-def test_a_cpp_program_runs_the_cached_pyccel_kernels_bit_identical_to_python(run, example, tmp_path):
+def test_a_cpp_program_runs_the_cached_pyccel_kernels_bit_identical_to_python(run, example, tmp_path, language):
     cache = tmp_path / "cache"
-    jobs = build_host(run, example, cache)
+    jobs = build_host(run, example, cache, "--language", language)
     entries = {job["host_module"].rsplit(".", 1)[1]: job["artifacts"][0] for job in jobs}
     data = tmp_path / "data"
     data.mkdir()
@@ -207,3 +216,4 @@ def test_an_edited_kernel_is_not_served_by_its_stale_library(run, example, tmp_p
     result = subprocess.run([APP, example, cache, data], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "kernel 'push' has no host kernel attached" in result.stderr
+
