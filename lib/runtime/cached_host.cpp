@@ -149,7 +149,11 @@ std::optional<HostKernel> load_cached_host_kernel(const KernelSource& source, co
         return std::nullopt;
     }
     std::string error;
-    auto library = std::make_shared<util::DynamicLibrary>(util::DynamicLibrary::open_first({file.string()}, &error));
+    // Never unloaded: an OpenMP build's runtime (libgomp, loaded with it)
+    // keeps its idle worker threads after a call, and unmapping their code
+    // under them crashes the process at the catalog's destruction.
+    auto library = std::make_shared<util::DynamicLibrary>(
+        util::DynamicLibrary::open_first({file.string()}, &error, /*keep_loaded=*/true));
     if (!library->loaded()) {
         if (note) *note = "its host library does not load: " + error;
         return std::nullopt;

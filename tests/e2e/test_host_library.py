@@ -217,3 +217,92 @@ def test_an_edited_kernel_is_not_served_by_its_stale_library(run, example, tmp_p
     assert result.returncode == 1
     assert "kernel 'push' has no host kernel attached" in result.stderr
 
+
+GRID_KERNEL = '''
+"""OpenMP over a 2D grid: a parallel loop with an integer reduction, and the runtime."""
+from pyccel.stdlib.internal.openmp import omp_get_max_threads
+
+
+def scale(a: 'float[:,:]', b: 'float[:,:](order=F)', s: float, counts: 'int64[:]'):
+    n0, n1 = a.shape
+    total = 0
+    #$ omp parallel for reduction(+:total)
+    for i in range(n0):
+        for j in range(n1):
+            a[i, j] = a[i, j] * s + b[i, j]
+            if a[i, j] > 0.0:
+                total += 1
+    counts[0] = total
+    counts[1] = omp_get_max_threads()
+'''
+
+GRID_ROWS, GRID_COLUMNS = 40, 32  # as host_library_app.cpp's --grid
+
+
+def openmp_tree(root):
+    """A package whose one kernel uses Pyccel's OpenMP pragmas, built with `openmp = true`."""
+    files = {
+        "pyproject.toml": "[tool.cunumpy-kernels]\nopenmp = true\n",
+        "omp/__init__.py": "",
+        "omp/kernels/__init__.py": "",
+        "omp/kernels/scale/scale_kernels.py": GRID_KERNEL,
+    }
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text.lstrip())
+    return root
+
+
+@needs_toolchain
+@languages
+@pytest.mark.skipif(not APP, reason="CUNUMPY_KERNELS_HOST_LIBRARY_APP is not set (run through meson)")
+def test_an_openmp_kernel_links_loads_and_equals_python_on_views(run, tmp_path, language):
+    root = openmp_tree(tmp_path / "ompcode")
+    cache = tmp_path / "cache"
+    (job,) = build_host(run, root, cache, "--language", language)
+    manifest = json.loads((Path(job["entry"]) / "manifest.json").read_text())
+    assert manifest["inputs"]["openmp"] is True
+    (library,) = [Path(job["entry"]) / a["file"] for a in manifest["artifacts"] if a["target"] == "host-library"]
+    needed = subprocess.run(["readelf", "-d", library], capture_output=True, text=True).stdout
+    assert "libgomp" in needed and "libpython" not in needed, needed
+
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(7)
+    rng.normal(0.0, 1.0, (GRID_ROWS, 2 * GRID_COLUMNS)).tofile(data / "grid_a")
+    rng.normal(0.0, 1.0, GRID_ROWS * GRID_COLUMNS).tofile(data / "grid_b")  # read in Fortran order
+    program = textwrap.dedent(
+        """
+        import importlib.util, sys
+        import numpy as np
+        spec = importlib.util.spec_from_file_location("scale_kernels", sys.argv[1])
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        a = np.fromfile(sys.argv[2] + "/grid_a").reshape(%d, %d)
+        b = np.fromfile(sys.argv[2] + "/grid_b").reshape(%d, %d, order="F")
+        counts = np.zeros(2, dtype=np.int64)
+        module.scale(a[:, ::2], b, 2.0, counts)
+        a.tofile(sys.argv[2] + "/py_grid_a")
+        counts.tofile(sys.argv[2] + "/py_grid_counts")
+        """
+        % (GRID_ROWS, 2 * GRID_COLUMNS, GRID_ROWS, GRID_COLUMNS)
+    )
+    env = dict(run.env, OMP_NUM_THREADS="2", LD_LIBRARY_PATH="")
+    result = subprocess.run([PYTHON, "-c", program, job["artifacts"][0], data], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    result = subprocess.run([APP, "--grid", root, root / "omp" / "kernels", cache, data], env=env,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "scale: pyccel" in result.stdout.splitlines(), result.stdout
+    for name in ("grid_a", "grid_counts"):
+        assert (data / name).read_bytes() == (data / f"py_{name}").read_bytes(), name
+    counts = np.fromfile(data / "grid_counts", dtype=np.int64)
+    assert counts[0] > 0 and counts[1] == 2, counts
+    # OpenMP's idle threads outlive the call: the program still exits cleanly,
+    # each time (the catalog never unloads a host library under them).
+    for _ in range(10):
+        again = subprocess.run([APP, "--grid", root, root / "omp" / "kernels", cache, data], env=env,
+                               capture_output=True, text=True, timeout=120)
+        assert again.returncode == 0, again.stdout + again.stderr
