@@ -1,6 +1,7 @@
 #include "runtime/cached_host.hpp"
 
 #include "cache/cache.hpp"
+#include "cache/in_place_record.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "source/python_text.hpp"
 #include "util/dynamic_library.hpp"
@@ -92,15 +93,20 @@ std::optional<Artifact> library_artifact(const Manifest& manifest)
     return std::nullopt;
 }
 
+// Whether key inputs `recorded` (a cache manifest's or an in-place
+// record's) name the file's current source digest, as the host key reads it.
+bool records_current_source(const nlohmann::json& recorded, const fs::path& file)
+{
+    if (!recorded.is_object() || !recorded.contains("source") || !recorded["source"].is_object()) return false;
+    const auto& digest = recorded["source"].value("sha256", std::string());
+    return digest == sha256_hex(python_source_text(util::read_file(file)));
+}
+
 // The latest entry of the kernel's module whose source is the file's now.
 std::optional<Manifest> current_entry(const KernelSource& source, const EntryStore& store)
 {
     auto manifest = store.latest("host", source.module, "host");
-    if (!manifest) return std::nullopt;
-    const nlohmann::json& recorded = manifest->inputs;
-    if (!recorded.is_object() || !recorded.contains("source") || !recorded["source"].is_object()) return std::nullopt;
-    const auto& digest = recorded["source"].value("sha256", std::string());
-    if (digest != sha256_hex(python_source_text(util::read_file(source.host.front().file)))) return std::nullopt;
+    if (!manifest || !records_current_source(manifest->inputs, source.host.front().file)) return std::nullopt;
     return manifest;
 }
 
@@ -136,7 +142,10 @@ std::vector<HostLibraryFunction> parse_host_library_description(const std::strin
 
 namespace {
 
-std::optional<HostKernel> load_cached_host_kernel(const KernelSource& source, const fs::path& root, std::string* note)
+// The library of the module's current cache entry, its checksum verified;
+// nothing when no current entry has one, or (with `note`) when it differs
+// from its manifest.
+std::optional<fs::path> entry_library(const KernelSource& source, const fs::path& root, std::string* note)
 {
     EntryStore store(root);
     auto manifest = current_entry(source, store);
@@ -148,6 +157,26 @@ std::optional<HostKernel> load_cached_host_kernel(const KernelSource& source, co
         if (note) *note = file.string() + " differs from its manifest; run `cunumpy-kernels cache verify --fix`";
         return std::nullopt;
     }
+    return file;
+}
+
+// The library `build --in-place` left beside the module, when its record
+// (a finished build: it names a key) holds the module's current source
+// digest and lists the library among the files it wrote.
+std::optional<fs::path> in_place_library(const KernelSource& source)
+{
+    const fs::path& file = source.host.front().file;
+    auto record = read_in_place_record(in_place_record_path(file.parent_path(), file.stem().string()));
+    if (!record || record->key.empty() || !records_current_source(record->inputs, file)) return std::nullopt;
+    for (const auto& written : record->files)
+        if (fs::path(written).parent_path().empty() && written.ends_with(".ck-host.so"))
+            return file.parent_path() / written;
+    return std::nullopt;
+}
+
+// Loads `file` and finds the kernel's entry in it.
+std::optional<HostKernel> load_host_kernel(const KernelSource& source, const fs::path& file, std::string* note)
+{
     std::string error;
     // Never unloaded: an OpenMP build's runtime (libgomp, loaded with it)
     // keeps its idle worker threads after a call, and unmapping their code
@@ -183,14 +212,22 @@ std::optional<HostKernel> load_cached_host_kernel(const KernelSource& source, co
 
 }  // namespace
 
-std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const fs::path& root, std::string* note)
+std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const std::optional<fs::path>& root,
+                                             std::string* note)
 {
     if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
     try {
-        return load_cached_host_kernel(source, root, note);
+        std::string entry_note;
+        auto file = root ? entry_library(source, *root, &entry_note) : std::nullopt;
+        if (!file) file = in_place_library(source);
+        if (!file) {
+            if (note && !entry_note.empty()) *note = entry_note;
+            return std::nullopt;
+        }
+        return load_host_kernel(source, *file, note);
     } catch (const Error& error) {
-        // An entry removed or rewritten while it was read: the kernel keeps
-        // what the application attaches.
+        // An entry or in-place build removed or rewritten while it was read:
+        // the kernel keeps what the application attaches.
         if (note) *note = "its cached host library cannot be read: " + std::string(error.what());
         return std::nullopt;
     }
@@ -199,13 +236,16 @@ std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const f
 std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note)
 {
     if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
+    std::optional<fs::path> root;
+    std::string why;
     try {
-        CacheLocation location = planned_cache_location(cache_name_of(config, source.top_package), config.cache_dir);
-        return cached_host_kernel(source, location.root, note);
+        root = planned_cache_location(cache_name_of(config, source.top_package), config.cache_dir).root;
     } catch (const Error& error) {
-        if (note) *note = "no cache to look in: " + std::string(error.what());
-        return std::nullopt;
+        why = "no cache to look in: " + std::string(error.what());
     }
+    auto kernel = cached_host_kernel(source, root, note);
+    if (!kernel && note && note->empty()) *note = why;
+    return kernel;
 }
 
 }  // namespace ck

@@ -306,3 +306,37 @@ def test_an_openmp_kernel_links_loads_and_equals_python_on_views(run, tmp_path, 
         again = subprocess.run([APP, "--grid", root, root / "omp" / "kernels", cache, data], env=env,
                                capture_output=True, text=True, timeout=120)
         assert again.returncode == 0, again.stdout + again.stderr
+
+
+@needs_toolchain
+@languages
+@pytest.mark.skipif(not APP, reason="CUNUMPY_KERNELS_HOST_LIBRARY_APP is not set (run through meson)")
+def test_an_in_place_build_serves_the_catalog_where_no_cache_entry_does(run, example, tmp_path, language):
+    run("build", "--in-place", "--only", "host", "--language", language, "--python", PYTHON,
+        "--cache-dir", tmp_path / "scratch-cache", example)
+    extensions = {path.name.split(".", 1)[0]: str(path) for path in example.rglob("*_kernels.cpython-*.so")}
+    assert sorted(extensions) == ["deposit_kernels", "push_kernels", "sort_kernels"], extensions
+    data = tmp_path / "data"
+    data.mkdir()
+    rng = np.random.default_rng(3)
+    n = 500
+    rng.uniform(0.0, LENGTH, n).tofile(data / "x")
+    rng.normal(0.0, 1.0, n).tofile(data / "v")
+    rng.normal(0.0, 3.0, n).tofile(data / "e")
+    rng.uniform(0.5, 1.5, n).tofile(data / "w")
+    python_results(example, extensions, data)
+    empty_cache = tmp_path / "empty-cache"  # no entry: only the in-place builds can serve
+    result = subprocess.run([APP, example, empty_cache, data], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    for kernel in ("push", "deposit", "sort"):
+        assert any(line.startswith(f"{kernel}: pyccel") and line.endswith("selected pyccel") for line in lines), lines
+    for name, cpp in {"x": "push_x", "v": "push_v", "rho": "rho", "order": "order", "counts": "counts"}.items():
+        assert (data / cpp).read_bytes() == (data / f"py_{name}").read_bytes(), name
+
+    # Edited, the module's in-place record no longer holds its source digest: not served.
+    push = example / "particles" / "kernels" / "push" / "push_kernels.py"
+    push.write_text(push.read_text() + "\n# edited\n")
+    result = subprocess.run([APP, example, empty_cache, data], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "kernel 'push' has no host kernel attached" in result.stderr
