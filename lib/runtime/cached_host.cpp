@@ -145,7 +145,7 @@ namespace {
 // The library of the module's current cache entry, its checksum verified;
 // nothing when no current entry has one, or (with `note`) when it differs
 // from its manifest.
-std::optional<fs::path> entry_library(const KernelSource& source, const fs::path& root, std::string* note)
+std::optional<HostLibraryFile> entry_library(const KernelSource& source, const fs::path& root, std::string* note)
 {
     EntryStore store(root);
     auto manifest = current_entry(source, store);
@@ -157,25 +157,27 @@ std::optional<fs::path> entry_library(const KernelSource& source, const fs::path
         if (note) *note = file.string() + " differs from its manifest; run `cunumpy-kernels cache verify --fix`";
         return std::nullopt;
     }
-    return file;
+    return HostLibraryFile{file, manifest->key, manifest->inputs};
 }
 
 // The library `build --in-place` left beside the module, when its record
 // (a finished build: it names a key) holds the module's current source
 // digest and lists the library among the files it wrote.
-std::optional<fs::path> in_place_library(const KernelSource& source)
+std::optional<HostLibraryFile> in_place_library(const KernelSource& source)
 {
     const fs::path& file = source.host.front().file;
     auto record = read_in_place_record(in_place_record_path(file.parent_path(), file.stem().string()));
     if (!record || record->key.empty() || !records_current_source(record->inputs, file)) return std::nullopt;
     for (const auto& written : record->files)
         if (fs::path(written).parent_path().empty() && written.ends_with(".ck-host.so"))
-            return file.parent_path() / written;
+            return HostLibraryFile{file.parent_path() / written, record->key, record->inputs};
     return std::nullopt;
 }
 
-// Loads `file` and finds the kernel's entry in it.
-std::optional<HostKernel> load_host_kernel(const KernelSource& source, const fs::path& file, std::string* note)
+}  // namespace
+
+std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, const fs::path& file,
+                                                   const std::string& shown_as, std::string* note)
 {
     std::string error;
     // Never unloaded: an OpenMP build's runtime (libgomp, loaded with it)
@@ -190,50 +192,39 @@ std::optional<HostKernel> load_host_kernel(const KernelSource& source, const fs:
     auto version = static_cast<const std::int64_t*>(library->symbol("ck_host_abi_version"));
     auto description = static_cast<const char*>(library->symbol("ck_host_description"));
     if (!version || *version != abi_version || !description) {
-        if (note) *note = file.string() + " was built for another version of the runtime; run `cunumpy-kernels build`";
+        if (note) *note = shown_as + " was built for another version of the runtime; run `cunumpy-kernels build`";
         return std::nullopt;
     }
-    for (auto& function : parse_host_library_description(description, file.string())) {
-        if (function.name != source.name) continue;
+    for (auto& function : parse_host_library_description(description, shown_as)) {
+        if (function.name != kernel) continue;
         if (!function.skip_reason.empty()) {
             if (note) *note = "its Pyccel version is not callable from C++: " + function.skip_reason;
             return std::nullopt;
         }
-        auto entry = reinterpret_cast<Entry>(library->symbol(("ck_host__" + source.name).c_str()));
-        if (!entry) return std::nullopt;
+        auto entry = reinterpret_cast<Entry>(library->symbol(("ck_host__" + kernel).c_str()));
+        if (!entry) break;
         auto shared = std::make_shared<const HostLibraryFunction>(std::move(function));
         int arity = static_cast<int>(shared->parameters.size());
         return HostKernel(
             [library, shared, entry](std::span<const Argument> args) { HostLibraryCall(*shared, args).run(entry); },
             arity);
     }
+    if (note) *note = shown_as + " has no entry for kernel '" + kernel + "'; run `cunumpy-kernels build`";
     return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const std::optional<fs::path>& root,
-                                             std::string* note)
+std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const std::optional<fs::path>& root,
+                                                 std::string* note)
 {
     if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
-    try {
-        std::string entry_note;
-        auto file = root ? entry_library(source, *root, &entry_note) : std::nullopt;
-        if (!file) file = in_place_library(source);
-        if (!file) {
-            if (note && !entry_note.empty()) *note = entry_note;
-            return std::nullopt;
-        }
-        return load_host_kernel(source, *file, note);
-    } catch (const Error& error) {
-        // An entry or in-place build removed or rewritten while it was read:
-        // the kernel keeps what the application attaches.
-        if (note) *note = "its cached host library cannot be read: " + std::string(error.what());
-        return std::nullopt;
-    }
+    std::string entry_note;
+    auto library = root ? entry_library(source, *root, &entry_note) : std::nullopt;
+    if (!library) library = in_place_library(source);
+    if (!library && note && !entry_note.empty()) *note = entry_note;
+    return library;
 }
 
-std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note)
+std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const Config& config, std::string* note)
 {
     if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
     std::optional<fs::path> root;
@@ -243,9 +234,23 @@ std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const C
     } catch (const Error& error) {
         why = "no cache to look in: " + std::string(error.what());
     }
-    auto kernel = cached_host_kernel(source, root, note);
-    if (!kernel && note && note->empty()) *note = why;
-    return kernel;
+    auto library = find_host_library(source, root, note);
+    if (!library && note && note->empty()) *note = why;
+    return library;
+}
+
+std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note)
+{
+    try {
+        auto library = find_host_library(source, config, note);
+        if (!library) return std::nullopt;
+        return load_host_library_kernel(source.name, library->file, library->file.string(), note);
+    } catch (const Error& error) {
+        // An entry or in-place build removed or rewritten while it was read:
+        // the kernel keeps what the application attaches.
+        if (note) *note = "its cached host library cannot be read: " + std::string(error.what());
+        return std::nullopt;
+    }
 }
 
 }  // namespace ck

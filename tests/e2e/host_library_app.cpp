@@ -5,6 +5,7 @@
 //   host-library-app SRC CACHE_DIR DATA_DIR
 //   host-library-app --open SRC PACKAGE CACHE_DIR
 //   host-library-app --grid SRC PACKAGE CACHE_DIR DATA_DIR
+//   host-library-app --bundle BUNDLE DATA_DIR
 //
 // Reads x, v, e, w (float64, raw) from DATA_DIR, writes push_x, push_v, rho,
 // order, counts there, and prints each kernel's implementations and the
@@ -14,7 +15,8 @@
 // With --grid it calls PACKAGE's kernel `scale(a, b, s, counts)` (an OpenMP
 // test module) on views: a C-order `a[:, ::2]` of the grid_a array
 // (float64, grid_rows x 2 grid_columns) and a Fortran-order grid_b (grid_rows
-// x grid_columns), and writes grid_a and grid_counts back.
+// x grid_columns), and writes grid_a and grid_counts back. With --bundle it
+// does the main mode's work on the catalog of BUNDLE (from_bundle).
 #include <cunumpy_kernels/kernel_catalog.hpp>
 
 #include <cstdint>
@@ -116,6 +118,43 @@ int grid(const std::string& src, const std::string& package, const std::string& 
 
 }  // namespace
 
+// Calls each example kernel on the data, writes the results and prints what
+// the catalog holds and the refusals (the main mode's and --bundle's work).
+void run_example(ck::KernelCatalog& catalog, const std::string& data)
+{
+    for (const auto& warning : catalog.warnings()) std::printf("warning: %s\n", warning.c_str());
+    for (const auto& name : catalog.names())
+        std::printf("%s: %s selected %s\n", name.c_str(), joined(catalog[name].implementations()).c_str(),
+                    catalog[name].selected().c_str());
+
+    auto x = read<double>(data + "/x"), v = read<double>(data + "/v"), e = read<double>(data + "/e");
+    auto w = read<double>(data + "/w");
+    auto n = static_cast<std::int64_t>(x.size());
+    std::vector<double> x0 = x;
+    catalog["push"](view(x), view(v), view(e), dt, length, n);
+    write(data + "/push_x", x);
+    write(data + "/push_v", v);
+    std::vector<double> rho(n_cells, 0.0);
+    catalog["deposit"](view(x0), view(w), view(rho), length / n_cells, n, n_cells);
+    write(data + "/rho", rho);
+    std::vector<std::int64_t> order(x0.size()), counts(n_cells);
+    catalog["sort"](view(x0), length / n_cells, view(order), view(counts), n, n_cells);
+    write(data + "/order", order);
+    write(data + "/counts", counts);
+
+    std::vector<float> single(x0.size());
+    std::printf("float32 x: %s\n", refusal(catalog["push"], view(single), view(v), view(e), dt, length, n).c_str());
+    std::printf("float n: %s\n", refusal(catalog["push"], view(x), view(v), view(e), dt, length, 2.5).c_str());
+    std::vector<double> none;
+    std::printf("empty x: %s\n", refusal(catalog["push"], view(none), view(v), view(e), dt, length, n).c_str());
+
+    bool ran_own = false;
+    catalog.attach_host("push", ck::HostKernel([&](std::span<const ck::Argument>) { ran_own = true; }));
+    catalog["push"](view(x), view(v), view(e), dt, length, n);
+    std::printf("attached: %s selected %s ran %s\n", joined(catalog["push"].implementations()).c_str(),
+                catalog["push"].selected().c_str(), ran_own ? "own" : "cached");
+}
+
 int main(int argc, char** argv)
 {
     if (argc == 5 && std::string(argv[1]) == "--open") {
@@ -134,51 +173,26 @@ int main(int argc, char** argv)
             return 1;
         }
     }
+    bool bundle = argc == 4 && std::string(argv[1]) == "--bundle";
     if (argc != 4) {
         std::fprintf(stderr,
                      "usage: host-library-app SRC CACHE_DIR DATA_DIR | --open SRC PACKAGE CACHE_DIR | "
-                     "--grid SRC PACKAGE CACHE_DIR DATA_DIR\n");
+                     "--grid SRC PACKAGE CACHE_DIR DATA_DIR | --bundle BUNDLE DATA_DIR\n");
         return 2;
     }
-    std::string data = argv[3];
     try {
-        ck::Config config = ck::load_config(argv[1]);
-        config.cache_dir = argv[2];
         ck::CatalogOptions options;
         options.kernel.missing_cuda = ck::MissingCuda::fallback;
+        if (bundle) {
+            auto catalog = ck::KernelCatalog::from_bundle(argv[2], options);
+            run_example(catalog, argv[3]);
+            return 0;
+        }
+        ck::Config config = ck::load_config(argv[1]);
+        config.cache_dir = argv[2];
         options.load.config = config;
         auto catalog = ck::KernelCatalog::from_package(std::string(argv[1]) + "/particles/kernels", options);
-        for (const auto& warning : catalog.warnings()) std::printf("warning: %s\n", warning.c_str());
-        for (const auto& name : catalog.names())
-            std::printf("%s: %s selected %s\n", name.c_str(), joined(catalog[name].implementations()).c_str(),
-                        catalog[name].selected().c_str());
-
-        auto x = read<double>(data + "/x"), v = read<double>(data + "/v"), e = read<double>(data + "/e");
-        auto w = read<double>(data + "/w");
-        auto n = static_cast<std::int64_t>(x.size());
-        std::vector<double> x0 = x;
-        catalog["push"](view(x), view(v), view(e), dt, length, n);
-        write(data + "/push_x", x);
-        write(data + "/push_v", v);
-        std::vector<double> rho(n_cells, 0.0);
-        catalog["deposit"](view(x0), view(w), view(rho), length / n_cells, n, n_cells);
-        write(data + "/rho", rho);
-        std::vector<std::int64_t> order(x0.size()), counts(n_cells);
-        catalog["sort"](view(x0), length / n_cells, view(order), view(counts), n, n_cells);
-        write(data + "/order", order);
-        write(data + "/counts", counts);
-
-        std::vector<float> single(x0.size());
-        std::printf("float32 x: %s\n", refusal(catalog["push"], view(single), view(v), view(e), dt, length, n).c_str());
-        std::printf("float n: %s\n", refusal(catalog["push"], view(x), view(v), view(e), dt, length, 2.5).c_str());
-        std::vector<double> none;
-        std::printf("empty x: %s\n", refusal(catalog["push"], view(none), view(v), view(e), dt, length, n).c_str());
-
-        bool ran_own = false;
-        catalog.attach_host("push", ck::HostKernel([&](std::span<const ck::Argument>) { ran_own = true; }));
-        catalog["push"](view(x), view(v), view(e), dt, length, n);
-        std::printf("attached: %s selected %s ran %s\n", joined(catalog["push"].implementations()).c_str(),
-                    catalog["push"].selected().c_str(), ran_own ? "own" : "cached");
+        run_example(catalog, argv[3]);
     } catch (const ck::Error& error) {
         std::fprintf(stderr, "host-library-app: %s\n", error.what());
         return 1;

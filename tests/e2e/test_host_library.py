@@ -4,6 +4,7 @@ program that attaches no host kernel runs the cached Pyccel versions with the
 Python extension's results, bit for bit.
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -340,3 +341,61 @@ def test_an_in_place_build_serves_the_catalog_where_no_cache_entry_does(run, exa
     result = subprocess.run([APP, example, empty_cache, data], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
     assert "kernel 'push' has no host kernel attached" in result.stderr
+
+
+def example_data(data, n, seed):
+    data.mkdir()
+    rng = np.random.default_rng(seed)
+    rng.uniform(0.0, LENGTH, n).tofile(data / "x")
+    rng.normal(0.0, 1.0, n).tofile(data / "v")
+    rng.normal(0.0, 3.0, n).tofile(data / "e")
+    rng.uniform(0.5, 1.5, n).tofile(data / "w")
+
+
+@needs_toolchain
+@pytest.mark.skipif(not APP, reason="CUNUMPY_KERNELS_HOST_LIBRARY_APP is not set (run through meson)")
+def test_a_bundle_carries_the_host_libraries_and_a_rank_runs_them_without_tree_or_cache(run, example, tmp_path):
+    from test_bundle import cunumpy_include_dir, read_header, rewrite_header
+
+    flags = ["--cache-dir", tmp_path / "cache", "--cunumpy-include-dir", cunumpy_include_dir()]
+    run("build", "--only", "cuda", *flags, example, check=0)
+    bundle = tmp_path / "kernels.ckb"
+
+    # Before any host build: every kernel is bundled, each saying why it has no host library.
+    run("bundle", "--output", bundle, *flags, example, check=0)
+    header, _ = read_header(bundle)
+    for kernel in header["kernels"]:
+        assert kernel["host_library"] is None
+        assert "run cunumpy-kernels build --only host" in kernel["host_library_note"], kernel
+
+    jobs = build_host(run, example, tmp_path / "cache")
+    entries = {job["host_module"].rsplit(".", 1)[1]: job["artifacts"][0] for job in jobs}
+    run("bundle", "--output", bundle, *flags, example, check=0)
+    header, blob = read_header(bundle)
+    assert header["host_platform"] == f"{os.uname().sysname}-{os.uname().machine}".lower()
+    for kernel in header["kernels"]:
+        library = kernel["host_library"]
+        assert library["target"] == "host-library" and kernel["host_library_note"] == "", kernel
+        assert hashlib.sha256(blob[library["offset"]:library["offset"] + library["size"]]).hexdigest() \
+            == library["sha256"]
+    data = tmp_path / "data"
+    example_data(data, 700, 11)
+    python_results(example, entries, data)
+    (tmp_path / "particles").rename(tmp_path / "moved")
+    (tmp_path / "cache").rename(tmp_path / "cache-moved")
+    env = dict(run.env, LD_LIBRARY_PATH="")
+    result = subprocess.run([APP, "--bundle", bundle, data], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    for kernel in ("push", "deposit", "sort"):
+        assert any(line.startswith(f"{kernel}: pyccel") and line.endswith("selected pyccel") for line in lines), lines
+    for name, cpp in {"x": "push_x", "v": "push_v", "rho": "rho", "order": "order", "counts": "counts"}.items():
+        assert (data / cpp).read_bytes() == (data / f"py_{name}").read_bytes(), name
+
+    # Another platform's bundle: its libraries are not loaded, and each kernel says why.
+    rewrite_header(bundle, lambda header, blob: header.update(host_platform="linux-ppc64le"))
+    result = subprocess.run([APP, "--bundle", bundle, data], env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1
+    assert "warning: kernel 'push': no cached Pyccel version: the bundle's host libraries are for linux-ppc64le" \
+        in result.stdout, result.stdout
+    assert "has no host kernel attached" in result.stderr
