@@ -73,6 +73,12 @@ public:
     /// load_info() says how = "bundle cubin" (or "bundle compatible cubin",
     /// "bundle ptx"), and artifact = "<file>#<kernel>@<target>".
     ///
+    /// A kernel whose Pyccel host library the bundle carries, for this
+    /// machine's platform, gets it as its "pyccel" implementation (loaded
+    /// from memory, its SHA-256 checked); a kernel without one (none bundled,
+    /// another platform, a library that does not load) is named in
+    /// warnings(), and keeps what the application attaches.
+    ///
     /// The bundle is not compared with the tree: `cunumpy-kernels status
     /// --bundle FILE` says whether it is stale.
     ///

@@ -3,7 +3,7 @@
 #include "builder/plan_in_place.hpp"
 
 #include "host/in_place_job.hpp"
-#include "host/in_place_record.hpp"
+#include "cache/in_place_record.hpp"
 #include "host/pyccel_workspace.hpp"
 #include "util/text.hpp"
 

@@ -6,6 +6,7 @@
 #include "cunumpy_kernels/error.hpp"
 #include "cuda_job/cuda_job.hpp"
 #include "runtime/bundle_format.hpp"
+#include "runtime/cached_host.hpp"
 #include "runtime/cuda_kernel.hpp"
 #include "util/atomic_file.hpp"
 #include "util/file_util.hpp"
@@ -30,7 +31,8 @@ public:
 
     void add_kernel(const KernelSource& source, const std::vector<const JobResult*>& jobs)
     {
-        BundleKernel kernel{source.name, source.module, source.folder, {}, source.cuda_file.has_value(), {}, {}, {}};
+        BundleKernel kernel{source.name, source.module, source.folder, {}, source.cuda_file.has_value(), {}, {}, {}, {},
+                            {}};
         kernel.cuda_path = source.cuda_file ? *source.cuda_file : source.folder / cuda_file_name(source.name, config_);
         if (kernel.cuda) {
             CudaKernelFacts facts = read_cuda_kernel_facts(source, config_);
@@ -38,6 +40,7 @@ public:
             kernel.signature_error = std::move(facts.signature_error);
             for (const JobResult* job : jobs) add_artifact(kernel, *job);
         }
+        add_host_library(kernel, source);
         catalog_.kernels.push_back(std::move(kernel));
     }
 
@@ -76,6 +79,26 @@ private:
         check_loadable(bytes, file, job.target, manifest->entry_symbol);
         kernel.artifacts.push_back(std::move(artifact));
         roots_.insert(root_of_entry(job.entry));
+    }
+
+    // The library the runtime would load for the kernel (find_host_library),
+    // or the reason there is none: a kernel without one is still bundled,
+    // and its ranks are told why when they open the catalog.
+    void add_host_library(BundleKernel& kernel, const KernelSource& source)
+    {
+        if (source.host.empty() || source.host.front().kind != "pyccel") return;
+        std::string note;
+        auto library = find_host_library(source, config_, &note);
+        if (!library) {
+            kernel.host_library_note = note.empty() ? "no current host build of " + source.module +
+                                                          " with a host library; run cunumpy-kernels build "
+                                                          "--only host, then bundle again"
+                                                    : note;
+            return;
+        }
+        BundleArtifact artifact{"host-library", library->key, "", 0, 0, "", library->inputs};
+        add_artifact_bytes(artifact, util::read_file(library->file), data_);
+        kernel.host_library = std::move(artifact);
     }
 
     // The checks `build` ran before publishing, run again on what the cache
@@ -213,6 +236,7 @@ BundleSummary write_bundle(const BundleRequest& request)
     catalog.options = request.config.options;
     catalog.python = request.config.python;
     if (request.config.cunumpy_include_dir) catalog.cunumpy_include_dir = request.config.cunumpy_include_dir->string();
+    catalog.host_platform = host_platform();
     record_origin(catalog, assembler.roots(), request.config);
     std::string bytes = encode_bundle(catalog, assembler.data());
     publish(request.output, bytes);
@@ -221,6 +245,10 @@ BundleSummary write_bundle(const BundleRequest& request)
     summary.targets = catalog.targets;
     summary.bytes = bytes.size();
     summary.warnings = report.warnings;
+    for (const auto& kernel : catalog.kernels)
+        if (!kernel.host_library_note.empty())
+            summary.warnings.push_back("kernel '" + kernel.name +
+                                       "': no host library in the bundle: " + kernel.host_library_note);
     return summary;
 }
 

@@ -1,6 +1,7 @@
-// `cunumpy-kernels bundle`: one file holding a tree's kernel catalog and the
-// cubins and PTX of its CUDA kernels for a configuration's targets, taken
-// from the cache `build` filled (format: runtime/bundle_format.hpp). Ranks
+// `cunumpy-kernels bundle`: one file holding a tree's kernel catalog, the
+// cubins and PTX of its CUDA kernels for a configuration's targets and the
+// host libraries of its Pyccel modules for this platform, taken from the
+// cache `build` filled (format: runtime/bundle_format.hpp). Ranks
 // then open it with KernelCatalog::from_bundle, with one open and one read.
 #pragma once
 
@@ -28,14 +29,17 @@ struct BundleSummary {
     std::vector<std::string> targets;  ///< of every ported kernel
     std::size_t artifacts = 0;
     std::uint64_t bytes = 0;            ///< the file's size
-    std::vector<std::string> warnings;  ///< of the walk and the cache
+    std::vector<std::string> warnings;  ///< of the walk and the cache; a kernel without a host library
 };
 
 /// Plans the tree as `build --dry-run` would (no compiler and no Python is
 /// started), takes every artifact of every ported kernel and target from the
 /// cache, checks each against its manifest's SHA-256 and with the load checks
 /// `build` ran (check_artifact), records the cache root and the toolkit the
-/// keys were computed with, and publishes the bundle atomically (a temporary
+/// keys were computed with, takes each Pyccel kernel's host library as the
+/// runtime finds it (find_host_library: the current cache entry's, else the
+/// in-place build's) or records why there is none (also a warning: a
+/// missing host library never fails the bundle), and publishes the bundle atomically (a temporary
 /// file beside `output`, renamed over it).
 ///
 /// Throws ArtifactError naming each kernel and target whose current artifact

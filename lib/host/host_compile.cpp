@@ -32,27 +32,32 @@ void link_imported_stubs(const HostPlan& plan, std::size_t index, const fs::path
     }
 }
 
-// The C backend's host library beside the extension; the Fortran backend
-// (no StcLocator) links none. Sets `build.problem` when it fails.
+// The host library beside the extension, for either backend. Sets
+// `build.problem` when it fails.
 void link_host_library(const HostPlan& plan, std::size_t index, const HostBuildTools& tools, const fs::path& workspace,
                        const ImportedBuildFolder& imported, PyccelModuleBuild& build)
 {
-    if (!tools.stc) return;
     const HostModule& module = plan.modules[index];
     std::string what =
         "host library of " + module.name + (module.kernel ? " (kernel '" + module.kernel->name + "')" : "");
-    std::string why;
-    const auto& stc = tools.stc->get(&why);
-    if (!stc) {
-        build.problem = what + ": " + why;
-        return;
+    HostLibraryRequest request{{build.output / "__pyccel__", module_stem(module)},
+                               {},
+                               tools.language == "fortran" ? ShimBackend::fortran : ShimBackend::c,
+                               std::nullopt,
+                               plan.jobs[index].openmp,
+                               build.output / host_library_file(module_stem(module)),
+                               workspace / "ck-host"};
+    if (request.backend == ShimBackend::c) {
+        if (!tools.stc) return;
+        std::string why;
+        request.stc = tools.stc->get(&why);
+        if (!request.stc) {
+            build.problem = what + ": " + why;
+            return;
+        }
     }
-    fs::path scratch = workspace / "ck-host";
     std::error_code error;
-    fs::create_directories(scratch, error);
-    HostLibraryRequest request{
-        {build.output / "__pyccel__", module_stem(module)},    {},     *stc, plan.jobs[index].openmp,
-        build.output / host_library_file(module_stem(module)), scratch};
+    fs::create_directories(request.scratch, error);
     for (std::size_t i : plan.jobs[index].closure)
         request.imported.push_back({imported(i) / "__pyccel__", module_stem(plan.modules[i])});
     HostLibraryBuild linked = build_host_library(request);

@@ -23,8 +23,8 @@ struct PyccelModuleBuild {
     bool ok = false;                  ///< the extension was written, names `lives_in` and imports
     std::filesystem::path output;     ///< the module's folder below the output root
     std::filesystem::path extension;  ///< `output`/<stem><EXT_SUFFIX>
-    /// `output`/<stem>.ck-host.so, the module's host library (C backend,
-    /// HostBuildTools::stc); none for the Fortran backend
+    /// `output`/<stem>.ck-host.so, the module's host library (either
+    /// backend; none for the C backend without HostBuildTools::stc)
     std::optional<std::filesystem::path> library;
 };
 
@@ -39,7 +39,7 @@ using ImportedBuildFolder = std::function<std::filesystem::path(std::size_t)>;
 /// `plan` and the modules it imports into `workspace`/src, runs Pyccel into
 /// the module's folder below `output_root`, and checks what it wrote: the
 /// extension is there, its wrapper header is rewritten to name `lives_in`
-/// (relocate_wrapper_header), and it imports. With the C backend it then
+/// (relocate_wrapper_header), and it imports. With either backend it then
 /// links the module's host library beside the extension from the module's
 /// and its imports' objects (build_host_library), the functions it gives no
 /// entry listed in the log; a library that does not link or load fails the

@@ -9,7 +9,7 @@
 // where importers copy it into their extensions (to import the classes a
 // function takes). The entry holds the module's `<stem><EXT_SUFFIX>` and
 // `__pyccel__/` at `<package path>/`, and links to the stubs of every module
-// it imports, directly or not, at theirs. With the C backend it also holds
+// it imports, directly or not, at theirs. It also holds
 // the module's host library, `<stem>.ck-host.so` beside the extension
 // (host_library.hpp), the entry's second artifact.
 #pragma once
@@ -32,8 +32,8 @@ struct HostBuildTools {
     std::filesystem::path python;  ///< the interpreter that imports each build once before it is published
     std::string ext_suffix;        ///< its EXT_SUFFIX
     std::string language;          ///< "c" or "fortran"
-    /// Where the C backend's host libraries find STC; none: no host library
-    /// is linked (the Fortran backend, or tests that compile no C)
+    /// Where the C backend's host libraries find STC; none: no C-backend
+    /// host library is linked (the Fortran backend needs no STC)
     std::shared_ptr<const StcLocator> stc;
 };
 

@@ -4,6 +4,7 @@
 
 #include "compilers/compiler_environment.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "runtime/cached_host.hpp"
 #include "util/dynamic_library.hpp"
 #include "util/file_util.hpp"
 #include "util/subprocess.hpp"
@@ -103,7 +104,7 @@ std::vector<std::string> include_flags(const HostLibraryRequest& request)
     };
     add(request.module);
     for (const auto& imported : request.imported) add(imported);
-    flags.insert(flags.end(), {"-I", request.stc.include_dir.string()});
+    if (request.stc) flags.insert(flags.end(), {"-I", request.stc->include_dir.string()});
     return flags;
 }
 
@@ -128,7 +129,7 @@ std::string load_check(const fs::path& library)
 
 }  // namespace
 
-std::string host_library_file(const std::string& stem) { return stem + ".ck-host.so"; }
+std::string host_library_file(const std::string& stem) { return stem + std::string(host_library_suffix); }
 
 std::optional<StcInstall> find_stc(const fs::path& python, const std::string& compiler_family, std::string* why)
 {
@@ -162,13 +163,17 @@ HostLibraryBuild build_host_library(const HostLibraryRequest& request)
         build.problem = "cannot read Pyccel's stub: " + std::string(error.what());
         return build;
     }
+    if (request.backend == ShimBackend::c && !request.stc) {
+        build.problem = "the C backend's host library needs Pyccel's STC";
+        return build;
+    }
     StubReading reading = read_pyccel_stub(stub_text);
     for (const auto& skip : reading.skipped) build.skipped.push_back("kernel '" + skip.name + "': " + skip.reason);
     build.description = host_library_description(reading);
     fs::path shim = request.scratch / (stem + ".ck-host.c");
     fs::path shim_object = request.scratch / (stem + ".ck-host.o");
     fs::path exports = request.scratch / (stem + ".ck-host.map");
-    util::write_file(shim, generate_host_shim(stem, reading));
+    util::write_file(shim, generate_host_shim(stem, reading, request.backend));
     util::write_file(exports, "{ global: ck_host_*; local: *; };\n");
     std::vector<std::string> compile = {"gcc", "-O2", "-fPIC", "-c"};
     for (auto& flag : include_flags(request)) compile.push_back(std::move(flag));
@@ -178,11 +183,16 @@ HostLibraryBuild build_host_library(const HostLibraryRequest& request)
     std::vector<fs::path> objects = {shim_object};
     std::set<std::string> support;
     add_objects(request.module, objects, support);
+    // Only the module's own bind_c wrappers: the shim calls no import's.
+    if (request.backend == ShimBackend::fortran)
+        objects.push_back(request.module.pyccel_folder / ("bind_c_" + stem + "_wrapper.o"));
     for (const auto& imported : request.imported) add_objects(imported, objects, support);
+    std::string linker = request.backend == ShimBackend::fortran ? "gfortran" : "gcc";
     std::vector<std::string> link = {
-        "gcc", "-shared", "-o", request.output.string(), "-Wl,-z,defs", "-Wl,--version-script=" + exports.string()};
+        linker, "-shared", "-o", request.output.string(), "-Wl,-z,defs", "-Wl,--version-script=" + exports.string()};
     for (const auto& object : objects) link.push_back(object.string());
-    link.insert(link.end(), {request.stc.library.string(), "-lm"});
+    if (request.stc) link.push_back(request.stc->library.string());
+    link.push_back("-lm");
     if (request.openmp) link.push_back("-fopenmp");
     build.problem = run_step(link, request.scratch, "linking the host library");
     if (!build.problem.empty()) return build;

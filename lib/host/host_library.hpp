@@ -2,9 +2,12 @@
 // the module and of the modules it imports, Pyccel's support objects (such as
 // pyc_math), STC, and the generated shim (host_shim.hpp), linked into one
 // shared library with no Python in it, and loaded once before it is
-// published. C backend only: the Fortran backend's bind_c wrappers are not
-// read yet.
+// published. With the Fortran backend, the module's `bind_c_<module>`
+// wrappers stand in for STC: its object and the Fortran objects are linked
+// with gfortran (libgfortran is the only library it adds).
 #pragma once
+
+#include "host/host_shim.hpp"
 
 #include <filesystem>
 #include <mutex>
@@ -62,10 +65,11 @@ struct HostLibraryRequest {
     /// Every module it imports, directly or not: their headers are included
     /// by the module's, their objects are linked in.
     std::vector<PyccelBuiltModule> imported;
-    StcInstall stc;
-    bool openmp = false;            ///< link with -fopenmp, as Pyccel compiled with it
-    std::filesystem::path output;   ///< the library to write
-    std::filesystem::path scratch;  ///< a private folder for the shim and its object
+    ShimBackend backend = ShimBackend::c;  ///< the backend Pyccel compiled with
+    std::optional<StcInstall> stc;         ///< the C backend's STC; the Fortran backend needs none
+    bool openmp = false;                   ///< link with -fopenmp, as Pyccel compiled with it
+    std::filesystem::path output;          ///< the library to write
+    std::filesystem::path scratch;         ///< a private folder for the shim and its object
 };
 
 /// What build_host_library did.
@@ -77,10 +81,11 @@ struct HostLibraryBuild {
 };
 
 /// Reads the module's stub, writes the shim, compiles and links it with the
-/// objects (`gcc -shared -Wl,-z,defs`: a symbol left undefined, a Python one
-/// above all, fails the link), exporting only the shim's `ck_host_*`
-/// symbols, and loads the result once (dlopen RTLD_NOW) to check it. Never
-/// throws for a failed step: `problem` says which and why.
+/// objects (`gcc -shared -Wl,-z,defs`, gfortran for the Fortran backend: a
+/// symbol left undefined, a Python one above all, fails the link), exporting
+/// only the shim's `ck_host_*` symbols, and loads the result once (dlopen
+/// RTLD_NOW) to check it. Never throws for a failed step: `problem` says
+/// which and why (a C build without `stc` is one).
 HostLibraryBuild build_host_library(const HostLibraryRequest& request);
 
 /// `<stem>.ck-host.so`: the library's name beside the module's extension (a

@@ -1,6 +1,7 @@
 #include "host/host_shim.hpp"
 
 #include <array>
+#include <cctype>
 #include <optional>
 #include <utility>
 
@@ -197,12 +198,9 @@ std::string c_string(const std::string& text)
     return out + "\"";
 }
 
-// STC is included here too: a module without arrays has a header without it.
-constexpr const char* shim_prelude = R"shim(#ifndef STC_CSPAN_INDEX_TYPE
-#define STC_CSPAN_INDEX_TYPE int64_t
-#endif
-#include <stc/cspan.h>
-#include <stdarg.h>
+// What the shims of both backends share: the ABI's array, the description's
+// version, and the checks Pyccel's Python wrapper makes (pyarray_check).
+constexpr const char* shim_common = R"shim(#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -235,13 +233,12 @@ static int ck_fail(char* error, size_t size, const char* format, ...)
 }
 
 /* Checks one array as Pyccel's Python wrapper does (pyarray_check: element
- * type, rank, no empty dimension, the order of rank 2 and more) and that its
- * shape and strides fit STC's index type, then fills the span's shape and
- * strides. */
-static int ck_view(const ck_host_array* array, int64_t type, const char* type_name, int64_t rank, char order,
-                   const char* name, char* error, size_t size, cspan_istride* shape, cspan_istride* stride)
+ * type, rank, no empty dimension, the order of rank 2 and more). Empty
+ * arrays are refused for both backends, although the Fortran wrapper takes
+ * them: one ABI, one rule. */
+static int ck_check(const ck_host_array* array, int64_t type, const char* type_name, int64_t rank, char order,
+                    const char* name, char* error, size_t size)
 {
-    const int64_t most = (int64_t)(((uint64_t)1 << (sizeof(cspan_istride) * 8 - 1)) - 1);
     if (!array || !array->shape || !array->strides)
         return ck_fail(error, size, "argument %s: expected a %s array, got no view", name, type_name);
     if (array->element_type != type || array->ndim != rank)
@@ -251,36 +248,150 @@ static int ck_view(const ck_host_array* array, int64_t type, const char* type_na
         if (array->shape[i] <= 0)
             return ck_fail(error, size, "argument %s: dimension %lld has size %lld; Pyccel's arrays may not be empty",
                            name, (long long)i, (long long)array->shape[i]);
-        if (array->shape[i] > most || array->strides[i] > most || array->strides[i] < -most)
-            return ck_fail(error, size, "argument %s: dimension %lld exceeds Pyccel's %d-bit array index", name,
-                           (long long)i, (int)(sizeof(cspan_istride) * 8));
         if (i > 0 && order == 'C' && array->strides[i - 1] < array->strides[i])
             return ck_fail(error, size, "argument %s: expected C order (strides not increasing)", name);
         if (i > 0 && order == 'F' && array->strides[i - 1] > array->strides[i])
             return ck_fail(error, size, "argument %s: expected Fortran order (strides not decreasing)", name);
-        shape[i] = (cspan_istride)array->shape[i];
-        stride[i] = (cspan_istride)array->strides[i];
     }
     if (!array->data) return ck_fail(error, size, "argument %s: the array has no data", name);
     return 0;
 }
 )shim";
 
-// The span is named after the position, not the parameter: a Python name
-// may be one of the entry's own (`count`, `error`) or a C keyword.
-void write_array(std::string& out, const ShimParameter& p, std::size_t index)
+// The C backend's spans: STC is included here too, since a module without
+// arrays has a header without it.
+constexpr const char* shim_c_views = R"shim(
+#ifndef STC_CSPAN_INDEX_TYPE
+#define STC_CSPAN_INDEX_TYPE int64_t
+#endif
+#include <stc/cspan.h>
+
+/* Fills an STC span's shape and strides, which must fit STC's index type. */
+static int ck_view(const ck_host_array* array, int64_t type, const char* type_name, int64_t rank, char order,
+                   const char* name, char* error, size_t size, cspan_istride* shape, cspan_istride* stride)
 {
-    std::string arg = "((const ck_host_array*)args[" + std::to_string(index) + "])";
-    std::string span = "ck_span" + std::to_string(index);
-    out += "    " + span_type(p) + " " + span + ";\n";
-    out += "    if (ck_view(" + arg + ", " + std::to_string(static_cast<int>(p.type)) + ", \"" + to_string(p.type) +
-           "\", " + std::to_string(p.rank) + ", '" + (p.rank > 1 ? std::string(1, p.order) : std::string("A")) +
-           "', \"" + p.name + "\", error, error_size, " + span + ".shape, " + span + ".stride.d))\n";
-    out += "        return 1;\n";
-    out += "    " + span + ".data = (" + c_type(p.type) + "*)" + arg + "->data;\n";
+    const int64_t most = (int64_t)(((uint64_t)1 << (sizeof(cspan_istride) * 8 - 1)) - 1);
+    if (ck_check(array, type, type_name, rank, order, name, error, size)) return 1;
+    for (int64_t i = 0; i < rank; ++i) {
+        if (array->shape[i] > most || array->strides[i] > most || array->strides[i] < -most)
+            return ck_fail(error, size, "argument %s: dimension %lld exceeds Pyccel's %d-bit array index", name,
+                           (long long)i, (int)(sizeof(cspan_istride) * 8));
+        shape[i] = (cspan_istride)array->shape[i];
+        stride[i] = (cspan_istride)array->strides[i];
+    }
+    return 0;
+}
+)shim";
+
+// The Fortran backend's `bind_c_<function>` takes each array as its first
+// element's address and, per dimension, the extent of a base array
+// (C_F_Pointer), the upper bound and the step of a section of it: what
+// Pyccel's Python wrapper computes in get_strides_and_shape_from_numpy_array.
+// Only the fastest dimension keeps its step; the others' steps are folded
+// into the base extents, so a view is callable when each slower stride is a
+// whole multiple of the faster ones' base extents. Negative and zero strides
+// have no such section (Pyccel's wrapper passes them anyway, with a
+// negative extent): they are refused.
+constexpr const char* shim_fortran_views = R"shim(
+static int ck_section(const ck_host_array* array, int64_t type, const char* type_name, int64_t rank, char order,
+                      const char* name, char* error, size_t size, int64_t* base, int64_t* ubound, int64_t* step)
+{
+    if (ck_check(array, type, type_name, rank, order, name, error, size)) return 1;
+    const int64_t* n = array->shape;
+    const int64_t* s = array->strides;
+    int64_t inner = 1; /* the elements one step of the dimension below spans */
+    for (int64_t i = 0; i < rank; ++i)
+        if (s[i] < 1 || n[i] > INT64_MAX / s[i])
+            return ck_fail(error, size,
+                           "argument %s: stride %lld of dimension %lld; Pyccel's Fortran wrapper takes positive "
+                           "strides only",
+                           name, (long long)s[i], (long long)i);
+    /* From the fastest dimension (the last in C order, the first in Fortran order) outwards. */
+    for (int64_t k = rank - 1; k >= 0; --k) {
+        int64_t d = order == 'F' ? rank - 1 - k : k;
+        step[d] = k == rank - 1 ? s[d] : 1;
+        ubound[d] = k == rank - 1 ? (n[d] - 1) * s[d] + 1 : n[d];
+        if (k == 0) {
+            base[d] = n[d] * step[d];
+            break;
+        }
+        int64_t outer = s[order == 'F' ? d + 1 : d - 1];
+        if (outer % inner != 0 || outer / inner < ubound[d])
+            return ck_fail(error, size,
+                           "argument %s: its strides are not a section of one array, as Pyccel's Fortran wrapper "
+                           "needs; pass a copy",
+                           name);
+        base[d] = outer / inner;
+        inner *= base[d];
+    }
+    return 0;
+}
+)shim";
+
+std::string array_check_arguments(const ShimParameter& p, std::size_t index)
+{
+    return "((const ck_host_array*)args[" + std::to_string(index) + "]), " + std::to_string(static_cast<int>(p.type)) +
+           ", \"" + to_string(p.type) + "\", " + std::to_string(p.rank) + ", '" +
+           (p.rank > 1 ? std::string(1, p.order) : std::string("A")) + "', \"" + p.name + "\", error, error_size";
 }
 
-void write_function(std::string& out, const ShimFunction& function)
+std::string scalar_argument(const ShimParameter& p, std::size_t index)
+{
+    return "*(const " + c_type(p.type) + "*)args[" + std::to_string(index) + "]";
+}
+
+// The span is named after the position, not the parameter: a Python name
+// may be one of the entry's own (`count`, `error`) or a C keyword.
+std::string write_c_array(std::string& out, const ShimParameter& p, std::size_t index)
+{
+    std::string span = "ck_span" + std::to_string(index);
+    out += "    " + span_type(p) + " " + span + ";\n";
+    out += "    if (ck_view(" + array_check_arguments(p, index) + ", " + span + ".shape, " + span + ".stride.d))\n";
+    out += "        return 1;\n";
+    out += "    " + span + ".data = (" + c_type(p.type) + "*)((const ck_host_array*)args[" + std::to_string(index) +
+           "])->data;\n";
+    return span;
+}
+
+// The data pointer, then the base extents, upper bounds and steps, each in
+// the array's own dimension order (bind_c_<function>'s parameters).
+std::string write_fortran_array(std::string& out, const ShimParameter& p, std::size_t index)
+{
+    std::string at = std::to_string(index);
+    std::string rank = std::to_string(p.rank);
+    out += "    int64_t ck_base" + at + "[" + rank + "], ck_ubound" + at + "[" + rank + "], ck_step" + at + "[" + rank +
+           "];\n";
+    out += "    if (ck_section(" + array_check_arguments(p, index) + ", ck_base" + at + ", ck_ubound" + at +
+           ", ck_step" + at + "))\n        return 1;\n";
+    std::string passed = "((const ck_host_array*)args[" + at + "])->data";
+    for (const char* part : {"ck_base", "ck_ubound", "ck_step"})
+        for (int d = 0; d < p.rank; ++d) passed += ", " + std::string(part) + at + "[" + std::to_string(d) + "]";
+    return passed;
+}
+
+// Pyccel's bind_c wrapper of a function: a Fortran subroutine `bind_c_<name>`
+// with bind(c) and no name, so its symbol is in lower case.
+std::string fortran_symbol(const ShimFunction& function)
+{
+    std::string symbol = "bind_c_" + function.symbol;
+    for (char& c : symbol) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return symbol;
+}
+
+// Pyccel's header of the Fortran wrappers includes Python's: the shim
+// declares the subroutines itself.
+std::string fortran_prototype(const ShimFunction& function)
+{
+    std::string parameters;
+    for (const auto& p : function.parameters) {
+        std::string one = p.rank == 0 ? c_type(p.type) : "void*";
+        for (int d = 0; d < 3 * p.rank; ++d) one += ", int64_t";
+        parameters += (parameters.empty() ? "" : ", ") + one;
+    }
+    return "void " + fortran_symbol(function) + "(" + (parameters.empty() ? "void" : parameters) + ");\n";
+}
+
+void write_function(std::string& out, const ShimFunction& function, ShimBackend backend)
 {
     out += "\nCK_EXPORT int ck_host__" + function.name +
            "(void* const* args, int64_t count, char* error, size_t error_size)\n{\n";
@@ -290,14 +401,13 @@ void write_function(std::string& out, const ShimFunction& function)
     std::string call;
     for (std::size_t i = 0; i < function.parameters.size(); ++i) {
         const ShimParameter& p = function.parameters[i];
-        if (p.rank > 0) {
-            write_array(out, p, i);
-            call += (i ? ", " : "") + std::string("ck_span") + std::to_string(i);
-        } else {
-            call += (i ? ", " : "") + std::string("*(const ") + c_type(p.type) + "*)args[" + std::to_string(i) + "]";
-        }
+        std::string passed = p.rank == 0                       ? scalar_argument(p, i)
+                             : backend == ShimBackend::fortran ? write_fortran_array(out, p, i)
+                                                               : write_c_array(out, p, i);
+        call += (i ? ", " : "") + passed;
     }
-    out += "    " + function.symbol + "(" + call + ");\n    return 0;\n}\n";
+    std::string symbol = backend == ShimBackend::fortran ? fortran_symbol(function) : function.symbol;
+    out += "    " + symbol + "(" + call + ");\n    return 0;\n}\n";
 }
 
 }  // namespace
@@ -338,17 +448,26 @@ std::string host_library_description(const StubReading& reading)
     return text;
 }
 
-std::string generate_host_shim(const std::string& stem, const StubReading& reading)
+std::string generate_host_shim(const std::string& stem, const StubReading& reading, ShimBackend backend)
 {
-    std::string out = "/* Generated by cunumpy-kernels from Pyccel's stub of " + stem +
-                      " (doc/host-libraries.md); do not edit. */\n#include \"" + stem + ".h\"\n";
+    std::string out =
+        "/* Generated by cunumpy-kernels from Pyccel's stub of " + stem + " (doc/host-libraries.md); do not edit. */\n";
+    if (backend == ShimBackend::c)
+        out += "#include \"" + stem + ".h\"\n";
+    else
+        out += "#include <complex.h>\n#include <stdbool.h>\n#include <stdint.h>\n";
     out += "\nstatic const char* const ck_type_names[] = {";
     for (int type = 0; type <= static_cast<int>(ElementType::complex128); ++type)
         out += std::string(type ? ", " : "") + "\"" + to_string(static_cast<ElementType>(type)) + "\"";
     out += "};\n";
-    out += shim_prelude;
+    out += shim_common;
+    out += backend == ShimBackend::c ? shim_c_views : shim_fortran_views;
+    if (backend == ShimBackend::fortran) {
+        out += "\n";
+        for (const auto& function : reading.functions) out += fortran_prototype(function);
+    }
     out += "\nCK_EXPORT const char ck_host_description[] =\n    " + c_string(host_library_description(reading)) + ";\n";
-    for (const auto& function : reading.functions) write_function(out, function);
+    for (const auto& function : reading.functions) write_function(out, function, backend);
     return out;
 }
 

@@ -3,6 +3,7 @@
 // compiled symbol of every function), one C entry per function with a fixed
 // ABI that the runtime calls without Python. Reading the stub and writing the
 // shim are pure text functions; compiling and linking it is host_library's.
+// Both of Pyccel's backends are read: the stub is the same.
 #pragma once
 
 #include "cunumpy_kernels/arguments.hpp"
@@ -52,15 +53,24 @@ struct StubReading {
 /// Methods of classes are not read. Never throws.
 StubReading read_pyccel_stub(std::string_view stub);
 
-/// The C shim's source for the functions of module `stem`: it includes
-/// Pyccel's `<stem>.h`, defines `ck_host_abi_version`, the library's
+/// Which Pyccel backend wrote the module: the shim calls the C backend's
+/// `<stem>__<name>` with STC spans, and the Fortran backend's
+/// `bind_c_<name>` wrappers with a base extent, upper bound and step per
+/// dimension, as Pyccel's Python wrapper calls them.
+enum class ShimBackend { c, fortran };
+
+/// The C shim's source for the functions of module `stem`: with the C
+/// backend it includes Pyccel's `<stem>.h`, with the Fortran backend it
+/// declares the `bind_c_` subroutines itself; it defines `ck_host_abi_version`, the library's
 /// description (ck_host_description, parsed by the runtime) and for each
 /// function `int ck_host__<name>(void* const* args, int64_t count, char*
 /// error, size_t error_size)`: it checks each array's element type, rank,
-/// emptiness, layout and index range, builds Pyccel's STC views of the
-/// caller's memory (no copies) and calls the function; 0 on success, else 1
-/// with a message naming the argument in `error`.
-std::string generate_host_shim(const std::string& stem, const StubReading& reading);
+/// emptiness, layout and index range, describes the caller's memory as the
+/// backend takes arrays (no copies) and calls the function; 0 on success,
+/// else 1 with a message naming the argument in `error`. The Fortran
+/// backend also refuses strides that are not positive or not a section of
+/// one array (a copy is then needed).
+std::string generate_host_shim(const std::string& stem, const StubReading& reading, ShimBackend backend);
 
 /// The library's description text (one line per function and per skip), as
 /// generate_host_shim embeds it and the runtime reads it:

@@ -2,7 +2,7 @@
 
 #include "host/host_compile.hpp"
 #include "host/host_library.hpp"
-#include "host/in_place_record.hpp"
+#include "cache/in_place_record.hpp"
 #include "host/pyccel_workspace.hpp"
 #include "util/temporary_name.hpp"
 #include "cunumpy_kernels/error.hpp"

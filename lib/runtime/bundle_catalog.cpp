@@ -1,10 +1,12 @@
 // KernelCatalog::from_bundle: a catalog whose kernels come from one bundle
-// file, with no walk of the tree, no source read and no cache lookup.
+// file, with no walk of the tree, no source read and no cache lookup; the
+// bundle's host libraries are the kernels' "pyccel" implementations.
 #include "cunumpy_kernels/kernel_catalog.hpp"
 
 #include "cunumpy_kernels/gpu.hpp"
 
 #include "runtime/bundle_format.hpp"
+#include "runtime/bundle_host.hpp"
 #include "runtime/bundle_images.hpp"
 #include "runtime/cuda_kernel.hpp"
 #include "runtime/kernel_state.hpp"
@@ -15,7 +17,7 @@ namespace ck {
 namespace {
 
 Kernel bundle_kernel(const std::shared_ptr<const Bundle>& bundle, std::size_t index, KernelOptions options,
-                     const std::shared_ptr<Gpu>& gpu)
+                     const std::shared_ptr<Gpu>& gpu, std::vector<std::string>& warnings)
 {
     const BundleKernel& k = bundle->catalog.kernels[index];
     auto state = std::make_unique<Kernel::State>(k.name, std::move(options));
@@ -26,6 +28,11 @@ Kernel bundle_kernel(const std::shared_ptr<const Bundle>& bundle, std::size_t in
         state->cuda = std::make_shared<CudaKernel>(std::move(facts), std::make_unique<BundleImages>(bundle, index), gpu,
                                                    state->warn);
     }
+    std::string note;
+    if (auto host = bundle_host_kernel(*bundle, k, &note))
+        state->host.attach_cached(std::move(*host));
+    else if (!note.empty())
+        warnings.push_back("kernel '" + k.name + "': no cached Pyccel version: " + note);
     return KernelFactory::make(std::move(state));
 }
 
@@ -46,7 +53,7 @@ KernelCatalog KernelCatalog::from_bundle(const std::filesystem::path& file, Cata
             if (catalog.contains(name))
                 throw ArtifactError(file.string() + ": corrupt header: two kernels are named '" + name +
                                     "'; make the bundle again (cunumpy-kernels bundle)");
-            catalog.add(bundle_kernel(bundle, i, std::move(kernel_options), catalog.gpu_));
+            catalog.add(bundle_kernel(bundle, i, std::move(kernel_options), catalog.gpu_, catalog.warnings_));
         }
         return catalog;
     });

@@ -8,8 +8,10 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <stdexcept>
 
@@ -49,17 +51,28 @@ KernelParameter parameter_of(const json& j)
     return p;
 }
 
+json artifact_json(const BundleArtifact& a)
+{
+    return {{"target", a.target}, {"key", a.key},   {"entry_symbol", a.entry_symbol},
+            {"offset", a.offset}, {"size", a.size}, {"sha256", a.sha256},
+            {"inputs", a.inputs}};
+}
+
+BundleArtifact artifact_of(const json& a)
+{
+    return {a.at("target").get<std::string>(),
+            a.at("key").get<std::string>(),
+            a.at("entry_symbol").get<std::string>(),
+            a.at("offset").get<std::uint64_t>(),
+            a.at("size").get<std::uint64_t>(),
+            a.at("sha256").get<std::string>(),
+            a.at("inputs")};
+}
+
 json kernel_json(const BundleKernel& k)
 {
     json artifacts = json::array();
-    for (const auto& a : k.artifacts)
-        artifacts.push_back({{"target", a.target},
-                             {"key", a.key},
-                             {"entry_symbol", a.entry_symbol},
-                             {"offset", a.offset},
-                             {"size", a.size},
-                             {"sha256", a.sha256},
-                             {"inputs", a.inputs}});
+    for (const auto& a : k.artifacts) artifacts.push_back(artifact_json(a));
     json parameters = nullptr;
     if (k.parameters) {
         parameters = json::array();
@@ -72,7 +85,9 @@ json kernel_json(const BundleKernel& k)
             {"cuda", k.cuda},
             {"parameters", parameters},
             {"signature_error", k.signature_error},
-            {"artifacts", artifacts}};
+            {"artifacts", artifacts},
+            {"host_library", k.host_library ? artifact_json(*k.host_library) : json(nullptr)},
+            {"host_library_note", k.host_library_note}};
 }
 
 BundleKernel kernel_of(const json& j)
@@ -88,10 +103,10 @@ BundleKernel kernel_of(const json& j)
         k.parameters.emplace();
         for (const auto& p : j.at("parameters")) k.parameters->push_back(parameter_of(p));
     }
-    for (const auto& a : j.at("artifacts"))
-        k.artifacts.push_back({a.at("target").get<std::string>(), a.at("key").get<std::string>(),
-                               a.at("entry_symbol").get<std::string>(), a.at("offset").get<std::uint64_t>(),
-                               a.at("size").get<std::uint64_t>(), a.at("sha256").get<std::string>(), a.at("inputs")});
+    for (const auto& a : j.at("artifacts")) k.artifacts.push_back(artifact_of(a));
+    if (j.contains("host_library") && !j.at("host_library").is_null())
+        k.host_library = artifact_of(j.at("host_library"));
+    k.host_library_note = j.value("host_library_note", "");
     return k;
 }
 
@@ -110,6 +125,7 @@ json header_json(const BundleCatalog& c, std::size_t data_size)
             {"cunumpy_include_dir", c.cunumpy_include_dir},
             {"cache_root", c.cache_root},
             {"toolkit", toolkit},
+            {"host_platform", c.host_platform},
             {"data_size", data_size},
             {"kernels", kernels}};
 }
@@ -126,6 +142,7 @@ BundleCatalog catalog_of(const json& j)
     c.python = j.value("python", "");
     c.cunumpy_include_dir = j.value("cunumpy_include_dir", "");
     c.cache_root = j.value("cache_root", "");  // format 1 has neither
+    c.host_platform = j.value("host_platform", "");
     if (j.contains("toolkit")) {
         const json& toolkit = j.at("toolkit");
         c.toolkit = {toolkit.at("root").get<std::string>(), toolkit.at("found_by").get<std::string>(),
@@ -163,12 +180,16 @@ bool all_digits(const std::string& word, std::size_t max_length)
 
 void check_artifact_bounds(const BundleCatalog& catalog, std::uint64_t data_size, const std::filesystem::path& file)
 {
-    for (const auto& k : catalog.kernels)
-        for (const auto& a : k.artifacts)
-            if (a.offset > data_size || a.size > data_size - a.offset)
-                refuse(file, "corrupt header: artifact " + k.name + "@" + a.target +
-                                 " lies outside the file; make "
-                                 "the bundle again (cunumpy-kernels bundle)");
+    auto check = [&](const BundleKernel& k, const BundleArtifact& a) {
+        if (a.offset > data_size || a.size > data_size - a.offset)
+            refuse(file, "corrupt header: artifact " + k.name + "@" + a.target +
+                             " lies outside the file; make "
+                             "the bundle again (cunumpy-kernels bundle)");
+    };
+    for (const auto& k : catalog.kernels) {
+        for (const auto& a : k.artifacts) check(k, a);
+        if (k.host_library) check(k, *k.host_library);
+    }
 }
 
 }  // namespace
@@ -303,6 +324,15 @@ Bundle read_bundle(const std::filesystem::path& file)
     // Torn between the old file and the new one (NFS serves a reader cached
     // pages of the old one): the new one, read once more.
     return decode_bundle(read_once().bytes, file);
+}
+
+std::string host_platform()
+{
+    struct utsname name {};
+    if (::uname(&name) != 0) return "unknown";
+    std::string platform = std::string(name.sysname) + "-" + name.machine;
+    for (char& c : platform) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return platform;
 }
 
 }  // namespace ck

@@ -26,6 +26,10 @@
 // the header says; each artifact is checked when it is loaded
 // (runtime/bundle_check.hpp).
 //
+// Optional in version 2 (older bundles lack them; readers that predate them
+// ignore them): "host_platform" in the header, and per kernel "host_library"
+// (an artifact, or null) and "host_library_note" (why there is none).
+//
 // Version 1 is version 2 without `cache_root` and `toolkit`; it still reads
 // (both empty), and `status --bundle` then needs the --cache-dir it was made
 // with and cannot name its toolkit.
@@ -70,6 +74,10 @@ struct BundleKernel {
     std::optional<std::vector<KernelParameter>> parameters;  ///< nullopt: see signature_error
     std::string signature_error;                             ///< why the signature could not be read
     std::vector<BundleArtifact> artifacts;
+    /// Its Pyccel module's host library (target "host-library", no entry
+    /// symbol), built for the catalog's `host_platform`; none: see the note.
+    std::optional<BundleArtifact> host_library;
+    std::string host_library_note;  ///< why the bundle carries none ("" when it does, or no Pyccel module)
 };
 
 /// The CUDA toolkit the bundle's keys were computed with.
@@ -91,6 +99,7 @@ struct BundleCatalog {
     std::string cunumpy_include_dir;    ///< cunumpy's header folder when given; "" when found through `python`
     std::string cache_root;             ///< the cache the artifacts came from; "" when several, or format 1
     BundleToolkit toolkit;              ///< all empty in format 1
+    std::string host_platform;          ///< the host libraries' platform ("linux-x86_64"); "" in older bundles
     std::vector<BundleKernel> kernels;  ///< sorted by module
 };
 
@@ -129,5 +138,9 @@ Bundle decode_bundle(std::string bytes, const std::filesystem::path& file);
 /// when ESTALE outlasts the tries, ArtifactError naming the file when it
 /// cannot be read otherwise, and as decode_bundle.
 Bundle read_bundle(const std::filesystem::path& file);
+
+/// This machine's platform as bundles record it for host libraries: the
+/// kernel's name and machine (`uname`), lower case, e.g. "linux-x86_64".
+std::string host_platform();
 
 }  // namespace ck

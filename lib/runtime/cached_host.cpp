@@ -1,6 +1,7 @@
 #include "runtime/cached_host.hpp"
 
 #include "cache/cache.hpp"
+#include "cache/in_place_record.hpp"
 #include "compilers/cuda_elf.hpp"
 #include "cunumpy_kernels/error.hpp"
 #include "source/python_text.hpp"
@@ -100,15 +101,20 @@ std::optional<Artifact> library_artifact(const Manifest& manifest)
     return std::nullopt;
 }
 
+// Whether key inputs `recorded` (a cache manifest's or an in-place
+// record's) name the file's current source digest, as the host key reads it.
+bool records_current_source(const nlohmann::json& recorded, const fs::path& file)
+{
+    if (!recorded.is_object() || !recorded.contains("source") || !recorded["source"].is_object()) return false;
+    const auto& digest = recorded["source"].value("sha256", std::string());
+    return digest == sha256_hex(python_source_text(util::read_file(file)));
+}
+
 // The latest entry of the kernel's module whose source is the file's now.
 std::optional<Manifest> current_entry(const KernelSource& source, const EntryStore& store)
 {
     auto manifest = store.latest("host", source.module, "host");
-    if (!manifest) return std::nullopt;
-    const nlohmann::json& recorded = manifest->inputs;
-    if (!recorded.is_object() || !recorded.contains("source") || !recorded["source"].is_object()) return std::nullopt;
-    const auto& digest = recorded["source"].value("sha256", std::string());
-    if (digest != sha256_hex(python_source_text(util::read_file(source.host.front().file)))) return std::nullopt;
+    if (!manifest || !records_current_source(manifest->inputs, source.host.front().file)) return std::nullopt;
     return manifest;
 }
 
@@ -144,7 +150,10 @@ std::vector<HostLibraryFunction> parse_host_library_description(const std::strin
 
 namespace {
 
-std::optional<HostKernel> load_cached_host_kernel(const KernelSource& source, const fs::path& root, std::string* note)
+// The library of the module's current cache entry, its checksum verified;
+// nothing when no current entry has one, or (with `note`) when it differs
+// from its manifest.
+std::optional<HostLibraryFile> entry_library(const KernelSource& source, const fs::path& root, std::string* note)
 {
     EntryStore store(root);
     auto manifest = current_entry(source, store);
@@ -156,8 +165,34 @@ std::optional<HostKernel> load_cached_host_kernel(const KernelSource& source, co
         if (note) *note = file.string() + " differs from its manifest; run `cunumpy-kernels cache verify --fix`";
         return std::nullopt;
     }
+    return HostLibraryFile{file, manifest->key, manifest->inputs};
+}
+
+// The library `build --in-place` left beside the module, when its record
+// (a finished build: it names a key) holds the module's current source
+// digest and lists the library among the files it wrote.
+std::optional<HostLibraryFile> in_place_library(const KernelSource& source)
+{
+    const fs::path& file = source.host.front().file;
+    auto record = read_in_place_record(in_place_record_path(file.parent_path(), file.stem().string()));
+    if (!record || record->key.empty() || !records_current_source(record->inputs, file)) return std::nullopt;
+    for (const auto& written : record->files)
+        if (fs::path(written).parent_path().empty() && written.ends_with(host_library_suffix))
+            return HostLibraryFile{file.parent_path() / written, record->key, record->inputs};
+    return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, const fs::path& file,
+                                                   const std::string& shown_as, std::string* note)
+{
     std::string error;
-    auto library = std::make_shared<util::DynamicLibrary>(util::DynamicLibrary::open_first({file.string()}, &error));
+    // Never unloaded: an OpenMP build's runtime (libgomp, loaded with it)
+    // keeps its idle worker threads after a call, and unmapping their code
+    // under them crashes the process at the catalog's destruction.
+    auto library = std::make_shared<util::DynamicLibrary>(
+        util::DynamicLibrary::open_first({file.string()}, &error, /*keep_loaded=*/true));
     if (!library->loaded()) {
         if (note) *note = "its host library does not load: " + error;
         return std::nullopt;
@@ -165,49 +200,63 @@ std::optional<HostKernel> load_cached_host_kernel(const KernelSource& source, co
     auto version = static_cast<const std::int64_t*>(library->symbol("ck_host_abi_version"));
     auto description = static_cast<const char*>(library->symbol("ck_host_description"));
     if (!version || *version != abi_version || !description) {
-        if (note) *note = file.string() + " was built for another version of the runtime; run `cunumpy-kernels build`";
+        if (note) *note = shown_as + " was built for another version of the runtime; run `cunumpy-kernels build`";
         return std::nullopt;
     }
-    for (auto& function : parse_host_library_description(description, file.string())) {
-        if (function.name != source.name) continue;
+    for (auto& function : parse_host_library_description(description, shown_as)) {
+        if (function.name != kernel) continue;
         if (!function.skip_reason.empty()) {
             if (note) *note = "its Pyccel version is not callable from C++: " + function.skip_reason;
             return std::nullopt;
         }
-        auto entry = reinterpret_cast<Entry>(library->symbol(("ck_host__" + source.name).c_str()));
-        if (!entry) return std::nullopt;
+        auto entry = reinterpret_cast<Entry>(library->symbol(("ck_host__" + kernel).c_str()));
+        if (!entry) break;
         auto shared = std::make_shared<const HostLibraryFunction>(std::move(function));
         int arity = static_cast<int>(shared->parameters.size());
         return HostKernel(
             [library, shared, entry](std::span<const Argument> args) { HostLibraryCall(*shared, args).run(entry); },
             arity);
     }
+    if (note) *note = shown_as + " has no entry for kernel '" + kernel + "'; run `cunumpy-kernels build`";
     return std::nullopt;
 }
 
-}  // namespace
-
-std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const fs::path& root, std::string* note)
+std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const std::optional<fs::path>& root,
+                                                 std::string* note)
 {
     if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
+    std::string entry_note;
+    auto library = root ? entry_library(source, *root, &entry_note) : std::nullopt;
+    if (!library) library = in_place_library(source);
+    if (!library && note && !entry_note.empty()) *note = entry_note;
+    return library;
+}
+
+std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const Config& config, std::string* note)
+{
+    if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
+    std::optional<fs::path> root;
+    std::string why;
     try {
-        return load_cached_host_kernel(source, root, note);
+        root = planned_cache_location(cache_name_of(config, source.top_package), config.cache_dir).root;
     } catch (const Error& error) {
-        // An entry removed or rewritten while it was read: the kernel keeps
-        // what the application attaches.
-        if (note) *note = "its cached host library cannot be read: " + std::string(error.what());
-        return std::nullopt;
+        why = "no cache to look in: " + std::string(error.what());
     }
+    auto library = find_host_library(source, root, note);
+    if (!library && note && note->empty()) *note = why;
+    return library;
 }
 
 std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note)
 {
-    if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
     try {
-        CacheLocation location = planned_cache_location(cache_name_of(config, source.top_package), config.cache_dir);
-        return cached_host_kernel(source, location.root, note);
+        auto library = find_host_library(source, config, note);
+        if (!library) return std::nullopt;
+        return load_host_library_kernel(source.name, library->file, library->file.string(), note);
     } catch (const Error& error) {
-        if (note) *note = "no cache to look in: " + std::string(error.what());
+        // An entry or in-place build removed or rewritten while it was read:
+        // the kernel keeps what the application attaches.
+        if (note) *note = "its cached host library cannot be read: " + std::string(error.what());
         return std::nullopt;
     }
 }
@@ -251,7 +300,7 @@ std::optional<std::string> host_library_note(const KernelSource& source, const f
     std::string name = extension.filename().string();
     fs::path library = extension.parent_path() / (name.substr(0, name.find('.')) + std::string(host_library_suffix));
     std::error_code absent;
-    if (!fs::is_regular_file(library, absent)) return std::nullopt;  // a Fortran build, an older entry
+    if (!fs::is_regular_file(library, absent)) return std::nullopt;  // an entry made before host libraries
     try {
         MappedFile mapped(library);
         auto version = read_elf_object(mapped.bytes(), "ck_host_abi_version");

@@ -7,6 +7,8 @@
 #include "cunumpy_kernels/kernel.hpp"
 #include "cunumpy_kernels/package.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,24 +37,50 @@ struct HostLibraryFunction {
 /// Throws CacheError naming `where` for a line it cannot read.
 std::vector<HostLibraryFunction> parse_host_library_description(const std::string& text, const std::string& where);
 
-/// The cached host kernel of `source` under the cache root `root`: the latest
-/// host entry of its module (EntryStore::latest, as `build` records it) whose
-/// recorded source digest is the module's current one, its library's checksum
-/// verified, loaded (dlopen, RTLD_NOW) and its `ck_host__<name>` entry found.
-/// Nothing when the kernel has no Pyccel module, no current entry or no
-/// library (a Fortran build, an entry made before libraries). When the
-/// library exists but cannot serve the kernel (a parameter the shim does not
-/// handle, a library that does not load), nothing and `note` says why.
-/// Edits of modules it imports are not seen here: `build` makes a new entry.
-/// The HostKernel converts scalars as convert_scalar does and passes arrays
-/// as views, without copies; a wrong element type, rank, layout or a device
-/// array is an ArgumentError naming the argument.
-std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const std::filesystem::path& root,
-                                             std::string* note);
+/// A module's host library as the runtime finds it, with the key and key
+/// inputs of the build that made it.
+struct HostLibraryFile {
+    std::filesystem::path file;
+    std::string key;
+    nlohmann::json inputs;
+};
 
-/// cached_host_kernel for a kernel of `config` (the cache of its top-level
-/// package or `cache-name`, where `build` writes it); nothing when the cache
-/// location cannot be worked out.
+/// The host library of `source`'s Pyccel module under the cache root `root`:
+/// the latest host entry of its module (EntryStore::latest, as `build`
+/// records it) whose recorded source digest is the module's current one, its
+/// library's checksum verified; else (no such entry with a library, or no
+/// `root`) the library `build --in-place` left beside the module, when its
+/// in-place record holds the current source digest and lists it. Nothing
+/// when the kernel has no Pyccel module, neither a current entry nor an
+/// in-place build, or no library (a build made before libraries); `note`
+/// says why when an entry's library differs from its manifest. Edits of
+/// modules it imports are not seen here: `build` makes a new entry. Throws
+/// SourceError when the module cannot be read, CacheError for a manifest
+/// that cannot be.
+std::optional<HostLibraryFile> find_host_library(const KernelSource& source,
+                                                 const std::optional<std::filesystem::path>& root, std::string* note);
+
+/// find_host_library for a kernel of `config` (the cache of its top-level
+/// package or `cache-name`, where `build` writes it); when the cache
+/// location cannot be worked out, the in-place build alone, and `note` says
+/// why when there is none.
+std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const Config& config, std::string* note);
+
+/// Loads the host library at `file` (dlopen, RTLD_NOW, never unloaded),
+/// checks its ABI version and returns kernel `kernel`'s entry as
+/// cached_host_kernel does; nothing, with `note` saying why (messages name
+/// the library `shown_as`), when it does not load or cannot serve the
+/// kernel. Throws CacheError for a description it cannot read.
+std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, const std::filesystem::path& file,
+                                                   const std::string& shown_as, std::string* note);
+
+/// The kernel's Pyccel version: find_host_library's library, loaded by
+/// load_host_library_kernel. The HostKernel converts scalars as
+/// convert_scalar does and passes arrays as views, without copies; a wrong
+/// element type, rank, layout or a device array is an ArgumentError naming
+/// the argument. Nothing, with `note` saying why when there is a reason
+/// (a library that cannot serve the kernel, does not load, or cannot be
+/// read); never throws.
 std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note);
 
 /// The end of a host library's file name, `<stem>.ck-host.so`, beside the

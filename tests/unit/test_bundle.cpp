@@ -47,7 +47,9 @@ BundleCatalog two_kernel_catalog(std::string& data)
                       true,
                       std::vector<KernelParameter>{x, a, n},
                       "",
-                      {}};
+                      {},
+                      std::nullopt,
+                      "no current host build of sim.kernels.push"};
     for (const char* target : {"sm_90", "compute_90"}) {
         BundleArtifact artifact{target, std::string(64, 'a'), "push", 0, 0, "", {{"target", target}}};
         add_artifact_bytes(artifact, std::string("bytes of ") + target, data);
@@ -60,7 +62,11 @@ BundleCatalog two_kernel_catalog(std::string& data)
                       false,
                       std::nullopt,
                       "",
-                      {}};
+                      {},
+                      BundleArtifact{"host-library", std::string(64, 'b'), "", 0, 0, "", {{"language", "c"}}},
+                      ""};
+    add_artifact_bytes(*sort.host_library, "bytes of a host library", data);
+    catalog.host_platform = "linux-x86_64";
     catalog.kernels = {push, sort};
     return catalog;
 }
@@ -141,6 +147,13 @@ TEST_CASE("a bundle's header and artifacts read back as they were written")
     CHECK(bundle.artifact_name(push, push.artifacts[0]) == "/x/kernels.ckb#push@sm_90");
     CHECK_FALSE(bundle.catalog.kernels[1].cuda);
     CHECK_FALSE(bundle.catalog.kernels[1].parameters);
+    CHECK(bundle.catalog.host_platform == "linux-x86_64");
+    CHECK_FALSE(push.host_library);
+    CHECK(push.host_library_note == "no current host build of sim.kernels.push");
+    const BundleKernel& sort = bundle.catalog.kernels[1];
+    REQUIRE(sort.host_library);
+    CHECK(bundle.artifact_bytes(*sort.host_library) == "bytes of a host library");
+    CHECK(sort.host_library->inputs["language"] == "c");
 }
 
 TEST_CASE("a file that is not a bundle, of another version, truncated or corrupt is refused, naming the file")
@@ -164,7 +177,7 @@ TEST_CASE("a file that is not a bundle, of another version, truncated or corrupt
               std::string::npos);
         CHECK(refused(other).find("(cunumpy-kernels bundle)") != std::string::npos);
     }
-    CHECK(refused(good.substr(0, good.size() - 1)).find("truncated: 33 bytes of artifacts expected, 32 present") !=
+    CHECK(refused(good.substr(0, good.size() - 1)).find("truncated: 56 bytes of artifacts expected, 55 present") !=
           std::string::npos);
     CHECK(refused(good.substr(0, good.find('\n') + 10)).find("truncated: the header needs") != std::string::npos);
     CHECK(refused(good + "x").find("longer than its header says") != std::string::npos);

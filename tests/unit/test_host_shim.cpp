@@ -1,8 +1,10 @@
 // The host library's shim: Pyccel stubs read into callable functions and
-// skips, and the generated C compiled against a stand-in module (written
-// here as Pyccel's C backend writes one: STC spans, `<module>__<function>`)
-// and called through the ABI the runtime uses. The compiled cases need gcc
-// and Pyccel's STC (CK_TEST_PYTHON's); without them they say so and pass.
+// skips, and the generated C compiled against stand-in modules (written
+// here as Pyccel's backends write them: the C backend's STC spans and
+// `<module>__<function>`, the Fortran backend's `bind_c_<function>`
+// wrappers over assumed-shape arrays) and called through the ABI the
+// runtime uses. The compiled cases need gcc and Pyccel's STC
+// (CK_TEST_PYTHON's), or gfortran; without them they say so and pass.
 #include "host/host_library.hpp"
 #include "host/host_shim.hpp"
 #include "util/dynamic_library.hpp"
@@ -182,9 +184,13 @@ public:
                                (folder / "fake_kernels.c").string(), "-o", (folder / "fake_kernels.o").string()});
         REQUIRE_MESSAGE(compiled.exit_code == 0, compiled.output);
         fs::create_directories(tree_ / "scratch");
-        HostLibraryRequest request{
-            {folder, "fake_kernels"}, {}, *stc, false, tree_.root() / "pkg" / host_library_file("fake_kernels"),
-            tree_ / "scratch"};
+        HostLibraryRequest request{{folder, "fake_kernels"},
+                                   {},
+                                   ShimBackend::c,
+                                   *stc,
+                                   false,
+                                   tree_.root() / "pkg" / host_library_file("fake_kernels"),
+                                   tree_ / "scratch"};
         build_ = build_host_library(request);
         REQUIRE_MESSAGE(build_.ok, build_.problem);
         std::string error;
@@ -209,6 +215,171 @@ public:
 private:
     test::TempTree tree_;
     HostLibraryBuild build_;
+    util::DynamicLibrary library_;
+};
+
+// The Fortran backend's side of the stand-in: the module (Python's a[i, j]
+// is a(j, i) for a C-order array: Pyccel reverses its dimensions) and its
+// bind_c wrappers, as Pyccel 2.2.3 prints them.
+constexpr const char* fortran_stub = R"(from pyccel.decorators import low_level
+from numpy import float64
+
+@low_level('copy2')
+def copy2(a : 'float64[:,:](order=C)', out : 'float64[:]') -> None:
+    ...
+
+@low_level('copyf')
+def copyf(a : 'float64[:,:](order=F)', out : 'float64[:]') -> None:
+    ...
+
+@low_level('scalars')
+def scalars(out : 'float64[:]', d : 'float', i : 'int', b : 'bool', f : 'float32', k : 'int32', z : 'complex') -> None:
+    ...
+)";
+
+constexpr const char* fortran_module = R"(module fake_kernels
+  use, intrinsic :: ISO_C_Binding, only : f64 => C_DOUBLE, i64 => C_INT64_T, f32 => C_FLOAT, i32 => C_INT32_T, &
+        c64 => C_DOUBLE_COMPLEX, b1 => C_BOOL
+  implicit none
+contains
+  subroutine copy2(a, out)
+    real(f64), intent(in) :: a(0:,0:)
+    real(f64), intent(inout) :: out(0:)
+    integer(i64) :: i, j, k
+    k = 0_i64
+    do i = 0_i64, size(a, 2_i64, i64) - 1_i64
+      do j = 0_i64, size(a, 1_i64, i64) - 1_i64
+        out(k) = a(j, i)
+        k = k + 1_i64
+      end do
+    end do
+  end subroutine copy2
+  subroutine copyf(a, out)
+    real(f64), intent(in) :: a(0:,0:)
+    real(f64), intent(inout) :: out(0:)
+    integer(i64) :: i, j, k
+    k = 0_i64
+    do i = 0_i64, size(a, 1_i64, i64) - 1_i64
+      do j = 0_i64, size(a, 2_i64, i64) - 1_i64
+        out(k) = a(i, j)
+        k = k + 1_i64
+      end do
+    end do
+  end subroutine copyf
+  subroutine scalars(out, d, i, b, f, k, z)
+    real(f64), intent(inout) :: out(0:)
+    real(f64), value :: d
+    integer(i64), value :: i
+    logical(b1), value :: b
+    real(f32), value :: f
+    integer(i32), value :: k
+    complex(c64), value :: z
+    out(0) = d
+    out(1) = real(i, f64)
+    out(2) = merge(1.0_f64, 0.0_f64, b)
+    out(3) = real(f, f64)
+    out(4) = real(k, f64)
+    out(5) = real(z, f64)
+    out(6) = aimag(z)
+  end subroutine scalars
+end module fake_kernels
+)";
+
+constexpr const char* fortran_wrappers = R"(module bind_c_fake_kernels
+  use, intrinsic :: ISO_C_Binding, only : C_F_Pointer, c_ptr, f64 => C_DOUBLE, i64 => C_INT64_T, &
+        f32 => C_FLOAT, i32 => C_INT32_T, c64 => C_DOUBLE_COMPLEX, b1 => C_BOOL
+  use fake_kernels
+  implicit none
+contains
+  subroutine bind_c_copy2(bound_a, a_base_shape_1, a_base_shape_2, a_ubound_1, a_ubound_2, a_stride_1, &
+        a_stride_2, bound_out, out_base_shape_1, out_ubound_1, out_stride_1) bind(c)
+    type(c_ptr), value :: bound_a, bound_out
+    integer(i64), value :: a_base_shape_1, a_base_shape_2, a_ubound_1, a_ubound_2, a_stride_1, a_stride_2
+    integer(i64), value :: out_base_shape_1, out_ubound_1, out_stride_1
+    real(f64), pointer :: a(:, :)
+    real(f64), pointer :: out(:)
+    call C_F_Pointer(bound_a, a, [a_base_shape_2, a_base_shape_1])
+    call C_F_Pointer(bound_out, out, [out_base_shape_1])
+    call copy2(a = a(1_i64:a_ubound_2:a_stride_2, 1_i64:a_ubound_1:a_stride_1), &
+          out = out(1_i64:out_ubound_1:out_stride_1))
+  end subroutine bind_c_copy2
+  subroutine bind_c_copyf(bound_a, a_base_shape_1, a_base_shape_2, a_ubound_1, a_ubound_2, a_stride_1, &
+        a_stride_2, bound_out, out_base_shape_1, out_ubound_1, out_stride_1) bind(c)
+    type(c_ptr), value :: bound_a, bound_out
+    integer(i64), value :: a_base_shape_1, a_base_shape_2, a_ubound_1, a_ubound_2, a_stride_1, a_stride_2
+    integer(i64), value :: out_base_shape_1, out_ubound_1, out_stride_1
+    real(f64), pointer :: a(:, :)
+    real(f64), pointer :: out(:)
+    call C_F_Pointer(bound_a, a, [a_base_shape_1, a_base_shape_2])
+    call C_F_Pointer(bound_out, out, [out_base_shape_1])
+    call copyf(a = a(1_i64:a_ubound_1:a_stride_1, 1_i64:a_ubound_2:a_stride_2), &
+          out = out(1_i64:out_ubound_1:out_stride_1))
+  end subroutine bind_c_copyf
+  subroutine bind_c_scalars(bound_out, out_base_shape_1, out_ubound_1, out_stride_1, d, i, b, f, k, z) bind(c)
+    type(c_ptr), value :: bound_out
+    integer(i64), value :: out_base_shape_1, out_ubound_1, out_stride_1
+    real(f64), value :: d
+    integer(i64), value :: i
+    logical(b1), value :: b
+    real(f32), value :: f
+    integer(i32), value :: k
+    complex(c64), value :: z
+    real(f64), pointer :: out(:)
+    call C_F_Pointer(bound_out, out, [out_base_shape_1])
+    call scalars(out = out(1_i64:out_ubound_1:out_stride_1), d = d, i = i, b = b, f = f, k = k, z = z)
+  end subroutine bind_c_scalars
+end module bind_c_fake_kernels
+)";
+
+// The stand-in's Fortran build linked into a host library, or none (with
+// the reason printed) where gfortran is missing.
+class FortranLibrary {
+public:
+    FortranLibrary()
+    {
+        if (util::find_in_path("gfortran").empty()) {
+            MESSAGE("skipped: no gfortran");
+            return;
+        }
+        fs::path folder = tree_.root() / "pkg" / "__pyccel__";
+        tree_.write("pkg/__pyccel__/fake_kernels.pyi", fortran_stub);
+        tree_.write("pkg/__pyccel__/fake_kernels.f90", fortran_module);
+        tree_.write("pkg/__pyccel__/bind_c_fake_kernels_wrapper.f90", fortran_wrappers);
+        for (std::string stem : {"fake_kernels", "bind_c_fake_kernels_wrapper"}) {
+            auto compiled =
+                util::run_process({"gfortran", "-O2", "-fPIC", "-c", "-J", folder.string(), "-I", folder.string(),
+                                   (folder / (stem + ".f90")).string(), "-o", (folder / (stem + ".o")).string()});
+            REQUIRE_MESSAGE(compiled.exit_code == 0, compiled.output);
+        }
+        fs::create_directories(tree_ / "scratch");
+        HostLibraryRequest request{{folder, "fake_kernels"},
+                                   {},
+                                   ShimBackend::fortran,
+                                   std::nullopt,
+                                   false,
+                                   tree_.root() / "pkg" / host_library_file("fake_kernels"),
+                                   tree_ / "scratch"};
+        HostLibraryBuild build = build_host_library(request);
+        REQUIRE_MESSAGE(build.ok, build.problem);
+        std::string error;
+        library_ = util::DynamicLibrary::open_first({request.output.string()}, &error);
+        REQUIRE_MESSAGE(library_.loaded(), error);
+    }
+
+    bool ready() const { return library_.loaded(); }
+
+    std::string call(const char* name, std::vector<void*> args) const
+    {
+        void* symbol = library_.symbol(name);
+        REQUIRE(symbol != nullptr);
+        auto entry = reinterpret_cast<Entry>(symbol);
+        char error[512] = "";
+        int status = entry(args.data(), static_cast<std::int64_t>(args.size()), error, sizeof error);
+        return status == 0 ? "" : (error[0] ? error : "failed without a message");
+    }
+
+private:
+    test::TempTree tree_;
     util::DynamicLibrary library_;
 };
 
@@ -271,7 +442,12 @@ TEST_CASE("The description lists every function's parameters and every skip, as 
     CHECK(text.find("function copyf fake_kernels__copyf 2\nparameter a float64 2 F\nparameter out float64 1 A\n") !=
           std::string::npos);
     CHECK(text.find("skipped push parameter 'markers'") != std::string::npos);
-    CHECK(generate_host_shim("fake_kernels", reading).find("#include \"fake_kernels.h\"") != std::string::npos);
+    CHECK(generate_host_shim("fake_kernels", reading, ShimBackend::c).find("#include \"fake_kernels.h\"") !=
+          std::string::npos);
+    std::string fortran = generate_host_shim("fake_kernels", reading, ShimBackend::fortran);
+    CHECK(fortran.find("fake_kernels.h") == std::string::npos);
+    CHECK(fortran.find("void bind_c_fake_kernels__copyf(void*, int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, "
+                       "void*, int64_t, int64_t, int64_t);") != std::string::npos);
 }
 
 TEST_CASE("A C-order 2D view and a strided one reach the function without copies")
@@ -382,6 +558,75 @@ TEST_CASE("A wrong element type, rank, order, an empty array or argument count i
     CHECK(library.call("ck_host__copy2", {&too_big, &o}).find("exceeds Pyccel's 32-bit array index") !=
           std::string::npos);
     CHECK(library.call("ck_host__copy2", {&c_order}) == "copy2 takes 2 arguments, got 1");
+}
+
+TEST_CASE("Fortran backend: C- and Fortran-order views, strided ones, reach the bind_c wrappers as sections")
+{
+    FortranLibrary library;
+    if (!library.ready()) return;
+    std::vector<double> storage = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11};  // 3 x 4
+    std::vector<double> out(6, -1);
+    std::vector<std::int64_t> out_shape = {6}, unit = {1};
+    HostArray o = array_of(out, out_shape, unit);
+    std::vector<std::int64_t> shape = {3, 2}, strides = {4, 2};  // storage[:, ::2]
+    HostArray a = array_of(storage, shape, strides);
+    CHECK(library.call("ck_host__copy2", {&a, &o}) == "");
+    CHECK(out == std::vector<double>{0, 2, 4, 6, 8, 10});
+    std::vector<std::int64_t> rows_shape = {2, 3}, rows_strides = {8, 1};  // storage[::2, :3]
+    HostArray rows = array_of(storage, rows_shape, rows_strides);
+    CHECK(library.call("ck_host__copy2", {&rows, &o}) == "");
+    CHECK(out == std::vector<double>{0, 1, 2, 8, 9, 10});
+    std::vector<std::int64_t> column_shape = {2, 3}, column_strides = {1, 4};  // storage[:2, :3] read as F order
+    HostArray f = array_of(storage, column_shape, column_strides);
+    CHECK(library.call("ck_host__copyf", {&f, &o}) == "");
+    CHECK(out == std::vector<double>{0, 4, 8, 1, 5, 9});
+    std::vector<std::int64_t> every_other = {2, 3}, every_other_strides = {2, 4};  // F order, first step 2
+    HostArray g = array_of(storage, every_other, every_other_strides);
+    CHECK(library.call("ck_host__copyf", {&g, &o}) == "");
+    CHECK(out == std::vector<double>{0, 4, 8, 2, 6, 10});
+}
+
+TEST_CASE("Fortran backend: every scalar type passes by value as bind(c) declares it")
+{
+    FortranLibrary library;
+    if (!library.ready()) return;
+    std::vector<double> values(7);
+    std::vector<std::int64_t> seven = {7}, unit = {1};
+    HostArray v = array_of(values, seven, unit);
+    double d = 0.1;
+    std::int64_t i = -(std::int64_t{1} << 40);
+    bool b = true;
+    float f = 0.25f;
+    std::int32_t k = -7;
+    std::complex<double> z(1.5, -2.5);
+    CHECK(library.call("ck_host__scalars", {&v, &d, &i, &b, &f, &k, &z}) == "");
+    CHECK(values == std::vector<double>{0.1, static_cast<double>(i), 1, 0.25, -7, 1.5, -2.5});
+}
+
+TEST_CASE("Fortran backend: negative strides, views that are no section and empty arrays are refused")
+{
+    FortranLibrary library;
+    if (!library.ready()) return;
+    std::vector<double> storage(12), out(12);
+    std::vector<std::int64_t> flat = {12}, unit = {1};
+    HostArray o = array_of(out, flat, unit);
+    std::vector<std::int64_t> shape = {1, 4}, backwards = {4, -1};
+    HostArray r{storage.data() + 3, static_cast<std::int64_t>(ElementType::float64), 2, shape.data(), backwards.data()};
+    CHECK(library.call("ck_host__copy2", {&r, &o}) ==
+          "argument a: stride -1 of dimension 1; Pyccel's Fortran wrapper takes positive strides only");
+    std::vector<std::int64_t> odd_shape = {2, 3}, odd_strides = {2, 1};  // rows of 3, 2 apart: they overlap
+    HostArray odd = array_of(storage, odd_shape, odd_strides);
+    CHECK(library.call("ck_host__copy2", {&odd, &o}) ==
+          "argument a: its strides are not a section of one array, as Pyccel's Fortran wrapper needs; pass a copy");
+    std::vector<std::int64_t> empty = {0, 4}, strides = {4, 1};
+    HostArray none = array_of(storage, empty, strides);
+    CHECK(library.call("ck_host__copy2", {&none, &o}) ==
+          "argument a: dimension 0 has size 0; Pyccel's arrays may not be empty");
+    std::vector<float> floats(12);
+    std::vector<std::int64_t> full = {3, 4};
+    HostArray wrong = array_of(floats, full, strides);
+    CHECK(library.call("ck_host__copy2", {&wrong, &o}) ==
+          "argument a: expected a 2D float64 array, got a 2D float32 array");
 }
 
 TEST_SUITE_END();

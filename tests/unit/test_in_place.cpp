@@ -1,7 +1,7 @@
 // The pieces of `build --in-place` that decide without compiling: which
 // modules a tree adds, and how the extension beside a module stands against
 // its key (the record, the stamp, another tool's build).
-#include "host/in_place_record.hpp"
+#include "cache/in_place_record.hpp"
 #include "cache/cache.hpp"
 #include "host/module_scan.hpp"
 

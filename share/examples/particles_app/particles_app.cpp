@@ -9,8 +9,9 @@
 //                 [--python PY] [--markers N] [--bundle FILE]
 //
 // With --bundle the catalog comes from a file `cunumpy-kernels bundle` wrote
-// (KernelCatalog::from_bundle): the tree and the cache are not read, and a
-// bundle carries no host library yet, so only the GPU runs.
+// (KernelCatalog::from_bundle): the tree and the cache are not read; the
+// bundle's host libraries (of the platform it was made on, doc/bundle.md)
+// are the host versions compared.
 //
 // A kernel without a host version (not built, or not callable from C++: the
 // catalog's warning says why) is named and left out of the comparison; sort,

@@ -1,4 +1,4 @@
-#include "host/in_place_record.hpp"
+#include "cache/in_place_record.hpp"
 #include "util/json_text.hpp"
 
 #include "cache/cache.hpp"
