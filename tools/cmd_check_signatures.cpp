@@ -12,7 +12,6 @@
 #include "package/kernel_walker.hpp"
 #include "status/signature_report.hpp"
 #include "struct_headers/header_check.hpp"
-#include "struct_headers/struct_layouts.hpp"
 #include "struct_headers/unchecked_structs.hpp"
 
 #include <fmt/format.h>
@@ -250,12 +249,10 @@ std::vector<KernelSignatures> check_paths(const CheckFlags& flags, const std::ve
             results.push_back(std::move(checked));
         StructHeaderCheck checked = check_struct_headers(config, record);
         configured_headers += checked.headers;
-        try {
-            for (auto& warning : unchecked_struct_warnings(kernels, config, configured_struct_layouts(config)))
+        // Without layouts a header cannot be laid out: the header check reports it.
+        if (checked.layouts)
+            for (auto& warning : unchecked_struct_warnings(kernels, config, *checked.layouts))
                 walk_warnings.push_back(std::move(warning));
-        } catch (const Error&) {
-            // A header that cannot be laid out: the header check reports it.
-        }
         for (auto& finding : checked.findings) header_findings.push_back(std::move(finding));
         record.save();
     }

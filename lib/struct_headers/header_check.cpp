@@ -304,10 +304,12 @@ int line_of_message(const fs::path& header, const std::string& message)
 // Each struct that two configured headers define: the runtime could pack
 // either layout, and no writer's output shows it. A header that cannot be
 // read is its own finding already.
-void add_duplicate_structs(const Config& config, std::vector<StructHeaderFinding>& findings)
+void add_duplicate_structs(const Config& config, StructHeaderCheck& check)
 {
+    std::vector<StructHeaderFinding>& findings = check.findings;
     try {
         ConfiguredStructs structs = read_configured_structs(config);
+        if (structs.unreadable.empty() && structs.duplicates.empty()) check.layouts = structs.layouts;
         for (const auto& [header, message] : structs.unreadable)
             findings.push_back(
                 {header, config.struct_headers.at(header), message, "", "", line_of_message(header, message)});
@@ -365,7 +367,10 @@ StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& recor
 {
     StructHeaderCheck check;
     check.headers = config.struct_headers.size();
-    if (config.struct_headers.empty()) return check;
+    if (config.struct_headers.empty()) {
+        check.layouts.emplace();
+        return check;
+    }
     fs::path root = config.source_file.empty() ? fs::current_path() : config.source_file.parent_path();
     std::vector<Pending> pending;
     for (const auto& [header, writer] : config.struct_headers) {
@@ -375,7 +380,7 @@ StructHeaderCheck check_struct_headers(const Config& config, SourceRecord& recor
     }
     check.ran = pending.size();
     if (!pending.empty()) run_pending(config, record, pending, check.findings);
-    add_duplicate_structs(config, check.findings);
+    add_duplicate_structs(config, check);
     return check;
 }
 

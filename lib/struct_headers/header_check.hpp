@@ -21,10 +21,12 @@
 
 #include "cunumpy_kernels/config.hpp"
 #include "source/source_record.hpp"
+#include "struct_headers/struct_layouts.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,10 @@ struct StructHeaderCheck {
     std::size_t headers = 0;  ///< configured
     std::size_t ran = 0;      ///< writers run this time (the others passed with the same inputs before)
     std::vector<StructHeaderFinding> findings;
+    /// The configured structs' layouts, as configured_struct_layouts returns
+    /// them (none configured: empty); nothing when a header cannot be read or
+    /// laid out, or two define one struct (each is a finding).
+    std::optional<StructLayouts> layouts;
 };
 
 /// The folder a writer "module:function" runs in, whose folder is first on
