@@ -1,0 +1,162 @@
+// Calls any kernel of a catalog on arguments described in a text file, so a
+// test can run a tree's cached Pyccel kernels from C++ on the inputs it gave
+// the Python extension (test_struphy_host_calls.py).
+//
+//   kernel-call-app SRC CACHE_DIR CALLS
+//
+// CALLS holds blocks of lines, one block per call:
+//
+//   call <package folder> <kernel>
+//   array <dtype> <file> <ndim> <shape...> <strides in elements...>
+//   scalar <dtype> <value>            (floats in C99 hex, complex as two)
+//   end
+//
+// Each array's file holds the whole buffer the view points into; after the
+// call the buffer is written back. Prints "<kernel>: <implementation>" per
+// call, or "<kernel>: error: <message>" and goes on with the next call.
+#include <cunumpy_kernels/kernel_catalog.hpp>
+
+#include <complex>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+struct Buffer {
+    std::string path;
+    std::vector<char> bytes;
+};
+
+struct Call {
+    std::string package;
+    std::string kernel;
+    std::vector<std::string> argument_lines;
+};
+
+ck::ElementType element_type(const std::string& name)
+{
+    for (int value = 0; value <= static_cast<int>(ck::ElementType::complex128); ++value) {
+        auto type = static_cast<ck::ElementType>(value);
+        if (name == ck::to_string(type)) return type;
+    }
+    throw std::runtime_error("unknown dtype " + name);
+}
+
+std::vector<char> read_bytes(const std::string& path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+ck::Argument scalar(ck::ElementType type, std::istringstream& in)
+{
+    std::string text, imaginary;
+    in >> text;
+    switch (type) {
+    case ck::ElementType::boolean: return text == "1" || text == "True";
+    case ck::ElementType::int8: return static_cast<std::int8_t>(std::stoll(text));
+    case ck::ElementType::int16: return static_cast<std::int16_t>(std::stoll(text));
+    case ck::ElementType::int32: return static_cast<std::int32_t>(std::stoll(text));
+    case ck::ElementType::int64: return static_cast<std::int64_t>(std::stoll(text));
+    case ck::ElementType::float32: return std::strtof(text.c_str(), nullptr);
+    case ck::ElementType::float64: return std::strtod(text.c_str(), nullptr);
+    case ck::ElementType::complex64:
+        in >> imaginary;
+        return std::complex<float>(std::strtof(text.c_str(), nullptr), std::strtof(imaginary.c_str(), nullptr));
+    case ck::ElementType::complex128:
+        in >> imaginary;
+        return std::complex<double>(std::strtod(text.c_str(), nullptr), std::strtod(imaginary.c_str(), nullptr));
+    default: throw std::runtime_error("scalar dtype " + std::string(ck::to_string(type)) + " is not handled here");
+    }
+}
+
+ck::Argument array(ck::ElementType type, std::istringstream& in, std::vector<std::unique_ptr<Buffer>>& buffers)
+{
+    auto buffer = std::make_unique<Buffer>();
+    int ndim = 0;
+    in >> buffer->path >> ndim;
+    std::vector<std::int64_t> shape(ndim), strides(ndim);
+    for (auto& extent : shape) in >> extent;
+    for (auto& stride : strides) in >> stride;
+    buffer->bytes = read_bytes(buffer->path);
+    auto view = ck::make_strided_view(buffer->bytes.data(), type, shape, strides, ck::Memory::host);
+    buffers.push_back(std::move(buffer));
+    return view;
+}
+
+std::vector<Call> read_calls(const std::string& path)
+{
+    std::ifstream in(path);
+    std::vector<Call> calls;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream words(line);
+        std::string word;
+        words >> word;
+        if (word == "call") {
+            calls.emplace_back();
+            words >> calls.back().package >> calls.back().kernel;
+        } else if (word == "array" || word == "scalar") {
+            calls.back().argument_lines.push_back(line);
+        }
+    }
+    return calls;
+}
+
+void run(ck::KernelCatalog& catalog, const Call& call)
+{
+    std::vector<std::unique_ptr<Buffer>> buffers;
+    std::vector<ck::Argument> arguments;
+    for (const auto& line : call.argument_lines) {
+        std::istringstream words(line);
+        std::string kind, dtype;
+        words >> kind >> dtype;
+        auto type = element_type(dtype);
+        arguments.push_back(kind == "array" ? array(type, words, buffers) : scalar(type, words));
+    }
+    auto& kernel = catalog[call.kernel];
+    kernel.call(arguments);
+    for (const auto& buffer : buffers)
+        std::ofstream(buffer->path, std::ios::binary)
+            .write(buffer->bytes.data(), static_cast<std::streamsize>(buffer->bytes.size()));
+    std::printf("%s: %s\n", call.kernel.c_str(), kernel.selected().c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv)
+{
+    if (argc != 4) {
+        std::fprintf(stderr, "usage: kernel-call-app SRC CACHE_DIR CALLS\n");
+        return 2;
+    }
+    ck::Config config = ck::load_config(argv[1]);
+    config.cache_dir = argv[2];
+    std::map<std::string, ck::KernelCatalog> catalogs;
+    int failed = 0;
+    for (const auto& call : read_calls(argv[3])) {
+        try {
+            auto found = catalogs.find(call.package);
+            if (found == catalogs.end()) {
+                ck::CatalogOptions options;
+                options.load.config = config;
+                found = catalogs.emplace(call.package, ck::KernelCatalog::from_package(call.package, options)).first;
+            }
+            run(found->second, call);
+        } catch (const std::exception& error) {
+            std::printf("%s: error: %s\n", call.kernel.c_str(), error.what());
+            ++failed;
+        }
+        std::fflush(stdout);
+    }
+    return failed == 0 ? 0 : 1;
+}
