@@ -60,7 +60,8 @@ void install_file(const fs::path& from, const fs::path& to)
 
 // The module's own files among `files`: the extension, its host library, and
 // in __pyccel__/ those named after the module (its stub, sources, objects,
-// wrapper).
+// wrapper; with the Fortran backend bind_c_<stem>.mod and the
+// bind_c_<stem>_wrapper source and object).
 std::vector<std::string> own_files(const std::vector<std::string>& files, const std::string& stem)
 {
     std::vector<std::string> own = {files.front()};
@@ -69,8 +70,9 @@ std::vector<std::string> own_files(const std::vector<std::string>& files, const 
         std::string name = path.filename().string();
         if (path.parent_path().empty() && name == host_library_file(stem)) own.push_back(file);
         bool in_pyccel = path.parent_path() == "__pyccel__";
-        if (in_pyccel && (name.rfind(stem + ".", 0) == 0 || name.rfind(stem + "_wrapper.", 0) == 0 ||
-                          name.rfind("bind_c_" + stem + ".", 0) == 0))
+        if (in_pyccel &&
+            (name.rfind(stem + ".", 0) == 0 || name.rfind(stem + "_wrapper.", 0) == 0 ||
+             name.rfind("bind_c_" + stem + ".", 0) == 0 || name.rfind("bind_c_" + stem + "_wrapper.", 0) == 0))
             own.push_back(file);
     }
     return own;

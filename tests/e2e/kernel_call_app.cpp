@@ -62,20 +62,28 @@ ck::Argument scalar(ck::ElementType type, std::istringstream& in)
     std::string text, imaginary;
     in >> text;
     switch (type) {
-    case ck::ElementType::boolean: return text == "1" || text == "True";
-    case ck::ElementType::int8: return static_cast<std::int8_t>(std::stoll(text));
-    case ck::ElementType::int16: return static_cast<std::int16_t>(std::stoll(text));
-    case ck::ElementType::int32: return static_cast<std::int32_t>(std::stoll(text));
-    case ck::ElementType::int64: return static_cast<std::int64_t>(std::stoll(text));
-    case ck::ElementType::float32: return std::strtof(text.c_str(), nullptr);
-    case ck::ElementType::float64: return std::strtod(text.c_str(), nullptr);
-    case ck::ElementType::complex64:
-        in >> imaginary;
-        return std::complex<float>(std::strtof(text.c_str(), nullptr), std::strtof(imaginary.c_str(), nullptr));
-    case ck::ElementType::complex128:
-        in >> imaginary;
-        return std::complex<double>(std::strtod(text.c_str(), nullptr), std::strtod(imaginary.c_str(), nullptr));
-    default: throw std::runtime_error("scalar dtype " + std::string(ck::to_string(type)) + " is not handled here");
+        case ck::ElementType::boolean:
+            return text == "1" || text == "True";
+        case ck::ElementType::int8:
+            return static_cast<std::int8_t>(std::stoll(text));
+        case ck::ElementType::int16:
+            return static_cast<std::int16_t>(std::stoll(text));
+        case ck::ElementType::int32:
+            return static_cast<std::int32_t>(std::stoll(text));
+        case ck::ElementType::int64:
+            return static_cast<std::int64_t>(std::stoll(text));
+        case ck::ElementType::float32:
+            return std::strtof(text.c_str(), nullptr);
+        case ck::ElementType::float64:
+            return std::strtod(text.c_str(), nullptr);
+        case ck::ElementType::complex64:
+            in >> imaginary;
+            return std::complex<float>(std::strtof(text.c_str(), nullptr), std::strtof(imaginary.c_str(), nullptr));
+        case ck::ElementType::complex128:
+            in >> imaginary;
+            return std::complex<double>(std::strtod(text.c_str(), nullptr), std::strtod(imaginary.c_str(), nullptr));
+        default:
+            throw std::runtime_error("scalar dtype " + std::string(ck::to_string(type)) + " is not handled here");
     }
 }
 

@@ -251,6 +251,24 @@ def test_an_imported_modules_lost_object_file_rebuilds_it_and_clean_takes_pyccel
     assert not list(tree.rglob("__pyccel__")), [str(p) for p in tree.rglob("__pyccel__/*")]
 
 
+@pytest.mark.parametrize("language", ["c", "fortran"])
+def test_every_file_pyccel_writes_for_a_module_is_checked_for_in_both_languages(run, tree, tmp_path, language):
+    """Each file of the module's own in __pyccel__ (Fortran's `bind_c_<stem>_wrapper.*` included),
+    lost, makes the module incomplete: it is rebuilt, not served."""
+    run(*build_args(tmp_path, tree, "--language", language), check=0)
+    folder = tree / "sim/util/__pyccel__"
+    own = sorted(p.name for p in folder.iterdir() if "lin_kernels" in p.name and p.is_file()
+                 and not p.name.endswith((".lock", ".cunumpy-kernels.json")))  # Pyccel's locks, our record
+    assert any(name.startswith("bind_c_") for name in own) == (language == "fortran"), own
+    for name in own:
+        saved = (folder / name).read_bytes()
+        (folder / name).unlink()
+        dry, _ = run.json(*build_args(tmp_path, tree, "--language", language, "--dry-run"))
+        reasons = {j["host_module"]: j["reason"] for j in dry["jobs"] if j["state"] == "would-build"}
+        assert reasons.get("sim.util.lin_kernels") == f"__pyccel__/{name} of its build is missing", (name, reasons)
+        (folder / name).write_bytes(saved)
+
+
 def test_a_language_switch_leaves_no_file_of_the_first_language(run, tree, tmp_path):
     plain = tree / "sim/kernels/plain"
     args = ["build", "--in-place", "--only", "host", "--python", PYTHON, "--cache-dir", tmp_path / "cache"]
