@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace ck {
 
@@ -46,59 +47,70 @@ std::optional<CudaElfHeader> read_elf_header(const std::string& elf)
     return CudaElfHeader{header->e_type, header->e_machine, header->e_ident[EI_ABIVERSION], header->e_flags};
 }
 
-std::vector<ElfSymbol> read_elf_symbols(const std::string& elf)
-{
-    std::vector<ElfSymbol> symbols;
-    auto header = elf64_header(elf);
-    if (!header) return symbols;
-    for (unsigned i = 0; i < header->e_shnum; ++i) {
-        Elf64_Shdr symtab{};
-        if (!read_at(elf, header->e_shoff + std::size_t(i) * header->e_shentsize, symtab)) return symbols;
-        if (symtab.sh_type != SHT_SYMTAB || symtab.sh_entsize == 0) continue;
-        Elf64_Shdr strtab{};
-        if (!read_at(elf, header->e_shoff + std::size_t(symtab.sh_link) * header->e_shentsize, strtab)) return symbols;
-        for (std::size_t s = 0; s < symtab.sh_size / symtab.sh_entsize; ++s) {
-            Elf64_Sym symbol{};
-            if (!read_at(elf, symtab.sh_offset + s * symtab.sh_entsize, symbol)) break;
-            // The macros give int; clang refuses the narrowing in braces.
-            symbols.push_back(ElfSymbol{
-                name_at(elf, strtab, symbol.st_name), static_cast<unsigned char>(ELF64_ST_TYPE(symbol.st_info)),
-                static_cast<unsigned char>(ELF64_ST_BIND(symbol.st_info)), symbol.st_shndx != SHN_UNDEF});
-        }
-    }
-    return symbols;
-}
+namespace {
 
-std::optional<std::string> read_elf_object(std::string_view elf, const std::string& name)
+// Calls `visit(symbol, name, section_at)` for each symbol of the symbol tables
+// of the given types until it returns true; section_at(index, section) reads
+// a section header, false outside the table or the file. False when the bytes
+// are no 64-bit ELF or a section header lies outside them.
+template <typename Visit>
+bool walk_symbols(std::string_view elf, std::initializer_list<unsigned> table_types, Visit visit)
 {
     auto header = elf64_header(elf);
-    if (!header) return std::nullopt;
+    if (!header) return false;
     auto section_at = [&](std::size_t index, Elf64_Shdr& section) {
         return index < header->e_shnum && read_at(elf, header->e_shoff + index * header->e_shentsize, section);
     };
     for (unsigned i = 0; i < header->e_shnum; ++i) {
         Elf64_Shdr table{}, strtab{};
-        if (!section_at(i, table)) return std::nullopt;
-        if ((table.sh_type != SHT_SYMTAB && table.sh_type != SHT_DYNSYM) || table.sh_entsize == 0) continue;
-        if (!section_at(table.sh_link, strtab)) continue;
+        if (!section_at(i, table)) return false;
+        if (std::find(table_types.begin(), table_types.end(), table.sh_type) == table_types.end() ||
+            table.sh_entsize == 0)
+            continue;
+        if (!section_at(table.sh_link, strtab)) return false;
         for (std::size_t s = 0; s < table.sh_size / table.sh_entsize; ++s) {
             Elf64_Sym symbol{};
             if (!read_at(elf, table.sh_offset + s * table.sh_entsize, symbol)) break;
-            if (ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx == SHN_UNDEF ||
-                name_at(elf, strtab, symbol.st_name) != name)
-                continue;
+            if (visit(symbol, name_at(elf, strtab, symbol.st_name), section_at)) return true;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+std::vector<ElfSymbol> read_elf_symbols(const std::string& elf)
+{
+    std::vector<ElfSymbol> symbols;
+    walk_symbols(elf, {SHT_SYMTAB}, [&](const Elf64_Sym& symbol, std::string name, auto&) {
+        // The macros give int; clang refuses the narrowing in braces.
+        symbols.push_back(ElfSymbol{std::move(name), static_cast<unsigned char>(ELF64_ST_TYPE(symbol.st_info)),
+                                    static_cast<unsigned char>(ELF64_ST_BIND(symbol.st_info)),
+                                    symbol.st_shndx != SHN_UNDEF});
+        return false;
+    });
+    return symbols;
+}
+
+std::optional<std::string> read_elf_object(std::string_view elf, const std::string& name)
+{
+    std::optional<std::string> bytes;
+    walk_symbols(
+        elf, {SHT_SYMTAB, SHT_DYNSYM}, [&](const Elf64_Sym& symbol, const std::string& symbol_name, auto& section_at) {
+            if (ELF64_ST_TYPE(symbol.st_info) != STT_OBJECT || symbol.st_shndx == SHN_UNDEF || symbol_name != name)
+                return false;
             Elf64_Shdr holder{};
             if (!section_at(symbol.st_shndx, holder) || holder.sh_type == SHT_NOBITS ||
                 symbol.st_value < holder.sh_addr)
-                return std::nullopt;
+                return true;
             std::uint64_t within = symbol.st_value - holder.sh_addr;
-            if (within > holder.sh_size || symbol.st_size > holder.sh_size - within) return std::nullopt;
+            if (within > holder.sh_size || symbol.st_size > holder.sh_size - within) return true;
             std::uint64_t offset = holder.sh_offset + within;
-            if (offset > elf.size() || symbol.st_size > elf.size() - offset) return std::nullopt;
-            return std::string(elf.substr(offset, symbol.st_size));
-        }
-    }
-    return std::nullopt;
+            if (offset > elf.size() || symbol.st_size > elf.size() - offset) return true;
+            bytes = std::string(elf.substr(offset, symbol.st_size));
+            return true;
+        });
+    return bytes;
 }
 
 std::uint64_t elf_extent(const std::string& elf)
