@@ -194,10 +194,11 @@ public:
 
     /// The kernel of one kernel folder (`<name>/<name>_kernels.py` and maybe
     /// `<name>_cuda.cu`), found by the walking rules of the CLI. When `build`
-    /// cached a host library of its current Pyccel module (C backend), that
-    /// is its "pyccel" implementation until the application attaches a host
-    /// kernel; a library that cannot serve it (a parameter such as a Pyccel
-    /// class instance) is named in a warning. Throws
+    /// made a host library of its current Pyccel module (either backend; in
+    /// the cache or in place), that is its "pyccel" implementation until the
+    /// application attaches a host kernel; a library that cannot serve it (a
+    /// parameter such as a Pyccel class instance, a damaged or truncated
+    /// file) is named in a warning. Throws
     /// UsageError when `folder` is not exactly one kernel, ConfigError for a
     /// bad pyproject.toml, SourceError when the CUDA source cannot be read.
     static Kernel from_folder(const std::filesystem::path& folder, KernelOptions options = {}, LoadOptions load = {});

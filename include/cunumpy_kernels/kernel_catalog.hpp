@@ -38,7 +38,8 @@ public:
     /// the options of the nearest pyproject.toml unless `options.load.config`
     /// is given. Nothing is compiled here and no CUDA module is loaded; the
     /// CUDA sources are read to learn their signatures. Each kernel whose
-    /// current Pyccel module `build` cached a host library of (C backend)
+    /// current Pyccel module `build` made a host library of (either Pyccel
+    /// backend; in the cache or beside the module with `build --in-place`)
     /// gets it as its "pyccel" implementation (Kernel::from_folder). Walk
     /// warnings (long names) and the kernels a host library cannot serve,
     /// with the reason, are kept in warnings().
@@ -138,7 +139,13 @@ public:
     /// Fallback counts summed over all kernels.
     TransferCounts transfers() const;
 
-    /// Warnings of the walk (names over 48 characters).
+    /// Warnings of the walk (names over 48 characters), and one per kernel
+    /// whose Pyccel version from the cache or the bundle is not attached
+    /// though there is one (not callable from C++, a damaged, truncated or
+    /// mismatching library, another platform's), with why and what to run.
+    /// A kernel with no build at all, or whose source changed since, is no
+    /// warning (the application may attach its own host kernel): a call
+    /// that finds no host kernel says so in its MissingKernelError.
     const std::vector<std::string>& warnings() const { return warnings_; }
 
 private:

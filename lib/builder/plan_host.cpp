@@ -4,6 +4,10 @@
 
 #include "compilers/compiler_environment.hpp"
 #include "cunumpy_kernels/error.hpp"
+#include "host/host_library.hpp"
+#include "host/pyccel_workspace.hpp"
+
+#include <algorithm>
 
 namespace ck {
 
@@ -59,6 +63,24 @@ void HostModulesPlanner::read(CacheContext& context, HostPlanOptions options)
     if (!in_place) host.entries = read_entries(context);
 }
 
+namespace {
+
+// Whether the entry's host library is there, or the entry never had one (a
+// build without STC, an entry made before host libraries). Only a missing
+// or empty library costs a manifest read: a warm build stats one more file.
+bool has_its_library(const EntryStore& store, const std::string& key, const HostModule& module)
+{
+    fs::path library =
+        store.entry_dir("host", key) / module.relative.parent_path() / host_library_file(module_stem(module));
+    std::error_code error;
+    if (fs::file_size(library, error) > 0 && !error) return true;
+    auto manifest = store.find("host", key);
+    return manifest && std::none_of(manifest->artifacts.begin(), manifest->artifacts.end(),
+                                    [](const Artifact& artifact) { return artifact.target == "host-library"; });
+}
+
+}  // namespace
+
 std::vector<HostEntryState> HostModulesPlanner::read_entries(const CacheContext& context)
 {
     const HostPlan& plan = context.host.plan;
@@ -69,7 +91,8 @@ std::vector<HostEntryState> HostModulesPlanner::read_entries(const CacheContext&
         const HostJob& job = plan.jobs[i];
         entries[i].cunumpy_name = read_cunumpy_entry(context.store.root(), job.cunumpy_name, ext_suffix);
         entries[i].has_entry =
-            context.store.has_entry("host", job.key, {host_artifact_file(plan.modules[i], ext_suffix)});
+            context.store.has_entry("host", job.key, {host_artifact_file(plan.modules[i], ext_suffix)}) &&
+            has_its_library(context.store, job.key, plan.modules[i]);
     }
     return entries;
 }

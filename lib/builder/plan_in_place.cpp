@@ -1,6 +1,8 @@
 // InPlacePlanner: host modules built in the user's tree (--in-place), one
 // plan over the whole tree.
 #include "builder/plan_in_place.hpp"
+#include "compilers/cuda_elf.hpp"
+#include "host/host_library.hpp"
 
 #include "host/in_place_job.hpp"
 #include "cache/in_place_record.hpp"
@@ -8,6 +10,20 @@
 #include "util/text.hpp"
 
 namespace ck {
+
+namespace {
+
+// The module's host library beside it when its ELF headers reach past its
+// end: the runtime refuses it (dlopen would die of SIGBUS), so a build must
+// make it again. Only the headers are read.
+std::string truncated_library(const std::filesystem::path& folder, const std::string& stem)
+{
+    std::string name = host_library_file(stem);
+    auto found = elf_file_extent(folder / name);
+    return found && found->extent > found->size ? name : std::string();
+}
+
+}  // namespace
 
 namespace fs = std::filesystem;
 
@@ -100,7 +116,13 @@ InPlacePlanner::Verdict InPlacePlanner::verdict(CacheContext& context, std::size
     verdict.hit.state = JobState::hit;
     verdict.hit.artifacts = {module.file.parent_path() / (module_stem(module) + ext_suffix)};
     using Kind = InPlaceState::Kind;
-    if (state.kind == Kind::current) return verdict;
+    if (state.kind == Kind::current) {
+        std::string truncated = truncated_library(module.file.parent_path(), module_stem(module));
+        if (truncated.empty()) return verdict;
+        verdict.miss = true;
+        verdict.reason = truncated + " of its build is truncated";
+        return verdict;
+    }
     if (state.kind == Kind::foreign && !state.older_than_sources && !request().replace_foreign) {
         verdict.hit.foreign =
             "built by another tool (no record of ours beside it), newer than its sources; kept "

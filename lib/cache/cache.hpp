@@ -249,8 +249,10 @@ public:
     /// The latest entry recorded for `module` and `target`, if it still exists.
     /// Best effort, for explanations and lookups that may miss: none when the
     /// record or the manifest cannot be read, also while another node
-    /// replaces them (ESTALE).
-    std::optional<Manifest> latest(const std::string& kind, const std::string& module, const std::string& target) const;
+    /// replaces them (ESTALE). With `problem`, why a recorded entry is not
+    /// complete (an artifact missing or truncated).
+    std::optional<Manifest> latest(const std::string& kind, const std::string& module, const std::string& target,
+                                   std::string* problem = nullptr) const;
 
     /// Every key recorded as the latest entry of some kernel and target of
     /// `kind`: the entries a build of an unchanged tree would hit. Any other

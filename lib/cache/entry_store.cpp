@@ -214,12 +214,12 @@ std::optional<std::time_t> EntryStore::last_use(const std::string& kind, const s
 }
 
 std::optional<Manifest> EntryStore::latest(const std::string& kind, const std::string& module,
-                                           const std::string& target) const
+                                           const std::string& target, std::string* problem) const
 {
     auto key = key_record_if_readable(root_ / (kind + "-last") / (module + "@" + target));
     if (!key || key->size() < 2) return std::nullopt;
     try {
-        return find(kind, *key);
+        return find(kind, *key, problem);
     } catch (const TransientReadError&) {
         return std::nullopt;  // being replaced on another node: it explains nothing now
     }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <initializer_list>
 
 namespace ck {
@@ -113,7 +114,7 @@ std::optional<std::string> read_elf_object(std::string_view elf, const std::stri
     return bytes;
 }
 
-std::uint64_t elf_extent(const std::string& elf)
+std::uint64_t elf_extent(std::string_view elf)
 {
     auto header = elf64_header(elf);
     if (!header) return 0;
@@ -130,6 +131,31 @@ std::uint64_t elf_extent(const std::string& elf)
         if (section.sh_type != SHT_NOBITS) extent = std::max(extent, end_of(section.sh_offset, section.sh_size));
     }
     return extent;
+}
+
+std::optional<ElfFileExtent> elf_file_extent(const std::filesystem::path& file)
+{
+    std::ifstream in(file, std::ios::binary | std::ios::ate);
+    if (!in) return std::nullopt;
+    ElfFileExtent found;
+    found.size = static_cast<std::uint64_t>(in.tellg());
+    // The header and the section header table at their offsets; the bytes
+    // between stay zero, as elf_extent reads nothing else.
+    std::string header(std::min<std::uint64_t>(found.size, sizeof(Elf64_Ehdr)), '\0');
+    in.seekg(0);
+    in.read(header.data(), static_cast<std::streamsize>(header.size()));
+    auto parsed = elf64_header(header);
+    if (!parsed) return found;
+    std::uint64_t table = std::uint64_t(parsed->e_shnum) * parsed->e_shentsize;
+    std::uint64_t end = parsed->e_shoff > found.size ? found.size : std::min(found.size, parsed->e_shoff + table);
+    std::string sparse(std::max<std::uint64_t>(end, header.size()), '\0');
+    sparse.replace(0, header.size(), header);
+    if (end > parsed->e_shoff) {
+        in.seekg(static_cast<std::streamoff>(parsed->e_shoff));
+        in.read(sparse.data() + parsed->e_shoff, static_cast<std::streamsize>(end - parsed->e_shoff));
+    }
+    found.extent = elf_extent(sparse);
+    return found;
 }
 
 std::optional<ElfSection> read_elf_section(const std::string& elf, const std::string& name)

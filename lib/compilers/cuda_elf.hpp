@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -48,7 +49,16 @@ std::optional<std::string> read_elf_object(std::string_view elf, const std::stri
 /// with bytes in the file (not SHT_NOBITS), whichever is last. Larger than
 /// `elf.size()` when the file was cut short; 0 when the bytes are not ELF64.
 /// Section headers past the end of the file are not read.
-std::uint64_t elf_extent(const std::string& elf);
+std::uint64_t elf_extent(std::string_view elf);
+
+/// A file's size and elf_extent, reading only its ELF header and section
+/// header table (a library is not read whole to be checked). Nothing when
+/// the file cannot be opened.
+struct ElfFileExtent {
+    std::uint64_t size = 0;
+    std::uint64_t extent = 0;  ///< 0 when the file is not ELF64
+};
+std::optional<ElfFileExtent> elf_file_extent(const std::filesystem::path& file);
 
 /// A section's bytes, found by name in the section-name string table.
 struct ElfSection {

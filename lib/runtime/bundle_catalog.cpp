@@ -29,10 +29,12 @@ Kernel bundle_kernel(const std::shared_ptr<const Bundle>& bundle, std::size_t in
                                                    state->warn);
     }
     std::string note;
-    if (auto host = bundle_host_kernel(*bundle, k, &note))
+    if (auto host = bundle_host_kernel(*bundle, k, &note)) {
         state->host.attach_cached(std::move(*host));
-    else if (!note.empty())
-        warnings.push_back("kernel '" + k.name + "': no cached Pyccel version: " + note);
+    } else if (!note.empty()) {
+        state->host.set_no_cached_reason(note);
+        warnings.push_back("kernel '" + k.name + "': the bundle's Pyccel version is not attached: " + note);
+    }
     return KernelFactory::make(std::move(state));
 }
 

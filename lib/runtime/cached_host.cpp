@@ -101,24 +101,37 @@ std::optional<Artifact> library_artifact(const Manifest& manifest)
     return std::nullopt;
 }
 
-// Whether key inputs `recorded` (a cache manifest's or an in-place
-// record's) name the file's current source digest, as the host key reads it.
+// The latest entry of the kernel's module whose source is the file's now;
+// `absent` says why there is none.
+std::optional<Manifest> current_entry(const KernelSource& source, const EntryStore& store, std::string* damaged,
+                                      std::string* absent)
+{
+    std::string problem;
+    auto manifest = store.latest("host", source.module, "host", &problem);
+    if (!manifest) {
+        if (!problem.empty())
+            *damaged = "its cache entry is damaged (" + problem +
+                       "); run `cunumpy-kernels cache verify --fix`, then `cunumpy-kernels build`";
+        else
+            *absent = "the cache " + store.root().string() + " holds no build of " + source.module +
+                      "; run `cunumpy-kernels build`";
+        return std::nullopt;
+    }
+    if (!records_current_source(manifest->inputs, source.host.front().file)) {
+        *absent = source.host.front().file.string() + " changed since its last build; run `cunumpy-kernels build`";
+        return std::nullopt;
+    }
+    return manifest;
+}
+
+}  // namespace
+
 bool records_current_source(const nlohmann::json& recorded, const fs::path& file)
 {
     if (!recorded.is_object() || !recorded.contains("source") || !recorded["source"].is_object()) return false;
     const auto& digest = recorded["source"].value("sha256", std::string());
     return digest == sha256_hex(python_source_text(util::read_file(file)));
 }
-
-// The latest entry of the kernel's module whose source is the file's now.
-std::optional<Manifest> current_entry(const KernelSource& source, const EntryStore& store)
-{
-    auto manifest = store.latest("host", source.module, "host");
-    if (!manifest || !records_current_source(manifest->inputs, source.host.front().file)) return std::nullopt;
-    return manifest;
-}
-
-}  // namespace
 
 std::vector<HostLibraryFunction> parse_host_library_description(const std::string& text, const std::string& where)
 {
@@ -153,16 +166,19 @@ namespace {
 // The library of the module's current cache entry, its checksum verified;
 // nothing when no current entry has one, or (with `note`) when it differs
 // from its manifest.
-std::optional<HostLibraryFile> entry_library(const KernelSource& source, const fs::path& root, std::string* note)
+std::optional<HostLibraryFile> entry_library(const KernelSource& source, const fs::path& root, std::string* note,
+                                             std::string* absent)
 {
     EntryStore store(root);
-    auto manifest = current_entry(source, store);
+    auto manifest = current_entry(source, store, note, absent);
     if (!manifest) return std::nullopt;
     auto artifact = library_artifact(*manifest);
     if (!artifact) return std::nullopt;
     fs::path file = store.entry_dir("host", manifest->key) / artifact->file;
     if (sha256_hex(util::read_file(file)) != artifact->sha256) {
-        if (note) *note = file.string() + " differs from its manifest; run `cunumpy-kernels cache verify --fix`";
+        *note = file.string() +
+                " differs from its manifest; run `cunumpy-kernels cache verify --fix`, then "
+                "`cunumpy-kernels build`";
         return std::nullopt;
     }
     return HostLibraryFile{file, manifest->key, manifest->inputs};
@@ -182,11 +198,58 @@ std::optional<HostLibraryFile> in_place_library(const KernelSource& source)
     return std::nullopt;
 }
 
+// A file's bytes mapped read-only: the pages a reader touches are read, not
+// the whole file.
+class MappedFile {
+public:
+    explicit MappedFile(const fs::path& file)
+    {
+        util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+        struct stat facts {};
+        if (!fd.valid() || ::fstat(fd.get(), &facts) != 0)
+            throw CacheError("cannot read " + file.string() + ": " + std::strerror(errno));
+        size_ = static_cast<std::size_t>(facts.st_size);
+        if (size_ == 0) return;
+        void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
+        if (mapped == MAP_FAILED) throw CacheError("cannot map " + file.string() + ": " + std::strerror(errno));
+        data_ = static_cast<const char*>(mapped);
+    }
+    ~MappedFile()
+    {
+        if (data_) ::munmap(const_cast<char*>(data_), size_);
+    }
+    MappedFile(const MappedFile&) = delete;
+    MappedFile& operator=(const MappedFile&) = delete;
+
+    std::string_view bytes() const { return {data_ ? data_ : "", data_ ? size_ : 0}; }
+
+private:
+    const char* data_ = nullptr;
+    std::size_t size_ = 0;
+};
+
+// Why the ELF file at `file` is no whole library: its headers reach past its
+// end (a copy cut short, a full disk). dlopen maps such a file and the
+// process dies of SIGBUS when the loader touches the missing pages.
+std::optional<std::string> truncation(const fs::path& file, const std::string& shown_as, const std::string& fix)
+{
+    auto found = elf_file_extent(file);
+    if (!found || found->extent <= found->size) return std::nullopt;
+    return shown_as + " is truncated (" + std::to_string(found->size) + " bytes; its ELF headers reach " +
+           std::to_string(found->extent) + "); " + fix;
+}
+
 }  // namespace
 
 std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, const fs::path& file,
                                                    const std::string& shown_as, std::string* note)
 {
+    // A cache entry's library was checked against its manifest already: this
+    // is an in-place build's.
+    if (auto truncated = truncation(file, shown_as, "run `cunumpy-kernels build --in-place`")) {
+        if (note) *note = *truncated;
+        return std::nullopt;
+    }
     std::string error;
     // Never unloaded: an OpenMP build's runtime (libgomp, loaded with it)
     // keeps its idle worker threads after a call, and unmapping their code
@@ -222,17 +285,19 @@ std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, co
 }
 
 std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const std::optional<fs::path>& root,
-                                                 std::string* note)
+                                                 std::string* note, std::string* absent)
 {
     if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
-    std::string entry_note;
-    auto library = root ? entry_library(source, *root, &entry_note) : std::nullopt;
+    std::string entry_note, entry_absent;
+    auto library = root ? entry_library(source, *root, &entry_note, &entry_absent) : std::nullopt;
     if (!library) library = in_place_library(source);
     if (!library && note && !entry_note.empty()) *note = entry_note;
+    if (!library && absent) *absent = entry_absent;
     return library;
 }
 
-std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const Config& config, std::string* note)
+std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const Config& config, std::string* note,
+                                                 std::string* absent)
 {
     if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
     std::optional<fs::path> root;
@@ -242,15 +307,16 @@ std::optional<HostLibraryFile> find_host_library(const KernelSource& source, con
     } catch (const Error& error) {
         why = "no cache to look in: " + std::string(error.what());
     }
-    auto library = find_host_library(source, root, note);
+    auto library = find_host_library(source, root, note, absent);
     if (!library && note && note->empty()) *note = why;
     return library;
 }
 
-std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note)
+std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note,
+                                             std::string* absent)
 {
     try {
-        auto library = find_host_library(source, config, note);
+        auto library = find_host_library(source, config, note, absent);
         if (!library) return std::nullopt;
         return load_host_library_kernel(source.name, library->file, library->file.string(), note);
     } catch (const Error& error) {
@@ -261,40 +327,6 @@ std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const C
     }
 }
 
-namespace {
-
-// A file's bytes mapped read-only: the pages a reader touches are read, not
-// the whole file.
-class MappedFile {
-public:
-    explicit MappedFile(const fs::path& file)
-    {
-        util::UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-        struct stat facts {};
-        if (!fd.valid() || ::fstat(fd.get(), &facts) != 0)
-            throw CacheError("cannot read " + file.string() + ": " + std::strerror(errno));
-        size_ = static_cast<std::size_t>(facts.st_size);
-        if (size_ == 0) return;
-        void* mapped = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd.get(), 0);
-        if (mapped == MAP_FAILED) throw CacheError("cannot map " + file.string() + ": " + std::strerror(errno));
-        data_ = static_cast<const char*>(mapped);
-    }
-    ~MappedFile()
-    {
-        if (data_) ::munmap(const_cast<char*>(data_), size_);
-    }
-    MappedFile(const MappedFile&) = delete;
-    MappedFile& operator=(const MappedFile&) = delete;
-
-    std::string_view bytes() const { return {data_ ? data_ : "", data_ ? size_ : 0}; }
-
-private:
-    const char* data_ = nullptr;
-    std::size_t size_ = 0;
-};
-
-}  // namespace
-
 std::optional<std::string> host_library_note(const KernelSource& source, const fs::path& extension)
 {
     std::string name = extension.filename().string();
@@ -302,6 +334,9 @@ std::optional<std::string> host_library_note(const KernelSource& source, const f
     std::error_code absent;
     if (!fs::is_regular_file(library, absent)) return std::nullopt;  // an entry made before host libraries
     try {
+        if (auto truncated = truncation(library, library.string(),
+                                        "run `cunumpy-kernels cache verify --fix`, then `cunumpy-kernels build`"))
+            return *truncated;
         MappedFile mapped(library);
         auto version = read_elf_object(mapped.bytes(), "ck_host_abi_version");
         auto description = read_elf_object(mapped.bytes(), "ck_host_description");

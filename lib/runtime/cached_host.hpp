@@ -37,6 +37,11 @@ struct HostLibraryFunction {
 /// Throws CacheError naming `where` for a line it cannot read.
 std::vector<HostLibraryFunction> parse_host_library_description(const std::string& text, const std::string& where);
 
+/// Whether key inputs `recorded` (a cache manifest's, an in-place record's
+/// or a bundle's) name the current digest of the Python source `file`, as
+/// the host key reads it. Throws SourceError when `file` cannot be read.
+bool records_current_source(const nlohmann::json& recorded, const std::filesystem::path& file);
+
 /// A module's host library as the runtime finds it, with the key and key
 /// inputs of the build that made it.
 struct HostLibraryFile {
@@ -53,21 +58,27 @@ struct HostLibraryFile {
 /// in-place record holds the current source digest and lists it. Nothing
 /// when the kernel has no Pyccel module, neither a current entry nor an
 /// in-place build, or no library (a build made before libraries); `note`
-/// says why when an entry's library differs from its manifest. Edits of
+/// says why when an entry's library differs from its manifest or the entry
+/// is damaged (an artifact missing or truncated); `absent` says why there is
+/// no current entry (none built, or the source changed since), which is no
+/// warning: an application may attach its own host kernel. Edits of
 /// modules it imports are not seen here: `build` makes a new entry. Throws
 /// SourceError when the module cannot be read, CacheError for a manifest
 /// that cannot be.
 std::optional<HostLibraryFile> find_host_library(const KernelSource& source,
-                                                 const std::optional<std::filesystem::path>& root, std::string* note);
+                                                 const std::optional<std::filesystem::path>& root, std::string* note,
+                                                 std::string* absent = nullptr);
 
 /// find_host_library for a kernel of `config` (the cache of its top-level
 /// package or `cache-name`, where `build` writes it); when the cache
 /// location cannot be worked out, the in-place build alone, and `note` says
 /// why when there is none.
-std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const Config& config, std::string* note);
+std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const Config& config, std::string* note,
+                                                 std::string* absent = nullptr);
 
-/// Loads the host library at `file` (dlopen, RTLD_NOW, never unloaded),
-/// checks its ABI version and returns kernel `kernel`'s entry as
+/// Loads the host library at `file` (dlopen, RTLD_NOW, never unloaded;
+/// refused without loading when its ELF headers reach past its end, which
+/// dlopen would map and die of SIGBUS on), checks its ABI version and returns kernel `kernel`'s entry as
 /// cached_host_kernel does; nothing, with `note` saying why (messages name
 /// the library `shown_as`), when it does not load or cannot serve the
 /// kernel. Throws CacheError for a description it cannot read.
@@ -80,8 +91,9 @@ std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, co
 /// element type, rank, layout or a device array is an ArgumentError naming
 /// the argument. Nothing, with `note` saying why when there is a reason
 /// (a library that cannot serve the kernel, does not load, or cannot be
-/// read); never throws.
-std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note);
+/// read), `absent` as find_host_library's; never throws.
+std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const Config& config, std::string* note,
+                                             std::string* absent = nullptr);
 
 /// The end of a host library's file name, `<stem>.ck-host.so`, beside the
 /// module's extension in its host entry.

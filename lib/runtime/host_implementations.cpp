@@ -13,6 +13,7 @@ HostImplementations::HostImplementations(HostImplementations&& other) noexcept
       plain_(std::move(other.plain_)),
       named_(std::move(other.named_)),
       cached_(std::move(other.cached_)),
+      no_cached_reason_(std::move(other.no_cached_reason_)),
       warned_python_(other.warned_python_.load())
 {
 }
@@ -69,10 +70,10 @@ const HostKernel& HostImplementations::selected(const WarningSink& warn, std::st
     const auto& named = choices();
     bool any = std::any_of(named.begin(), named.end(), [](const HostKernel& h) { return static_cast<bool>(h); });
     if (!any)
-        throw MissingKernelError("kernel '" + kernel_ +
-                                 "' has no host kernel attached; attach one with "
-                                 "catalog.attach_host(\"" +
-                                 kernel_ + "\", ck::host_kernel(function))");
+        throw MissingKernelError(
+            "kernel '" + kernel_ + "' has no host kernel attached" +
+            (no_cached_reason_.empty() ? "" : " and no Pyccel version from the cache (" + no_cached_reason_ + ")") +
+            "; attach one with catalog.attach_host(\"" + kernel_ + "\", ck::host_kernel(function))");
     int chosen = selected_host_implementation();
     if (chosen >= 0) {
         const HostKernel& host = named[static_cast<std::size_t>(chosen)];

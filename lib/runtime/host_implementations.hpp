@@ -27,6 +27,10 @@ public:
     /// "pyccel" while the application attaches no host kernel of its own,
     /// and set aside as soon as it does (its kernel wins).
     void attach_cached(HostKernel host) { cached_[0] = std::move(host); }
+    /// Why the kernel has no cached Pyccel version (not built, its source
+    /// changed, a damaged entry): told by the error of a call that finds no
+    /// host kernel at all.
+    void set_no_cached_reason(std::string reason) { no_cached_reason_ = std::move(reason); }
 
     /// "host", or the attached names in preference order, else "pyccel" for
     /// a cached version; empty when none.
@@ -47,6 +51,7 @@ private:
     HostKernel plain_;
     std::array<HostKernel, 4> named_;   ///< indexed as host_implementation_names
     std::array<HostKernel, 4> cached_;  ///< the cached pyccel version alone, at 0
+    std::string no_cached_reason_;
     mutable std::atomic<bool> warned_python_{false};
 };
 

@@ -135,11 +135,14 @@ Kernel make_kernel(const KernelSource& source, KernelOptions options, const Conf
     state->config = config;
     if (source.cuda_file)
         state->cuda = std::make_shared<CudaKernel>(source, config, std::move(cache), std::move(gpu), state->warn);
-    std::string note;
-    if (auto cached = cached_host_kernel(source, config, &note)) {
+    std::string note, absent;
+    if (auto cached = cached_host_kernel(source, config, &note, &absent)) {
         state->host.attach_cached(std::move(*cached));
-    } else if (!note.empty()) {
-        note = "kernel '" + source.name + "': no cached Pyccel version: " + note;
+        return KernelFactory::make(std::move(state));
+    }
+    state->host.set_no_cached_reason(note.empty() ? absent : note);
+    if (!note.empty()) {
+        note = "kernel '" + source.name + "': the cache's Pyccel version is not attached: " + note;
         if (notes)
             notes->push_back(std::move(note));
         else

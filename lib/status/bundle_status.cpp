@@ -6,6 +6,8 @@
 #include "explain/input_change.hpp"
 #include "runtime/bundle_check.hpp"
 #include "runtime/bundle_format.hpp"
+#include "runtime/cached_host.hpp"
+#include "cunumpy_kernels/error.hpp"
 #include "util/file_util.hpp"
 
 #include <algorithm>
@@ -78,6 +80,23 @@ BundleArtifactStatus compare_artifact(const TreeKeys& keys, const std::string& m
     return status;
 }
 
+// The bundled host library, when its module's source changed since: the
+// ranks would run the old Pyccel version. The library's key covers the
+// module's imports too, which only a build sees; its own source is what
+// the runtime's lookup compares.
+std::optional<BundleArtifactStatus> compare_host_library(const BundleKernel& stored, const KernelSource& now)
+{
+    if (!stored.host_library || now.host.empty()) return std::nullopt;
+    const fs::path& source = now.host.front().file;
+    std::string reason = source.string() + " changed since the bundle was made";
+    try {
+        if (records_current_source(stored.host_library->inputs, source)) return std::nullopt;
+    } catch (const Error& error) {
+        reason = error.what();
+    }
+    return BundleArtifactStatus{"host-library", "changed", stored.host_library->key, "", reason};
+}
+
 BundleKernelStatus compare_kernel(const TreeKeys& keys, const BundleKernel& stored, const KernelSource& now)
 {
     BundleKernelStatus status{now.module, now.name, "current", "", {}};
@@ -94,6 +113,10 @@ BundleKernelStatus compare_kernel(const TreeKeys& keys, const BundleKernel& stor
         status.artifacts.push_back(compare_artifact(keys, stored.module, artifact));
         const std::string& state = status.artifacts.back().state;
         if (state == "changed" || (state == "unknown" && status.state == "current")) status.state = state;
+    }
+    if (auto host = compare_host_library(stored, now)) {
+        status.artifacts.push_back(*host);
+        status.state = "changed";
     }
     return status;
 }

@@ -3,6 +3,7 @@
 // the Python extension (test_struphy_host_calls.py).
 //
 //   kernel-call-app SRC CACHE_DIR CALLS
+//   kernel-call-app --bundle BUNDLE CALLS     (each call's package is ignored)
 //
 // CALLS holds blocks of lines, one block per call:
 //
@@ -13,7 +14,8 @@
 //
 // Each array's file holds the whole buffer the view points into; after the
 // call the buffer is written back. Prints "<kernel>: <implementation>" per
-// call, or "<kernel>: error: <message>" and goes on with the next call.
+// call, or "<kernel>: error: <message>" and goes on with the next call; and
+// first "warning: <text>" per warning of each catalog it opens.
 #include <cunumpy_kernels/kernel_catalog.hpp>
 
 #include <complex>
@@ -141,24 +143,43 @@ void run(ck::KernelCatalog& catalog, const Call& call)
 
 }  // namespace
 
+ck::KernelCatalog open_catalog(const std::string& package, const ck::Config& config)
+{
+    ck::CatalogOptions options;
+    options.load.config = config;
+    auto catalog = ck::KernelCatalog::from_package(package, options);
+    for (const auto& warning : catalog.warnings()) std::printf("warning: %s\n", warning.c_str());
+    return catalog;
+}
+
 int main(int argc, char** argv)
 {
     if (argc != 4) {
-        std::fprintf(stderr, "usage: kernel-call-app SRC CACHE_DIR CALLS\n");
+        std::fprintf(stderr, "usage: kernel-call-app SRC CACHE_DIR CALLS | --bundle BUNDLE CALLS\n");
         return 2;
     }
-    ck::Config config = ck::load_config(argv[1]);
-    config.cache_dir = argv[2];
+    bool bundle = std::string(argv[1]) == "--bundle";
     std::map<std::string, ck::KernelCatalog> catalogs;
+    ck::Config config;
+    try {
+        if (bundle) {
+            auto catalog = ck::KernelCatalog::from_bundle(argv[2]);
+            for (const auto& warning : catalog.warnings()) std::printf("warning: %s\n", warning.c_str());
+            catalogs.emplace("", std::move(catalog));
+        } else {
+            config = ck::load_config(argv[1]);
+            config.cache_dir = argv[2];
+        }
+    } catch (const ck::Error& error) {
+        std::fprintf(stderr, "kernel-call-app: %s\n", error.what());
+        return 1;
+    }
     int failed = 0;
     for (const auto& call : read_calls(argv[3])) {
         try {
-            auto found = catalogs.find(call.package);
-            if (found == catalogs.end()) {
-                ck::CatalogOptions options;
-                options.load.config = config;
-                found = catalogs.emplace(call.package, ck::KernelCatalog::from_package(call.package, options)).first;
-            }
+            std::string package = bundle ? "" : call.package;
+            auto found = catalogs.find(package);
+            if (found == catalogs.end()) found = catalogs.emplace(package, open_catalog(package, config)).first;
             run(found->second, call);
         } catch (const std::exception& error) {
             std::printf("%s: error: %s\n", call.kernel.c_str(), error.what());

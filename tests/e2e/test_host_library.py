@@ -166,7 +166,7 @@ def test_the_catalog_names_a_kernel_it_cannot_call_when_it_opens(run, tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
-    assert "warning: kernel 'scale': no cached Pyccel version: its Pyccel version is not callable from C++: " \
+    assert "warning: kernel 'scale': the cache's Pyccel version is not attached: its Pyccel version is not callable from C++: " \
            + SCALE_REASON in lines, lines
     assert "scale: []" in lines and "twice: [pyccel]" in lines, lines
 
@@ -396,6 +396,6 @@ def test_a_bundle_carries_the_host_libraries_and_a_rank_runs_them_without_tree_o
     rewrite_header(bundle, lambda header, blob: header.update(host_platform="linux-ppc64le"))
     result = subprocess.run([APP, "--bundle", bundle, data], env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 1
-    assert "warning: kernel 'push': no cached Pyccel version: the bundle's host libraries are for linux-ppc64le" \
+    assert "warning: kernel 'push': the bundle's Pyccel version is not attached: the bundle's host libraries are for linux-ppc64le" \
         in result.stdout, result.stdout
     assert "has no host kernel attached" in result.stderr

@@ -90,7 +90,12 @@ TEST_CASE_FIXTURE(Fixture, "on the host backend the host kernel runs with the ar
     CHECK(c["push"].selected() == "host");
     CHECK(driver->launches().empty());
     CHECK_THROWS_WITH_AS(c["scale"](1.0),
-                         doctest::Contains("kernel 'scale' has no host kernel attached; attach one with"),
+                         doctest::Contains("kernel 'scale' has no host kernel attached and no Pyccel version from "
+                                           "the cache (the cache "),
+                         MissingKernelError);
+    CHECK_THROWS_WITH_AS(c["scale"](1.0),
+                         doctest::Contains("holds no build of sim.kernels.scale; run `cunumpy-kernels build`); "
+                                           "attach one with catalog.attach_host(\"scale\""),
                          MissingKernelError);
     CHECK_THROWS_WITH_AS(
         c["push"](host_array(x.data(), {3}), 0.5),
