@@ -144,8 +144,17 @@ public:
         tree.write("src/gpusim/kernels/" + name + "/" + name + "_cuda.cu", cuda);
     }
 
+    // The CLI reads the package's pyproject.toml: the template arguments of
+    // `config` go there, as a user's would.
     bool build(const std::vector<std::string>& architectures, bool ptx)
     {
+        std::string table;
+        for (const auto& [kernel, arguments] : config.template_args) {
+            std::string list;
+            for (const auto& argument : arguments) list += (list.empty() ? "\"" : ", \"") + argument + "\"";
+            table += (table.empty() ? "" : ", ") + kernel + " = [" + list + "]";
+        }
+        tree.write("pyproject.toml", "[tool.cunumpy-kernels]\ntemplate-args = { " + table + " }\n");
         return cli_build(tree / "src/gpusim/kernels", *config.cache_dir, architectures, ptx);
     }
 
