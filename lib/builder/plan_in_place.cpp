@@ -1,8 +1,6 @@
 // InPlacePlanner: host modules built in the user's tree (--in-place), one
 // plan over the whole tree.
 #include "builder/plan_in_place.hpp"
-#include "compilers/cuda_elf.hpp"
-#include "host/host_library.hpp"
 
 #include "host/in_place_job.hpp"
 #include "cache/in_place_record.hpp"
@@ -10,20 +8,6 @@
 #include "util/text.hpp"
 
 namespace ck {
-
-namespace {
-
-// The module's host library beside it when its ELF headers reach past its
-// end: the runtime refuses it (dlopen would die of SIGBUS), so a build must
-// make it again. Only the headers are read.
-std::string truncated_library(const std::filesystem::path& folder, const std::string& stem)
-{
-    std::string name = host_library_file(stem);
-    auto found = elf_file_extent(folder / name);
-    return found && found->extent > found->size ? name : std::string();
-}
-
-}  // namespace
 
 namespace fs = std::filesystem;
 
@@ -116,13 +100,7 @@ InPlacePlanner::Verdict InPlacePlanner::verdict(CacheContext& context, std::size
     verdict.hit.state = JobState::hit;
     verdict.hit.artifacts = {module.file.parent_path() / (module_stem(module) + ext_suffix)};
     using Kind = InPlaceState::Kind;
-    if (state.kind == Kind::current) {
-        std::string truncated = truncated_library(module.file.parent_path(), module_stem(module));
-        if (truncated.empty()) return verdict;
-        verdict.miss = true;
-        verdict.reason = truncated + " of its build is truncated";
-        return verdict;
-    }
+    if (state.kind == Kind::current) return verdict;
     if (state.kind == Kind::foreign && !state.older_than_sources && !request().replace_foreign) {
         verdict.hit.foreign =
             "built by another tool (no record of ours beside it), newer than its sources; kept "
@@ -134,6 +112,8 @@ InPlacePlanner::Verdict InPlacePlanner::verdict(CacheContext& context, std::size
         verdict.reason = "no entry";
     else if (state.kind == Kind::incomplete)
         verdict.reason = state.missing_file + " of its build is missing";
+    else if (state.kind == Kind::damaged)
+        verdict.reason = state.record->library + " of its build changed since (damaged or replaced)";
     else if (state.kind == Kind::foreign)
         verdict.reason = state.older_than_sources
                              ? "built by another tool (no record of ours beside it), older than its sources"

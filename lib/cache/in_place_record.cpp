@@ -37,6 +37,10 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path, bool hea
         record.mtime_ns = header.at("mtime_ns").get<std::int64_t>();
         record.sha256 = header.at("sha256").get<std::string>();
         record.own_files = header.value("own", std::vector<std::string>());
+        record.library = header.value("library", std::string());
+        record.library_size = header.value("library_size", std::uintmax_t(0));
+        record.library_mtime_ns = header.value("library_mtime_ns", std::int64_t(0));
+        record.library_sha256 = header.value("library_sha256", std::string());
         if (header_only) return record;
         json body = util::parse_json(std::string_view(text).substr(end + 1), nullptr, false);
         if (!body.is_object()) return std::nullopt;
@@ -53,10 +57,17 @@ std::optional<InPlaceRecord> read_in_place_record(const fs::path& path, bool hea
 
 void write_in_place_record(const fs::path& path, const InPlaceRecord& record)
 {
-    json header = {{"format", in_place_record_format}, {"key", record.key},
-                   {"extension", record.extension},    {"size", record.size},
-                   {"mtime_ns", record.mtime_ns},      {"sha256", record.sha256},
-                   {"own", record.own_files}};
+    json header = {{"format", in_place_record_format},
+                   {"key", record.key},
+                   {"extension", record.extension},
+                   {"size", record.size},
+                   {"mtime_ns", record.mtime_ns},
+                   {"sha256", record.sha256},
+                   {"own", record.own_files},
+                   {"library", record.library},
+                   {"library_size", record.library_size},
+                   {"library_mtime_ns", record.library_mtime_ns},
+                   {"library_sha256", record.library_sha256}};
     json body = {{"module", record.module},
                  {"inputs", record.inputs},
                  {"files", record.files},
@@ -97,6 +108,20 @@ bool older_than_any(const FileStamp& stamp, const std::vector<fs::path>& sources
 
 }  // namespace
 
+bool record_describes_library(const InPlaceRecord& record, const fs::path& folder)
+{
+    if (record.library.empty()) return true;
+    fs::path library = folder / record.library;
+    auto stamp = file_stamp(library);
+    if (!stamp || stamp->size != record.library_size) return false;
+    if (stamp->mtime_ns == record.library_mtime_ns) return true;
+    try {
+        return sha256_file(library) == record.library_sha256;
+    } catch (const Error&) {
+        return false;
+    }
+}
+
 bool record_describes_extension(const InPlaceRecord& record, const fs::path& folder)
 {
     auto stamp = file_stamp(folder / record.extension);
@@ -129,8 +154,9 @@ InPlaceState read_in_place_state(const fs::path& folder, const std::string& stem
         if (::stat((folder / file).c_str(), &info) == 0) continue;
         state.kind = InPlaceState::Kind::incomplete;
         state.missing_file = file;
-        break;
+        return state;
     }
+    if (!record_describes_library(*state.record, folder)) state.kind = InPlaceState::Kind::damaged;
     return state;
 }
 

@@ -18,7 +18,7 @@
 namespace ck {
 
 /// Bumped whenever the record's fields change meaning.
-inline constexpr const char* in_place_record_format = "cunumpy-kernels/in-place/1";
+inline constexpr const char* in_place_record_format = "cunumpy-kernels/in-place/2";
 
 struct InPlaceRecord {
     std::string module;              ///< dotted module name
@@ -33,6 +33,13 @@ struct InPlaceRecord {
     /// stub, objects, sources and wrapper), which importers' builds read:
     /// all must exist for a hit. In the first line.
     std::vector<std::string> own_files;
+    /// The host library it wrote (`<stem>.ck-host.so`, "" for none), with
+    /// its size, time and SHA-256: the runtime loads only these bytes, and a
+    /// library changed since (a disk fault, a copy cut short) is rebuilt.
+    std::string library;
+    std::uintmax_t library_size = 0;
+    std::int64_t library_mtime_ns = 0;
+    std::string library_sha256;
     std::string built_at;  ///< UTC, ISO 8601
     double seconds = 0;    ///< how long the build took
 };
@@ -64,12 +71,17 @@ std::optional<FileStamp> file_stamp(const std::filesystem::path& path);
 /// describes: same size and time, or same SHA-256 (a copy that kept the bytes).
 bool record_describes_extension(const InPlaceRecord& record, const std::filesystem::path& folder);
 
+/// Whether the host library the record names, in `folder`, is still the one
+/// it wrote: same size and time, or same SHA-256. True when it names none.
+bool record_describes_library(const InPlaceRecord& record, const std::filesystem::path& folder);
+
 /// How the extension beside a module stands against its current key.
 struct InPlaceState {
     enum class Kind {
         current,     ///< our record names the current key, and the extension is the one it describes
         stale,       ///< our record names another key, or an interrupted build
         incomplete,  ///< our record names the key, but one of its own files is gone (`missing_file`)
+        damaged,     ///< our record names the key, but its host library is not the one it describes
         missing,     ///< no extension
         foreign,     ///< an extension this tool has no record of: another tool built it, or replaced ours
     } kind = Kind::missing;

@@ -156,6 +156,20 @@ private:
         install(built.output, built_files(built.output, built.extension.filename().string(), built.library));
     }
 
+    // The installed host library's stamp and digest, which the runtime
+    // checks before loading it and the next build before calling it a hit.
+    void record_library(InPlaceRecord& record) const
+    {
+        std::string name = host_library_file(module_stem(module_));
+        if (std::find(record.files.begin(), record.files.end(), name) == record.files.end()) return;
+        auto stamp = file_stamp(folder() / name);
+        if (!stamp) throw CacheError("cannot read " + (folder() / name).string() + " after writing it");
+        record.library = name;
+        record.library_size = stamp->size;
+        record.library_mtime_ns = stamp->mtime_ns;
+        record.library_sha256 = sha256_file(folder() / name);
+    }
+
     // The record is emptied first, so that an interruption between the
     // renames leaves a module that the next build rebuilds; the extension
     // goes last, as importers look for it first.
@@ -188,6 +202,7 @@ private:
         record.size = stamp->size;
         record.mtime_ns = stamp->mtime_ns;
         record.sha256 = sha256_file(extension);
+        record_library(record);
         record.built_at = util::utc_now();
         record.seconds = elapsed();
         write_in_place_record(record_path, record);

@@ -5,7 +5,6 @@
 #include "util/file_util.hpp"
 #include "util/sha256.hpp"
 
-#include <dlfcn.h>
 #include <sys/mman.h>
 
 #include <cerrno>
@@ -24,23 +23,7 @@ std::optional<HostKernel> load_from_memory(const Bundle& bundle, const BundleKer
         *note = name + ": checksum mismatch; make the bundle again (cunumpy-kernels bundle)";
         return std::nullopt;
     }
-    util::UniqueFd file(::memfd_create(("ck-host-" + kernel.name).c_str(), MFD_CLOEXEC));
-    if (!file.valid()) {
-        *note = "cannot create a memory file for " + name + ": " + std::strerror(errno);
-        return std::nullopt;
-    }
-    std::string path = "/proc/self/fd/" + std::to_string(file.get());
-    util::write_all(file.get(), bytes, path);
-    auto host = load_host_library_kernel(kernel.name, path, name, note);
-    // Kept open for the process's life whenever the library was loaded, even
-    // one that cannot serve the kernel (a loaded library stays loaded): the
-    // dynamic loader knows a library by its path, and a later memory file
-    // given this descriptor's number would be taken for this library.
-    if (void* loaded = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
-        ::dlclose(loaded);
-        file.release();
-    }
-    return host;
+    return load_host_library_bytes(kernel.name, bytes, name, note);
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -181,21 +182,26 @@ std::optional<HostLibraryFile> entry_library(const KernelSource& source, const f
                 "`cunumpy-kernels build`";
         return std::nullopt;
     }
-    return HostLibraryFile{file, manifest->key, manifest->inputs};
+    return HostLibraryFile{file, manifest->key, manifest->inputs, ""};
 }
 
 // The library `build --in-place` left beside the module, when its record
 // (a finished build: it names a key) holds the module's current source
 // digest and lists the library among the files it wrote.
-std::optional<HostLibraryFile> in_place_library(const KernelSource& source)
+std::optional<HostLibraryFile> in_place_library(const KernelSource& source, std::string* absent)
 {
     const fs::path& file = source.host.front().file;
     auto record = read_in_place_record(in_place_record_path(file.parent_path(), file.stem().string()));
-    if (!record || record->key.empty() || !records_current_source(record->inputs, file)) return std::nullopt;
-    for (const auto& written : record->files)
-        if (fs::path(written).parent_path().empty() && written.ends_with(host_library_suffix))
-            return HostLibraryFile{file.parent_path() / written, record->key, record->inputs};
-    return std::nullopt;
+    if (!record || record->key.empty()) return std::nullopt;
+    if (!records_current_source(record->inputs, file)) {
+        *absent = file.string() + " changed since its in-place build; run `cunumpy-kernels build --in-place`";
+        return std::nullopt;
+    }
+    if (record->library.empty()) {
+        *absent = "its in-place build made no host library; run `cunumpy-kernels build --in-place`";
+        return std::nullopt;
+    }
+    return HostLibraryFile{file.parent_path() / record->library, record->key, record->inputs, record->library_sha256};
 }
 
 // A file's bytes mapped read-only: the pages a reader touches are read, not
@@ -234,7 +240,9 @@ private:
 std::optional<std::string> truncation(const fs::path& file, const std::string& shown_as, const std::string& fix)
 {
     auto found = elf_file_extent(file);
-    if (!found || found->extent <= found->size) return std::nullopt;
+    if (!found) return std::nullopt;
+    if (found->extent == 0) return shown_as + " is no ELF file (damaged); " + fix;
+    if (found->extent <= found->size) return std::nullopt;
     return shown_as + " is truncated (" + std::to_string(found->size) + " bytes; its ELF headers reach " +
            std::to_string(found->extent) + "); " + fix;
 }
@@ -244,9 +252,9 @@ std::optional<std::string> truncation(const fs::path& file, const std::string& s
 std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, const fs::path& file,
                                                    const std::string& shown_as, std::string* note)
 {
-    // A cache entry's library was checked against its manifest already: this
-    // is an in-place build's.
-    if (auto truncated = truncation(file, shown_as, "run `cunumpy-kernels build --in-place`")) {
+    // The bytes of a cache entry, an in-place build and a bundle were checked
+    // against their digests already; a library given by path alone was not.
+    if (auto truncated = truncation(file, shown_as, "run `cunumpy-kernels build`")) {
         if (note) *note = *truncated;
         return std::nullopt;
     }
@@ -284,15 +292,37 @@ std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, co
     return std::nullopt;
 }
 
+std::optional<HostKernel> load_host_library_bytes(const std::string& kernel, std::string_view bytes,
+                                                  const std::string& shown_as, std::string* note)
+{
+    util::UniqueFd file(::memfd_create(("ck-host-" + kernel).c_str(), MFD_CLOEXEC));
+    if (!file.valid()) {
+        if (note) *note = "cannot create a memory file for " + shown_as + ": " + std::strerror(errno);
+        return std::nullopt;
+    }
+    std::string path = "/proc/self/fd/" + std::to_string(file.get());
+    util::write_all(file.get(), bytes, path);
+    auto host = load_host_library_kernel(kernel, path, shown_as, note);
+    // Whenever the library loaded, even one that cannot serve the kernel: a
+    // loaded library stays loaded, and a later memory file given this number
+    // would be taken for it.
+    if (void* loaded = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+        ::dlclose(loaded);
+        file.release();
+    }
+    return host;
+}
+
 std::optional<HostLibraryFile> find_host_library(const KernelSource& source, const std::optional<fs::path>& root,
                                                  std::string* note, std::string* absent)
 {
     if (source.host.empty() || source.host.front().kind != "pyccel") return std::nullopt;
-    std::string entry_note, entry_absent;
+    std::string entry_note, entry_absent, in_place_absent;
     auto library = root ? entry_library(source, *root, &entry_note, &entry_absent) : std::nullopt;
-    if (!library) library = in_place_library(source);
+    if (!library) library = in_place_library(source, &in_place_absent);
     if (!library && note && !entry_note.empty()) *note = entry_note;
-    if (!library && absent) *absent = entry_absent;
+    // An in-place build of the module says more than a cache that never had one.
+    if (!library && absent) *absent = in_place_absent.empty() ? entry_absent : in_place_absent;
     return library;
 }
 
@@ -318,7 +348,17 @@ std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const C
     try {
         auto library = find_host_library(source, config, note, absent);
         if (!library) return std::nullopt;
-        return load_host_library_kernel(source.name, library->file, library->file.string(), note);
+        if (library->in_place_sha256.empty())
+            return load_host_library_kernel(source.name, library->file, library->file.string(), note);
+        std::string bytes = util::read_file(library->file);
+        if (sha256_hex(bytes) != library->in_place_sha256) {
+            if (note)
+                *note = library->file.string() +
+                        " changed since `build --in-place` made it (damaged or replaced); run `cunumpy-kernels "
+                        "build --in-place`";
+            return std::nullopt;
+        }
+        return load_host_library_bytes(source.name, bytes, library->file.string(), note);
     } catch (const Error& error) {
         // An entry or in-place build removed or rewritten while it was read:
         // the kernel keeps what the application attaches.

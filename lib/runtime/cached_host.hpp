@@ -48,6 +48,9 @@ struct HostLibraryFile {
     std::filesystem::path file;
     std::string key;
     nlohmann::json inputs;
+    /// An in-place build's library: the SHA-256 its record holds, which the
+    /// bytes loaded must have (a cache entry's was checked when found).
+    std::string in_place_sha256;
 };
 
 /// The host library of `source`'s Pyccel module under the cache root `root`:
@@ -84,6 +87,15 @@ std::optional<HostLibraryFile> find_host_library(const KernelSource& source, con
 /// kernel. Throws CacheError for a description it cannot read.
 std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, const std::filesystem::path& file,
                                                    const std::string& shown_as, std::string* note);
+
+/// load_host_library_kernel of a copy of `bytes` in a memory file (memfd),
+/// for libraries whose path the loader may already know with other bytes
+/// (a bundle's; an in-place library rebuilt while the process ran: a loaded
+/// library stays loaded, and the loader knows it by its path). The memory
+/// file of a library that loaded stays open for the process's life, so that
+/// its descriptor's number, and so its path, is never given to another.
+std::optional<HostKernel> load_host_library_bytes(const std::string& kernel, std::string_view bytes,
+                                                  const std::string& shown_as, std::string* note);
 
 /// The kernel's Pyccel version: find_host_library's library, loaded by
 /// load_host_library_kernel. The HostKernel converts scalars as

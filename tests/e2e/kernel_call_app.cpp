@@ -12,6 +12,10 @@
 //   scalar <dtype> <value>            (floats in C99 hex, complex as two)
 //   end
 //
+// and between blocks `shell <command>` (run, e.g. a build while this
+// process holds its catalogs) and `reopen` (drop the catalogs: the next call
+// opens them again).
+//
 // Each array's file holds the whole buffer the view points into; after the
 // call the buffer is written back. Prints "<kernel>: <implementation>" per
 // call, or "<kernel>: error: <message>" and goes on with the next call; and
@@ -41,6 +45,8 @@ struct Call {
     std::string package;
     std::string kernel;
     std::vector<std::string> argument_lines;
+    std::string shell;  ///< a command to run instead of a call
+    bool reopen = false;
 };
 
 ck::ElementType element_type(const std::string& name)
@@ -117,6 +123,12 @@ std::vector<Call> read_calls(const std::string& path)
             words >> calls.back().package >> calls.back().kernel;
         } else if (word == "array" || word == "scalar") {
             calls.back().argument_lines.push_back(line);
+        } else if (word == "shell") {
+            calls.emplace_back();
+            calls.back().shell = line.substr(line.find("shell") + 6);
+        } else if (word == "reopen") {
+            calls.emplace_back();
+            calls.back().reopen = true;
         }
     }
     return calls;
@@ -176,6 +188,15 @@ int main(int argc, char** argv)
     }
     int failed = 0;
     for (const auto& call : read_calls(argv[3])) {
+        if (!call.shell.empty()) {
+            std::fflush(stdout);
+            if (std::system(call.shell.c_str()) != 0) std::printf("shell: failed: %s\n", call.shell.c_str());
+            continue;
+        }
+        if (call.reopen) {
+            if (!bundle) catalogs.clear();
+            continue;
+        }
         try {
             std::string package = bundle ? "" : call.package;
             auto found = catalogs.find(package);

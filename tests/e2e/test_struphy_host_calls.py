@@ -66,7 +66,10 @@ def test_struphys_callable_kernels_run_from_cpp_bit_identical_to_the_python_exte
     called = subprocess.run([APP, struphy_tree, cache, data / "calls"], env=dict(run.env, LD_LIBRARY_PATH=""),
                             capture_output=True, text=True, timeout=600)
     assert called.returncode == 0, called.stdout + called.stderr
-    assert sorted(called.stdout.splitlines()) == sorted(f"{Path(k).name}: pyccel" for k in CALLABLE)
+    calls = [line for line in called.stdout.splitlines() if not line.startswith("warning: ")]
+    assert sorted(calls) == sorted(f"{Path(k).name}: pyccel" for k in CALLABLE), called.stdout
+    # The catalogs name no kernel whose Pyccel version they could not attach.
+    assert "Pyccel version is not attached" not in called.stdout, called.stdout
     for name in inputs:
         for python_result in (data / name).glob("*.py"):
             cpp_result = python_result.with_suffix("")
