@@ -1,5 +1,4 @@
 #include "bundle/bundle_writer.hpp"
-#include "util/sha256.hpp"
 
 #include "builder/build_plan.hpp"
 #include "compilers/artifact_check.hpp"
@@ -97,15 +96,13 @@ private:
                                                     : note;
             return;
         }
-        std::string bytes = util::read_file(library->file);
-        if (!library->in_place_sha256.empty() && sha256_hex(bytes) != library->in_place_sha256) {
-            kernel.host_library_note = library->file.string() +
-                                       " changed since `build --in-place` made it (damaged or replaced); run "
-                                       "cunumpy-kernels build --in-place, then bundle again";
+        auto bytes = read_host_library(*library, &note);
+        if (!bytes) {
+            kernel.host_library_note = note + ", then bundle again";
             return;
         }
         BundleArtifact artifact{"host-library", library->key, "", 0, 0, "", library->inputs};
-        add_artifact_bytes(artifact, bytes, data_);
+        add_artifact_bytes(artifact, *bytes, data_);
         kernel.host_library = std::move(artifact);
     }
 

@@ -86,15 +86,22 @@ std::optional<FileStamp> file_stamp(const fs::path& path)
 
 namespace {
 
-bool describes(const InPlaceRecord& record, const fs::path& extension, const FileStamp& stamp)
+// Whether `file`, of stamp `stamp`, is the one recorded: same size and time,
+// or same SHA-256 (a copy that kept the bytes).
+bool describes(const fs::path& file, const FileStamp& stamp, const FileStamp& recorded, const std::string& sha256)
 {
-    if (stamp.size != record.size) return false;
-    if (stamp.mtime_ns == record.mtime_ns) return true;
+    if (stamp.size != recorded.size) return false;
+    if (stamp.mtime_ns == recorded.mtime_ns) return true;
     try {
-        return sha256_file(extension) == record.sha256;
+        return sha256_file(file) == sha256;
     } catch (const Error&) {
         return false;
     }
+}
+
+bool describes(const InPlaceRecord& record, const fs::path& extension, const FileStamp& stamp)
+{
+    return describes(extension, stamp, {record.size, record.mtime_ns}, record.sha256);
 }
 
 bool older_than_any(const FileStamp& stamp, const std::vector<fs::path>& sources)
@@ -113,13 +120,7 @@ bool record_describes_library(const InPlaceRecord& record, const fs::path& folde
     if (record.library.empty()) return true;
     fs::path library = folder / record.library;
     auto stamp = file_stamp(library);
-    if (!stamp || stamp->size != record.library_size) return false;
-    if (stamp->mtime_ns == record.library_mtime_ns) return true;
-    try {
-        return sha256_file(library) == record.library_sha256;
-    } catch (const Error&) {
-        return false;
-    }
+    return stamp && describes(library, *stamp, {record.library_size, record.library_mtime_ns}, record.library_sha256);
 }
 
 bool record_describes_extension(const InPlaceRecord& record, const fs::path& folder)

@@ -292,6 +292,17 @@ std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, co
     return std::nullopt;
 }
 
+std::optional<std::string> read_host_library(const HostLibraryFile& library, std::string* note)
+{
+    std::string bytes = util::read_file(library.file);
+    if (library.in_place_sha256.empty() || sha256_hex(bytes) == library.in_place_sha256) return bytes;
+    if (note)
+        *note = library.file.string() +
+                " changed since `build --in-place` made it (damaged or replaced); run `cunumpy-kernels build "
+                "--in-place`";
+    return std::nullopt;
+}
+
 std::optional<HostKernel> load_host_library_bytes(const std::string& kernel, std::string_view bytes,
                                                   const std::string& shown_as, std::string* note)
 {
@@ -350,15 +361,9 @@ std::optional<HostKernel> cached_host_kernel(const KernelSource& source, const C
         if (!library) return std::nullopt;
         if (library->in_place_sha256.empty())
             return load_host_library_kernel(source.name, library->file, library->file.string(), note);
-        std::string bytes = util::read_file(library->file);
-        if (sha256_hex(bytes) != library->in_place_sha256) {
-            if (note)
-                *note = library->file.string() +
-                        " changed since `build --in-place` made it (damaged or replaced); run `cunumpy-kernels "
-                        "build --in-place`";
-            return std::nullopt;
-        }
-        return load_host_library_bytes(source.name, bytes, library->file.string(), note);
+        auto bytes = read_host_library(*library, note);
+        if (!bytes) return std::nullopt;
+        return load_host_library_bytes(source.name, *bytes, library->file.string(), note);
     } catch (const Error& error) {
         // An entry or in-place build removed or rewritten while it was read:
         // the kernel keeps what the application attaches.

@@ -88,6 +88,13 @@ std::optional<HostLibraryFile> find_host_library(const KernelSource& source, con
 std::optional<HostKernel> load_host_library_kernel(const std::string& kernel, const std::filesystem::path& file,
                                                    const std::string& shown_as, std::string* note);
 
+/// The bytes of `library`, checked against the SHA-256 an in-place build
+/// recorded (a cache entry's library was checked when find_host_library
+/// found it). Nothing, with `note` naming the file and what to run, when an
+/// in-place library changed since its build. Throws SourceError when the
+/// file cannot be read.
+std::optional<std::string> read_host_library(const HostLibraryFile& library, std::string* note);
+
 /// load_host_library_kernel of a copy of `bytes` in a memory file (memfd),
 /// for libraries whose path the loader may already know with other bytes
 /// (a bundle's; an in-place library rebuilt while the process ran: a loaded
